@@ -1,4 +1,16 @@
 """tcsmt: bit-accurate models of GPU matrix units (tensor cores, matrix
-cores), interpreted as a simulator and as SMT formulas."""
+cores), interpreted as a simulator, a batch simulator and SMT formulas.
+
+    >>> from tcsmt import dot, model
+    >>> p = model("ampere")                  # the record of ampere-fp16-fp32
+    >>> dot(p, [0x3c00, 0x3c00], [0x3c00, 0x0001], 0x3f800000).hex
+    '0x40000000'
+"""
 
 __version__ = "0.1.0"
+
+from tcsmt.params import ModelParams, load_model  # noqa: E402
+from tcsmt.simulate import Result, dot, model  # noqa: E402
+from tcsmt.library import all_models, find_model  # noqa: E402
+
+__all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "model"]
