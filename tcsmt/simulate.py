@@ -151,7 +151,11 @@ def explain(p: ModelParams, a: list[int], b: list[int], c: int) -> list[tuple[st
         elif kind.startswith("fixed:"):
             rl = int(kind.split(":")[1])
             val = Fraction(_signed(obj)) * Fraction(2) ** (e_max - rl)
-            lines.append((name, f"{format_value(val)}  ({_signed(obj)} x 2^{e_max - rl})"))
+            label = name
+            if name.startswith("aligned term ") and p.c_placement == "global":
+                i = int(name.rsplit(" ", 1)[1])
+                label = "aligned c" if i == 0 else f"aligned product {i - 1}"
+            lines.append((label, f"{format_value(val)}  ({_signed(obj)} x 2^{e_max - rl})"))
             if name == "raw sum" and val != 0:
                 e = val.numerator.bit_length() - val.denominator.bit_length()
                 e = e - 1 if abs(val) < Fraction(2) ** e else e
