@@ -125,6 +125,10 @@ def multiply(I, x: Term, y: Term, p: ModelParams, ew: int) -> Term:
     if p.product_overflow == "inf":
         big = I.slt(I.const(p.facc.emax, ew), lead_exp(I, t, ew))
         t.inf = I.or_(t.inf, I.and_(big, I.not_(t.nan), I.not_(bv.is_zero(I, sig))))
+    if p.product_rounding != "exact":
+        fmt = p.fin if p.product_rounding == "in_format" else p.fout
+        bits = round_fixed(I, term_fixed(I, t, ew), fmt, "rne", ew, "ieee", "ieee", False)
+        t = unpack(I, fmt, bits, ew, False)
     return t
 
 

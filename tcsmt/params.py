@@ -26,6 +26,7 @@ SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs")
 OVERFLOWS = ("inf", "ieee")
 ZERO_SIGNS = ("positive", "ieee")
 PRODUCT_OVERFLOWS = ("keep", "inf")
+PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class ModelParams:
       zero_sign: "positive" (an exact zero sum is +0) or "ieee".
       product_overflow: "keep" (products are exact beyond acc_format's
         range) or "inf" (a product beyond it is an infinity).
+      product_rounding: "exact" (products kept exactly), or each product
+        rounded to nearest even into "in_format" or "out_format" first.
       nan_bits: the NaN d holds, as a hex pattern in out_format, or None for
         out_format's positive NaN with every fraction bit set.
     """
@@ -99,6 +102,7 @@ class ModelParams:
     overflow: str = "inf"
     zero_sign: str = "positive"
     product_overflow: str = "keep"
+    product_rounding: str = "exact"
     nan_bits: str | None = None
     devices: tuple[str, ...] = ()
     instruction: str = ""
@@ -166,7 +170,7 @@ CHOICES = {
     "final_rounding": ROUNDING_MODES, "chaining": CHAININGS,
     "c_placement": C_PLACEMENTS, "subnormals": SUBNORMALS,
     "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
-    "product_overflow": PRODUCT_OVERFLOWS,
+    "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
 }
 FORMAT_KEYS = ("in_format", "c_format", "out_format", "acc_format")
 OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits")
