@@ -113,22 +113,33 @@ def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
 
 def multiply(I, x: Term, y: Term, p: ModelParams, ew: int) -> Term:
     """The exact product: significands multiplied in full width, exponents
-    added. NaN for NaN inputs and for infinity times zero."""
+    added. NaN for NaN inputs and for infinity times zero. Then
+    ``finish_product`` applies the model's product handling."""
     w = I.width(x.sig) + I.width(y.sig)
     sig = I.mul(bv.resize_u(I, x.sig, w), bv.resize_u(I, y.sig, w))
     exp = I.add(x.exp, y.exp)
     xz, yz = bv.is_zero(I, x.sig), bv.is_zero(I, y.sig)
     nan = I.or_(x.nan, y.nan, I.and_(x.inf, yz), I.and_(y.inf, xz))
     inf = I.and_(I.or_(x.inf, y.inf), I.not_(nan))
-    t = Term(bv.xor_b(I, x.sign, y.sign), exp, sig, x.frac + y.frac, nan, inf,
+    t = Term(bv.xor_b(I, x.sign, y.sign), exp, sig, x.frac + y.frac, nan, inf)
+    return finish_product(I, t, p, ew)
+
+
+def finish_product(I, t: Term, p: ModelParams, ew: int) -> Term:
+    """Product handling after the exact multiply: alignment by the leading
+    one (normalised), overflow to infinity, rounding to a format. Queries
+    that stand a free significand and exponent in for a product call this
+    too, so every hypothesis sees its own product handling."""
+    t = Term(t.sign, t.exp, t.sig, t.frac, t.nan, t.inf,
              lead=p.product_alignment == "normalised")
     if p.product_overflow == "inf":
         big = I.slt(I.const(p.facc.emax, ew), lead_exp(I, t, ew))
-        t.inf = I.or_(t.inf, I.and_(big, I.not_(t.nan), I.not_(bv.is_zero(I, sig))))
+        t.inf = I.or_(t.inf, I.and_(big, I.not_(t.nan), I.not_(bv.is_zero(I, t.sig))))
     if p.product_rounding != "exact":
         fmt = p.fin if p.product_rounding == "in_format" else p.fout
         bits = round_fixed(I, term_fixed(I, t, ew), fmt, "rne", ew, "ieee", "ieee", False)
         t = unpack(I, fmt, bits, ew, False)
+        t.lead = p.product_alignment == "normalised"
     return t
 
 
@@ -468,15 +479,20 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None):
     if len(a) != len(b) or not a:
         raise ValueError("a and b must be non-empty and of equal length")
     ew = exp_width(p)
-    fin, out = p.fin, result_format(p)
-    ta = [unpack(I, fin, x, ew, flush_in(p)) for x in a]
-    tb = [unpack(I, fin, y, ew, flush_in(p)) for y in b]
+    ta = [unpack(I, p.fin, x, ew, flush_in(p)) for x in a]
+    tb = [unpack(I, p.fin, y, ew, flush_in(p)) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
+    c_term = unpack(I, p.fc, c, ew, flush_in(p))
+    return dot_terms(I, p, prods, c_term, ew, trace)
+
+
+def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None):
+    """The dot product from finished product Terms and the Term of c."""
+    out = result_format(p)
     if trace is not None:
         for i, t in enumerate(prods):
             trace.append((f"product {i}", t, "term"))
     chunks = [prods[i:i + p.block_size] for i in range(0, len(prods), p.block_size)]
-    c_term = unpack(I, p.fc, c, ew, flush_in(p))
     if p.chaining == "separate" and len(chunks) > 1:
         return _separate_blocks(I, p, chunks, c_term, ew, trace)
     bits = None
