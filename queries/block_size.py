@@ -1,0 +1,21 @@
+"""Products summed before one normalisation (N_FMA): 4 on Volta, 8 on
+Ampere fp16, 16 on Hopper fp16, 32 for Hopper fp8. The dot product has
+as many terms as the largest block asked about; shorter blocks chain."""
+
+from tcsmt.properties import Domain, Property, hyp, not_fp64
+
+SIZES = (1, 2, 4, 8, 16, 32)
+
+
+def sizes(p):
+    return [n for n in SIZES if n <= max(2 * p.block_size, 8)]
+
+
+PROPERTY = Property(
+    name="block-size",
+    description="block size (products per normalisation): 1, 2, 4, 8, 16, 32",
+    parameters=("block_size",),
+    hypotheses=lambda p: [hyp(str(n), block_size=n) for n in sizes(p)],
+    domain=lambda p: Domain(k=max(sizes(p))),
+    applies=not_fp64,
+)

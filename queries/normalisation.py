@@ -1,0 +1,14 @@
+"""Normalisation once per block against after every addition (VLPG
+property 4; F21: a=[1,1,1,1], b=[p,p,p,p], c=1-p gives 1+2^-23 only
+without normalisation of partial sums)."""
+
+from tcsmt.properties import Property, hyp, not_fp64
+
+PROPERTY = Property(
+    name="normalisation",
+    description="normalisation once per block vs after every addition",
+    parameters=("normalisation",),
+    hypotheses=lambda p: [hyp("block", normalisation="block"),
+                          hyp("every_add", normalisation="every_add", add_order="sequential")],
+    applies=not_fp64,
+)

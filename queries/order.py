@@ -1,0 +1,21 @@
+"""Accumulation order (VLPG property 3, F21): with one normalisation per
+block the order of the terms cannot matter; with a rounding after every
+addition it can. Hypotheses: the block datapath, and a chain of rounded
+additions in index order, reverse order, a pairwise tree, and largest
+magnitude first."""
+
+from tcsmt.properties import Property, hyp, not_fp64
+
+
+def hypotheses(p):
+    return [hyp("block")] + [hyp(o, normalisation="every_add", add_order=o)
+                             for o in ("sequential", "reverse", "pairwise", "largest_first")]
+
+
+PROPERTY = Property(
+    name="order",
+    description="accumulation order: block (order-free) vs sequential, reverse, pairwise, largest first",
+    parameters=("normalisation", "add_order"),
+    hypotheses=hypotheses,
+    applies=not_fp64,
+)

@@ -1,0 +1,12 @@
+"""Subnormal inputs and outputs kept or flushed to zero (F21: kept on NVIDIA;
+AMD CDNA2 flushes fp16/bf16 subnormals)."""
+
+from tcsmt.properties import Property, hyp, not_fp64
+
+PROPERTY = Property(
+    name="subnormals",
+    description="subnormal inputs and outputs: kept, flushed, flushed on input only, on output only",
+    parameters=("subnormals",),
+    hypotheses=lambda p: [hyp(m, subnormals=m) for m in ("keep", "flush", "flush_inputs", "flush_outputs")],
+    applies=not_fp64,
+)
