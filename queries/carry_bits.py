@@ -8,13 +8,14 @@ from tcsmt.properties import Property, hyp, not_fp64
 
 
 def needed_bound(p):
-    """A count certainly enough: log2 of the number of terms, plus one."""
-    return bv.bits_for(p.block_size + 1)
+    """The count that holds any sum of block_size products (each below 4
+    times the alignment unit) and c: ceil(log2(4 * block_size + 2)) - 2."""
+    return bv.bits_for(4 * p.block_size + 1) - 2
 
 
 def hypotheses(p):
     top = needed_bound(p)
-    return [hyp(str(n), carry_bits=n) for n in range(max(0, top - 3), top)] + \
+    return [hyp(str(n), carry_bits=n) for n in range(max(0, top - 2), top + 2)] + \
         [hyp("unbounded", carry_bits=None)]
 
 
