@@ -17,7 +17,7 @@ import numpy as np
 from tcsmt import hwdata
 from tcsmt.errors import UserError
 from tcsmt.formats import get_format
-from tcsmt.library import all_models, arch_for_device, find_model
+from tcsmt.library import arch_for_device, find_model
 from tcsmt.params import ModelParams
 
 F32 = get_format("float32")
@@ -41,11 +41,11 @@ class FolderReport:
 
 
 def model_for(arch: str, in_format: str, out: str) -> ModelParams | None:
-    fin, fout = get_format(in_format).name, get_format(out).name
-    for m in all_models():
-        if m.arch == arch and m.fin.name == fin and m.fout.name == fout:
-            return m
-    return None
+    """The architecture's own model for a format pair (not a named variant)."""
+    try:
+        return find_model(arch, f"{in_format}:{out}")
+    except UserError:
+        return None
 
 
 def prepare_c(rec: hwdata.Recording, p: ModelParams, c_zero: bool) -> np.ndarray:
@@ -120,11 +120,23 @@ def check_folder(device: str, folder: Path, arch: str | None, engine: str = "aut
         bad = np.nonzero(pred != want)[0]
         judged = not ({"unreliable", "open"} & rules)
         notes = [kp.why for kp in problems]
-        if "open" in rules:
-            notes.append(f"hypothesis used: {p.name} ({p.instruction})")
         reports.append(FolderReport(device, rec.folder, out, p.name, n, n - len(bad),
                                     judged, notes, [int(i) for i in bad[:5]]))
+        for kp in problems:
+            if kp.hypothesis:
+                reports.append(hypothesis_report(rec, out, kp.hypothesis, c, n, engine))
     return reports
+
+
+def hypothesis_report(rec, out: str, name: str, c, n: int, engine: str) -> FolderReport:
+    """The rows of an open-problem folder under a named reading (a model
+    that is not the architecture's own for these formats)."""
+    h = find_model(name)
+    pred = predict(h, rec.a[:n], rec.b[:n], c, engine)
+    want = recorded_outputs(rec, out, h)[:n]
+    bad = np.nonzero(pred != want)[0]
+    return FolderReport(rec.device, rec.folder, out, h.name, n, n - len(bad), False,
+                        [f"hypothesis: {h.description}"], [int(i) for i in bad[:5]])
 
 
 def run(root: str | Path, arch: str | None = None, engine: str = "auto",

@@ -70,13 +70,13 @@ def exp_width(p: ModelParams) -> int:
     return bv.bits_for(span) + 2
 
 
-def guard_bits(p: ModelParams, frac: int) -> int:
+def guard_bits(F: int, frac: int, mode: str) -> int:
     """Extra register bits below F for IEEE alignment rounding: enough that
     the largest term is never cut (its ``frac`` bits fit) plus guard, round
-    and sticky."""
-    if p.align_rounding == "truncate":
+    and sticky. None for truncation and floor."""
+    if mode in ("truncate", "floor"):
         return 0
-    return max(0, frac - p.F) + 3
+    return max(0, frac - F) + 3
 
 
 # ---------------------------------------------------------------------------
@@ -210,18 +210,21 @@ def specials(I, terms: list[Term]):
 
 
 def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
-              floor: int | None, keeps: list[int] | None = None, trace=None) -> Fixed:
+              floor: int | None, keeps: list[int] | None = None, trace=None,
+              carry: str | int | None = "model") -> Fixed:
     """Align every term to the largest exponent, keep F fraction bits (plus
-    guard bits in IEEE modes), add them in a register with p.carry_bits
-    integer bits above the largest term, and return the signed sum."""
-    g = max(guard_bits(p, t.frac) for t in terms) if mode not in ("truncate", "floor") else 0
+    guard bits in IEEE modes), add them in a register with ``carry`` integer
+    bits above the largest term (p.carry_bits by default; None: enough never
+    to overflow), and return the signed sum."""
+    g = max(guard_bits(F, t.frac, mode) for t in terms)
     keeps = keeps or [F + g] * len(terms)
     rl = max(keeps)
     ib = max(term_int_bits(I, t) for t in terms)
-    if p.carry_bits is None:
+    carry = p.carry_bits if carry == "model" else carry
+    if carry is None:
         ri = ib + bv.bits_for(len(terms)) + (1 if mode == "floor" else 0)
     else:
-        ri = ib + p.carry_bits
+        ri = ib + carry
     rw = 1 + ri + rl
     e_max = alignment_point(I, terms, ew, floor)
     aligned = [align(I, t, e_max, k, rl, rw, mode, ew) for t, k in zip(terms, keeps)]
@@ -359,11 +362,28 @@ def inner_mode(p: ModelParams) -> str:
 
 def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Term:
     """A sum rounded to the accumulator format, as a Term (one IEEE addition
-    when given two terms)."""
+    when given two terms).
+
+    In IEEE modes the terms are aligned by their leading ones: guard, round
+    and sticky bits round correctly only when the term that sets the
+    alignment point has its leading one there, and a product of a subnormal
+    input has its leading one up to 2*frac_bits below its raw exponent (the
+    sticky bit then landed above the rounding position)."""
     fmt = acc_internal(p)
+    if p.align_rounding != "truncate":
+        terms = [Term(t.sign, t.exp, t.sig, t.frac, t.nan, t.inf, lead=True) for t in terms]
     s = block_sum(I, p, terms, ew, p.F, p.align_rounding, None, trace=trace)
     bits = round_fixed(I, s, fmt, inner_mode(p), ew, p.overflow, p.zero_sign, False)
     return unpack(I, fmt, bits, ew, False)
+
+
+def add_ieee(I, p: ModelParams, x: Term, y: Term, fmt: Format, mode: str, ew: int):
+    """One IEEE addition x + y rounded into fmt with mode (guard, round and
+    sticky bits make a two-term sum round exactly, the terms aligned by
+    their leading ones as in add_rounded); returns fmt's bits."""
+    x, y = (Term(t.sign, t.exp, t.sig, t.frac, t.nan, t.inf, lead=True) for t in (x, y))
+    s = block_sum(I, p, [x, y], ew, fmt.frac_bits, mode, None, carry=None)
+    return round_fixed(I, s, fmt, mode, ew, p.overflow, p.zero_sign, flush_out(p))
 
 
 def every_add_order(I, p: ModelParams, c: Term, prods: list[Term], ew: int, trace) -> Term:
@@ -444,6 +464,11 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
     if p.c_placement == "late":
         return late_block(I, p, prods, c, ew, trace)
+    if p.c_placement == "after":
+        zero = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
+        s = block_sum(I, p, [zero] + prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
+        bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+        return add_ieee(I, p, unpack(I, out, bits, ew, False), c, out, p.c_rounding, ew)
     s = block_sum(I, p, [c] + prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
     if p.align_rounding != "truncate":
         fmt = acc_internal(p)
@@ -512,10 +537,8 @@ def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int, trace):
     acc = c_term
     for bits in results:
         t = unpack(I, out, bits, ew, flush_in(p))
-        s = block_sum(I, p, [acc, t], ew, p.F, p.align_rounding, p.min_exponent)
-        nb = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
-        acc = unpack(I, out, nb, ew, flush_in(p))
-        bits = nb
+        bits = add_ieee(I, p, acc, t, out, p.c_rounding, ew)
+        acc = unpack(I, out, bits, ew, flush_in(p))
     return finish(I, p, bits, out)
 
 

@@ -187,6 +187,7 @@ class KnownProblem:
     output: str
     rule: str               # what we do
     why: str
+    hypothesis: str | None = None   # a model that claims the rows under a named reading
 
 
 KNOWN_PROBLEMS = [
@@ -195,11 +196,12 @@ KNOWN_PROBLEMS = [
     KnownProblem(None, None, "fp16", "unreliable",
                  "fp16 outputs of the fp8 folders: no published model reproduces them; reported, never judged"),
     KnownProblem("blackwell", "e4m3", "fp32", "open",
-                 "B200 fp8 with fp32 output: recorded with an instruction the tcgen05 model does not describe "
-                 "(one reading: mma.sync as two interleaved groups of 16 added to c with RNE); reported with the "
-                 "hypothesis used, not judged"),
+                 "B200 fp8 with fp32 output: recorded with an instruction the tcgen05 model does not describe; "
+                 "an open question, reported with the hypothesis used, not judged",
+                 hypothesis="blackwell-e4m3-fp32-mma"),
     KnownProblem("blackwell", "e5m2", "fp32", "open",
-                 "B200 fp8 with fp32 output (see e4m3): reported with the hypothesis used, not judged"),
+                 "B200 fp8 with fp32 output (see e4m3): reported with the hypothesis used, not judged",
+                 hypothesis="blackwell-e5m2-fp32-mma"),
 ]
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from tcsmt.errors import UserError
 from tcsmt.formats import get_format
 from tcsmt.params import ModelParams, apply_overrides, load_model
+from tcsmt.params import short_format as short
 
 
 def models_dir() -> Path:
@@ -78,6 +79,8 @@ def find_model(spec: str, formats: str | None = None) -> ModelParams:
         raise UserError(f"unknown architecture {spec!r} (known: {known}; `tcsmt models` lists them)")
     if formats:
         match = [m for m in mine if _formats_match(m, formats)]
+        plain = [m for m in match if m.name == f"{arch}-{short(m.in_format)}-{short(m.out_format)}"]
+        match = plain + [m for m in match if m not in plain]
         if not match:
             have = ", ".join(m.formats_label for m in mine)
             raise UserError(f"{arch} has no model for formats {formats} (it has: {have})")

@@ -21,7 +21,7 @@ NORMALISATIONS = ("block", "every_add")
 ADD_ORDERS = ("sequential", "reverse", "pairwise", "largest_first")
 PRODUCT_ALIGNMENTS = ("raw", "normalised")
 CHAININGS = ("recursive", "separate")
-C_PLACEMENTS = ("global", "late")
+C_PLACEMENTS = ("global", "late", "after")
 SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs")
 OVERFLOWS = ("inf", "ieee")
 ZERO_SIGNS = ("positive", "ieee")
@@ -54,10 +54,15 @@ class ModelParams:
       product_alignment: exponent a product is aligned by: "raw" (ea + eb,
         significand in [0, 4)) or "normalised" (its leading one).
       min_exponent: floor of the alignment exponent, or None.
-      c_placement: "global" (c aligned with the products) or "late" (the
-        products are summed first; c is added to that sum afterwards).
+      c_placement: "global" (c aligned with the products); "late" (the
+        products are summed first, c is added to that unrounded sum, both
+        rounded down, as AMD CDNA3); or "after" (the products are summed
+        from zero and rounded to the output like a block, then c is added
+        with one IEEE addition rounded with c_rounding).
       late_frac_bits: with late placement, the fraction bits the sum of the
         product sum and c is rounded down to before the final rounding.
+      c_rounding: rounding of the IEEE additions of c with "after"
+        placement, and of block results with "separate" chaining.
 
     Result
       final_rounding: rounding of the block result (rz, rne, ru, rd).
@@ -66,7 +71,7 @@ class ModelParams:
       chaining: how blocks of a longer dot product combine: "recursive" (each
         block's rounded result is the next block's c) or "separate" (every
         block is summed from zero and the rounded block results are added to
-        c one after another with final_rounding).
+        c one after another, each addition rounded with c_rounding).
       subnormals: keep, flush (inputs and outputs), flush_inputs, flush_outputs.
       overflow: "inf" (any overflow gives infinity) or "ieee" (toward-zero
         modes give the largest finite number).
@@ -99,6 +104,7 @@ class ModelParams:
     add_order: str = "sequential"
     final_frac_bits: int | None = None
     late_frac_bits: int | None = None
+    c_rounding: str = "rne"
     overflow: str = "inf"
     zero_sign: str = "positive"
     product_overflow: str = "keep"
@@ -167,7 +173,7 @@ def short_format(name: str) -> str:
 CHOICES = {
     "align_rounding": ALIGN_ROUNDINGS, "normalisation": NORMALISATIONS,
     "add_order": ADD_ORDERS, "product_alignment": PRODUCT_ALIGNMENTS,
-    "final_rounding": ROUNDING_MODES, "chaining": CHAININGS,
+    "final_rounding": ROUNDING_MODES, "chaining": CHAININGS, "c_rounding": ROUNDING_MODES,
     "c_placement": C_PLACEMENTS, "subnormals": SUBNORMALS,
     "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
     "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
