@@ -232,12 +232,14 @@ def validate(p: ModelParams, origin: str) -> None:
 def _convert(origin: str, key: str, raw):
     """TOML value to field value (words for None, lists to tuples)."""
     if key in OPTIONAL_INT_KEYS:
-        if isinstance(raw, str) and raw.lower() in ("none", "unbounded"):
+        if raw is None or isinstance(raw, str) and raw.lower() in ("none", "unbounded"):
             return None
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise _bad(origin, key, f"{raw!r} is not an integer")
         return raw
     if key == "devices":
+        if isinstance(raw, tuple):
+            raw = list(raw)
         if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
             raise _bad(origin, key, "expected a list of device names")
         return tuple(raw)
@@ -250,7 +252,7 @@ def _convert(origin: str, key: str, raw):
             raise _bad(origin, key, f"{raw!r} is not an integer")
         return raw
     if key == "nan_bits":
-        if isinstance(raw, str) and raw.lower() == "none":
+        if raw is None or isinstance(raw, str) and raw.lower() == "none":
             return None
     if not isinstance(raw, str):
         raise _bad(origin, key, f"{raw!r} is not a string")
