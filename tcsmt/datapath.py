@@ -464,11 +464,6 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
     if p.c_placement == "late":
         return late_block(I, p, prods, c, ew, trace)
-    if p.c_placement == "after":
-        zero = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
-        s = block_sum(I, p, [zero] + prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
-        bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
-        return add_ieee(I, p, unpack(I, out, bits, ew, False), c, out, p.c_rounding, ew)
     s = block_sum(I, p, [c] + prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
     if p.align_rounding != "truncate":
         fmt = acc_internal(p)
@@ -511,35 +506,58 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None):
     return dot_terms(I, p, prods, c_term, ew, trace)
 
 
+def order_terms(p: ModelParams, prods: list) -> list:
+    """Products in the order the blocks take them (p.term_order)."""
+    if p.term_order == "pairs_mod4":
+        first = [t for k, t in enumerate(prods) if k % 4 < 2]
+        return first + [t for k, t in enumerate(prods) if k % 4 >= 2]
+    return list(prods)
+
+
 def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None):
-    """The dot product from finished product Terms and the Term of c."""
+    """The dot product from finished product Terms and the Term of c.
+
+    Blocks take the products in p.term_order, block_size at a time. With c
+    placed "after", the blocks start from zero and c is added to their
+    result at the end with one IEEE addition rounded with p.c_rounding."""
     out = result_format(p)
+    prods = order_terms(p, prods)
     if trace is not None:
         for i, t in enumerate(prods):
             trace.append((f"product {i}", t, "term"))
     chunks = [prods[i:i + p.block_size] for i in range(0, len(prods), p.block_size)]
+    start = c_term
+    if p.c_placement == "after":
+        start = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
     if p.chaining == "separate" and len(chunks) > 1:
-        return _separate_blocks(I, p, chunks, c_term, ew, trace)
-    bits = None
-    for k, chunk in enumerate(chunks):
-        if k:
-            c_term = unpack(I, out, bits, ew, flush_in(p))
-        bits = block(I, p, chunk, c_term, ew, trace if k == len(chunks) - 1 else None)
+        bits = _separate_blocks(I, p, chunks, start, ew)
+    else:
+        bits = None
+        for k, chunk in enumerate(chunks):
+            if k:
+                start = unpack(I, out, bits, ew, flush_in(p))
+            bits = block(I, p, chunk, start, ew, trace if k == len(chunks) - 1 else None)
+            if trace is not None:
+                trace.append((f"block {k} result", bits, f"bits:{out.name}"))
+    if p.c_placement == "after":
+        bits = add_ieee(I, p, unpack(I, out, bits, ew, False), c_term, out, p.c_rounding, ew)
         if trace is not None:
-            trace.append((f"block {k} result", bits, f"bits:{out.name}"))
+            trace.append(("c added", bits, f"bits:{out.name}"))
     return finish(I, p, bits, out)
 
 
-def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int, trace):
+def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int):
+    """Every block summed from zero; the rounded block results added to c
+    one after another with IEEE additions rounded with p.c_rounding."""
     out = result_format(p)
     zero = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
     results = [block(I, p, chunk, zero, ew) for chunk in chunks]
-    acc = c_term
+    acc, bits = c_term, None
     for bits in results:
         t = unpack(I, out, bits, ew, flush_in(p))
         bits = add_ieee(I, p, acc, t, out, p.c_rounding, ew)
         acc = unpack(I, out, bits, ew, flush_in(p))
-    return finish(I, p, bits, out)
+    return bits
 
 
 def finish(I, p: ModelParams, bits, out: Format):

@@ -27,6 +27,7 @@ OVERFLOWS = ("inf", "ieee")
 ZERO_SIGNS = ("positive", "ieee")
 PRODUCT_OVERFLOWS = ("keep", "inf")
 PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
+TERM_ORDERS = ("sequential", "pairs_mod4")
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,17 @@ class ModelParams:
       min_exponent: floor of the alignment exponent, or None.
       c_placement: "global" (c aligned with the products); "late" (the
         products are summed first, c is added to that unrounded sum, both
-        rounded down, as AMD CDNA3); or "after" (the products are summed
-        from zero and rounded to the output like a block, then c is added
-        with one IEEE addition rounded with c_rounding).
+        rounded down, as AMD CDNA3); or "after" (the blocks sum the products
+        from zero, chained as usual, and c is added to their rounded result
+        at the end with one IEEE addition rounded with c_rounding).
       late_frac_bits: with late placement, the fraction bits the sum of the
         product sum and c is rounded down to before the final rounding.
       c_rounding: rounding of the IEEE additions of c with "after"
         placement, and of block results with "separate" chaining.
+      term_order: the order blocks take the products in: "sequential"
+        (k = 1..K) or "pairs_mod4" (the terms with k mod 4 in {0, 1}
+        first, then those in {2, 3}: Hopper's mma.sync fp8, run as two fp16
+        instructions).
 
     Result
       final_rounding: rounding of the block result (rz, rne, ru, rd).
@@ -105,6 +110,7 @@ class ModelParams:
     final_frac_bits: int | None = None
     late_frac_bits: int | None = None
     c_rounding: str = "rne"
+    term_order: str = "sequential"
     overflow: str = "inf"
     zero_sign: str = "positive"
     product_overflow: str = "keep"
@@ -177,6 +183,7 @@ CHOICES = {
     "c_placement": C_PLACEMENTS, "subnormals": SUBNORMALS,
     "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
     "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
+    "term_order": TERM_ORDERS,
 }
 FORMAT_KEYS = ("in_format", "c_format", "out_format", "acc_format")
 OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits")
