@@ -360,6 +360,14 @@ def inner_mode(p: ModelParams) -> str:
     return "rz" if p.align_rounding == "truncate" else p.align_rounding
 
 
+def by_leading_one(terms: list[Term]) -> list[Term]:
+    """The terms aligned by their leading ones: IEEE rounding with guard,
+    round and sticky bits needs the alignment point at the leading one of
+    the largest term (a product of a subnormal input has its leading one up
+    to 2*frac_bits below its raw exponent)."""
+    return [Term(t.sign, t.exp, t.sig, t.frac, t.nan, t.inf, lead=True) for t in terms]
+
+
 def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Term:
     """A sum rounded to the accumulator format, as a Term (one IEEE addition
     when given two terms).
@@ -371,7 +379,7 @@ def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Te
     sticky bit then landed above the rounding position)."""
     fmt = acc_internal(p)
     if p.align_rounding != "truncate":
-        terms = [Term(t.sign, t.exp, t.sig, t.frac, t.nan, t.inf, lead=True) for t in terms]
+        terms = by_leading_one(terms)
     s = block_sum(I, p, terms, ew, p.F, p.align_rounding, None, trace=trace)
     bits = round_fixed(I, s, fmt, inner_mode(p), ew, p.overflow, p.zero_sign, False)
     return unpack(I, fmt, bits, ew, False)
@@ -381,7 +389,7 @@ def add_ieee(I, p: ModelParams, x: Term, y: Term, fmt: Format, mode: str, ew: in
     """One IEEE addition x + y rounded into fmt with mode (guard, round and
     sticky bits make a two-term sum round exactly, the terms aligned by
     their leading ones as in add_rounded); returns fmt's bits."""
-    x, y = (Term(t.sign, t.exp, t.sig, t.frac, t.nan, t.inf, lead=True) for t in (x, y))
+    x, y = by_leading_one([x, y])
     s = block_sum(I, p, [x, y], ew, fmt.frac_bits, mode, None, carry=None)
     return round_fixed(I, s, fmt, mode, ew, p.overflow, p.zero_sign, flush_out(p))
 
@@ -464,7 +472,10 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
     if p.c_placement == "late":
         return late_block(I, p, prods, c, ew, trace)
-    s = block_sum(I, p, [c] + prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
+    terms = [c] + prods
+    if p.align_rounding != "truncate":
+        terms = by_leading_one(terms)
+    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
     if p.align_rounding != "truncate":
         fmt = acc_internal(p)
         bits = round_fixed(I, s, fmt, p.align_rounding, ew, p.overflow, p.zero_sign, False)
