@@ -1,0 +1,304 @@
+"""The batch simulator (the datapath run over NumPy) against the scalar one,
+the recorded GPU outputs, and itself under every way of running it.
+
+- Recorded data: for every shipped model with a data folder, the batch
+  outputs equal the recorded d on every row (except the known problems of
+  data/hwdata/README.md, applied by tcsmt.hwdata's rules) and the scalar
+  outputs on a sample of rows (all rows in the slow test).
+- Generated rows (tests/batch_cases.py) for every shipped model: batch and
+  scalar agree bit for bit.
+- The recorded program equals the datapath run directly with NumPy words,
+  with and without the fused forms; models wider than 64 bits are refused.
+- matmul: shapes, dtypes, tf32 truncation, chaining along K, tiles, memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import tracemalloc
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from batch_cases import KINDS, rows
+from tcsmt import batch, conformance, hwdata, interp_trace, matmul
+from tcsmt.batch import dot_batch, supported
+from tcsmt.errors import UserError
+from tcsmt.formats import get_format
+from tcsmt.library import all_models, arch_for_device, find_model
+from tcsmt.simulate import dot_bits, model
+
+DATA = hwdata.default_data_dir()
+FOLDERS = hwdata.discover(DATA) if DATA else []
+MODELS = [m for m in all_models() if supported(m)]
+REFUSED = [m for m in all_models() if not supported(m)]
+
+
+def scalar(p, a, b, c) -> np.ndarray:
+    return np.array([dot_bits(p, [int(x) for x in ra], [int(x) for x in rb], int(rc))
+                     for ra, rb, rc in zip(a, b, c)], dtype=np.uint64)
+
+
+@functools.lru_cache(maxsize=None)
+def recording(device: str, folder: str) -> hwdata.Recording:
+    return hwdata.read_folder(DATA / device / folder, device)
+
+
+def hw_cases(device: str, folder: str):
+    """(model, output, known-problem rules, judged) for every model of the
+    device's architecture with the folder's input format and a recorded
+    output. Judged against the recorded d: the architecture's own model for
+    the format pair (as tcsmt conformance judges it), unless a known problem
+    says otherwise; named variants (hypotheses such as *-mma) are checked
+    batch against scalar only."""
+    rec = recording(device, folder)
+    arch = arch_for_device(device)
+    for out in sorted(rec.d):
+        rules = {kp.rule for kp in hwdata.known_problems(arch, rec.folder, out)}
+        own = conformance.model_for(arch, rec.in_format.name, out)
+        for m in all_models():
+            if m.arch == arch and m.fin.name == rec.in_format.name and \
+                    m.fout.name == get_format(out).name:
+                judged = m is own and not ({"unreliable", "open"} & rules)
+                yield m, out, rules, judged
+
+
+def check_recorded(device: str, folder: str, sample: int | None) -> int:
+    """Batch == recorded d (judged outputs) and batch == scalar (on
+    ``sample`` rows, all when None); returns how many models were checked."""
+    rec = recording(device, folder)
+    checked = 0
+    for p, out, rules, judged in hw_cases(device, folder):
+        c = conformance.prepare_c(rec, p, "c_zero" in rules)
+        got = dot_batch(p, rec.a, rec.b, c)
+        if judged:
+            want = conformance.recorded_outputs(rec, out, p)
+            bad = np.nonzero(got != want)[0]
+            assert bad.size == 0, f"{p.name} {device}/{folder} -> {out}: rows {bad[:5]} differ"
+        rows_ = np.arange(rec.rows) if sample is None else \
+            np.random.default_rng(0).choice(rec.rows, sample, replace=False)
+        ref = scalar(p, rec.a[rows_], rec.b[rows_], c[rows_])
+        assert np.array_equal(got[rows_], ref), f"{p.name} {device}/{folder}: batch != scalar"
+        checked += 1
+    return checked
+
+
+@pytest.mark.skipif(not FOLDERS, reason="no recorded data (data/hwdata) in this checkout")
+@pytest.mark.parametrize("device,folder", [(d, f.name) for d, f in FOLDERS])
+def test_recorded_rows(device, folder):
+    n = check_recorded(device, folder, sample=25)
+    if n == 0:
+        pytest.skip(f"no shipped model for {device}/{folder}")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FOLDERS, reason="no recorded data (data/hwdata) in this checkout")
+@pytest.mark.parametrize("device,folder", [(d, f.name) for d, f in FOLDERS])
+def test_recorded_rows_all_on_scalar(device, folder):
+    check_recorded(device, folder, sample=None)
+
+
+@pytest.mark.skipif(not FOLDERS, reason="no recorded data (data/hwdata) in this checkout")
+def test_every_model_with_data_is_checked():
+    """Every shipped model whose architecture, input format and output
+    format were recorded is reached by test_recorded_rows."""
+    have = {(arch_for_device(d), recording(d, f.name).in_format.name, get_format(out).name)
+            for d, f in FOLDERS for out in recording(d, f.name).d}
+    reached = {m.name for d, f in FOLDERS for m, _, _, _ in hw_cases(d, f.name)}
+    expected = {m.name for m in MODELS if (m.arch, m.fin.name, m.fout.name) in have}
+    assert expected and expected <= reached
+
+
+# ---------------------------------------------------------------------------
+# Generated rows
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
+def test_generated_rows_batch_equals_scalar(p):
+    a, b, c = rows(p, 64, p.block_size + 3, seed=7)      # two blocks: chaining too
+    assert np.array_equal(dot_batch(p, a, b, c), scalar(p, a, b, c))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
+def test_generated_rows_many(p):
+    for k in (1, p.block_size, 2 * p.block_size + 1):
+        a, b, c = rows(p, 400, k, seed=k)
+        assert np.array_equal(dot_batch(p, a, b, c), scalar(p, a, b, c))
+
+
+def test_generated_rows_reach_their_corners():
+    """The generator's rows are what they claim: subnormal results, ties of
+    fp16 outputs, infinities and NaNs all occur."""
+    p = find_model("ampere-fp16-fp16")
+    a, b, c = rows(p, 8 * len(KINDS), p.block_size, seed=3)
+    d = dot_batch(p, a, b, c)
+    kinds = {p.fout.classify(int(x)) for x in d}
+    assert {"subnormal", "inf", "nan", "zero", "normal"} <= kinds
+    ties = 0
+    for i in range(KINDS.index("output_ties"), len(c), len(KINDS)):
+        exact = p.fc.value(int(c[i])) + sum(Fraction(p.fin.value(int(x))) * p.fin.value(int(y))
+                                            for x, y in zip(a[i], b[i]))
+        lo = p.fout.value(p.fout.round_value(exact, "rd"))
+        hi = p.fout.value(p.fout.round_value(exact, "ru"))
+        ties += lo != hi and exact - lo == hi - exact
+    assert ties >= 4
+
+
+# ---------------------------------------------------------------------------
+# Ways of running the same datapath
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["volta-fp16-fp16", "hopper-fp16-fp32", "hopper-e4m3-fp32",
+                                  "cdna3-bf16-fp32", "blackwell-e4m3-fp32-mma"])
+def test_recorded_program_equals_direct_run(name, monkeypatch):
+    p = find_model(name)
+    a, b, c = rows(p, 48, 2 * p.block_size + 1, seed=11)
+    direct = dot_batch(p, a, b, c, engine="direct")
+    assert np.array_equal(dot_batch(p, a, b, c, engine="replay"), direct)
+    monkeypatch.setattr(interp_trace, "FUSE", False)
+    batch.record.cache_clear()
+    assert np.array_equal(dot_batch(p, a, b, c, engine="replay"), direct)
+    batch.record.cache_clear()
+
+
+def test_models_wider_than_64_bits_are_refused():
+    assert REFUSED, "ampere-fp64 needs ~112-bit words and should be refused"
+    for p in REFUSED:
+        z = np.zeros((2, 3), dtype=np.uint64)
+        with pytest.raises(UserError, match=rf"{p.name}.*at most 64 bits"):
+            dot_batch(p, z, z, np.zeros(2, dtype=np.uint64))
+    p = find_model("ampere-fp64")
+    with pytest.raises(UserError, match="ampere-fp64.*64 bits"):
+        matmul(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), arch=p)
+
+
+def test_dot_batch_input_errors():
+    p = find_model("hopper-fp16-fp32")
+    z = np.zeros((3, 4), dtype=np.uint64)
+    with pytest.raises(UserError, match="bit pattern"):
+        dot_batch(p, z + 0x10000, z, np.zeros(3, dtype=np.uint64))
+    with pytest.raises(UserError, match=r"\[N, K\]"):
+        dot_batch(p, z, z[:, :2], np.zeros(3, dtype=np.uint64))
+
+
+# ---------------------------------------------------------------------------
+# matmul
+# ---------------------------------------------------------------------------
+
+def scalar_matmul_check(p, A, B, C, D, cells=None):
+    """Each element of D (or the given cells) against the scalar datapath."""
+    from tcsmt.arrays import to_bits
+    ab, bb, cb = to_bits(A, p.fin, "A"), to_bits(B, p.fin, "B"), to_bits(C, p.fc, "C")
+    db = to_bits(D, p.fout, "D")
+    m, n = D.shape
+    cells = cells or [(i, j) for i in range(m) for j in range(n)]
+    for i, j in cells:
+        want = dot_bits(p, [int(x) for x in ab[i]], [int(x) for x in bb[:, j]], int(cb[i, j]))
+        assert int(db[i, j]) == want, (p.name, i, j)
+
+
+def rand(shape, dtype, seed, scale=1.0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * scale).astype(np.float32).astype(dtype)
+
+
+@pytest.mark.parametrize("arch,dtype,c_dtype,want", [
+    ("volta", np.float16, np.float32, "volta-fp16-fp32"),
+    ("ampere", np.float16, np.float16, "ampere-fp16-fp16"),
+    ("ampere", ml_dtypes.bfloat16, np.float32, "ampere-bf16-fp32"),
+    ("ampere", np.float32, np.float32, "ampere-tf32-fp32"),
+    ("ada", ml_dtypes.float8_e5m2, np.float32, "ada-e5m2-fp32"),
+    ("hopper", ml_dtypes.float8_e4m3fn, np.float32, "hopper-e4m3-fp32"),
+    ("blackwell", ml_dtypes.float8_e4m3fn, np.float32, "blackwell-e4m3-fp32"),
+    ("cdna3", np.float16, np.float32, "cdna3-fp16-fp32"),
+])
+def test_matmul_chooses_the_model_by_dtype_and_chains_along_k(arch, dtype, c_dtype, want):
+    p = find_model(want)
+    m, k, n = 3, 2 * p.block_size + 3, 4
+    A, B, C = rand((m, k), dtype, 1), rand((k, n), dtype, 2), rand((m, n), c_dtype, 3)
+    D = matmul(A, B, C, arch=arch)
+    assert D.shape == (m, n) and D.dtype == np.dtype(c_dtype)
+    scalar_matmul_check(p, A, B, C, D)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (1, 17, 1), (5, 1, 3), (2, 33, 1), (1, 8, 9)])
+def test_matmul_shapes(m, k, n):
+    p = find_model("hopper-fp16-fp32")
+    A, B, C = rand((m, k), np.float16, m), rand((k, n), np.float16, k), rand((m, n), np.float32, n)
+    scalar_matmul_check(p, A, B, C, matmul(A, B, C, arch="hopper"))
+
+
+def test_matmul_tiles_give_the_same_result():
+    A, B, C = rand((37, 40), np.float16, 1), rand((40, 29), np.float16, 2), rand((37, 29), np.float32, 3)
+    whole = matmul(A, B, C, arch="ampere")
+    small = matmul(A, B, C, arch="ampere", max_memory=3 * batch.bytes_per_sample(find_model("ampere"), 40))
+    direct = matmul(A, B, C, arch="ampere", engine="direct", max_memory=200_000)
+    assert np.array_equal(whole.view(np.uint32), small.view(np.uint32))
+    assert np.array_equal(whole.view(np.uint32), direct.view(np.uint32))
+
+
+def test_matmul_formats_and_overrides():
+    A, B, C = rand((2, 20), ml_dtypes.bfloat16, 4), rand((20, 3), ml_dtypes.bfloat16, 5), rand((2, 3), np.float32, 6)
+    D = matmul(A, B, C, arch="hopper", formats="bf16:fp32", overrides=["align_bits=0", "block_size=4"])
+    p = model("hopper", "bf16:fp32", ["align_bits=0", "block_size=4"])
+    scalar_matmul_check(p, A, B, C, D)
+
+
+def test_matmul_reads_tf32_as_the_top_19_bits():
+    A, B, C = rand((3, 9), np.float32, 7), rand((9, 2), np.float32, 8), rand((3, 2), np.float32, 9)
+    low = np.uint32((1 << 13) - 1)
+    A_cut = (A.view(np.uint32) & ~low).view(np.float32)
+    B_cut = (B.view(np.uint32) & ~low).view(np.float32)
+    assert not np.array_equal(A, A_cut)
+    D = matmul(A, B, C, arch="ampere")
+    assert np.array_equal(D.view(np.uint32), matmul(A_cut, B_cut, C, arch="ampere").view(np.uint32))
+    scalar_matmul_check(find_model("ampere-tf32-fp32"), A_cut, B_cut, C, D)
+
+
+def test_matmul_errors():
+    A, B, C = rand((2, 3), np.float16, 1), rand((3, 4), np.float16, 2), rand((2, 4), np.float32, 3)
+    with pytest.raises(UserError, match="A's columns must equal B's rows"):
+        matmul(A, B[:2], C, arch="ampere")
+    with pytest.raises(UserError, match="C is 2x3, expected 2x4"):
+        matmul(A, B, C[:, :3], arch="ampere")
+    with pytest.raises(UserError, match="2-D"):
+        matmul(A[0], B, C, arch="ampere")
+    with pytest.raises(UserError, match="has no model for A of dtype float64"):
+        matmul(A.astype(np.float64), B, C, arch="hopper")
+    with pytest.raises(UserError, match="B has dtype float32, but the model reads float16"):
+        matmul(A, B.astype(np.float32), C, arch="hopper-fp16-fp32")
+    with pytest.raises(UserError, match="C has dtype float16"):
+        matmul(A, B, C.astype(np.float16), arch="ampere", formats="fp16:fp32")
+    with pytest.raises(UserError, match="unknown architecture"):
+        matmul(A, B, C, arch="pentium")
+
+
+def test_matmul_memory_stays_within_the_budget():
+    """The peak of NumPy allocations (tracemalloc sees them) stays near
+    max_memory, well below holding every product of the dot products."""
+    A, B, C = rand((96, 256), np.float16, 1), rand((256, 96), np.float16, 2), rand((96, 96), np.float32, 3)
+    budget = 4 << 20
+    matmul(A[:2], B[:, :2], C[:2, :2], arch="hopper")          # record the program first
+    tracemalloc.start()
+    matmul(A, B, C, arch="hopper", max_memory=budget)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    all_products = 96 * 96 * 256 * 8
+    assert peak < budget + (2 << 20), peak
+    assert peak < all_products / 4
+
+
+@pytest.mark.slow
+def test_matmul_1024_cubed_peak_memory():
+    n = 1024
+    A, B, C = rand((n, n), np.float16, 1), rand((n, n), np.float16, 2), rand((n, n), np.float32, 3)
+    tracemalloc.start()
+    D = matmul(A, B, C, arch="hopper")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"1024^3 hopper fp16 GEMM: peak of traced allocations {peak / 2**20:.0f} MiB")
+    assert peak < batch.DEFAULT_MEMORY + 64 * 2**20
+    scalar_matmul_check(find_model("hopper-fp16-fp32"), A, B, C, D, cells=[(0, 0), (511, 7), (1023, 1023)])
