@@ -12,5 +12,7 @@ __version__ = "0.1.0"
 from tcsmt.params import ModelParams, load_model  # noqa: E402
 from tcsmt.simulate import Result, dot, model  # noqa: E402
 from tcsmt.library import all_models, find_model  # noqa: E402
+from tcsmt.batch import matmul  # noqa: E402
 
-__all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "model"]
+__all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "matmul",
+           "model"]
