@@ -79,8 +79,12 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
                         f"(it has: {have})")
     # the default model first, then the one named ARCH-IN-OUT (others are
     # alternative hypotheses, such as blackwell-e4m3-fp32-mma)
-    fits.sort(key=lambda m: (not m.default, m.name != f"{m.arch}-{m.formats_label.replace(':', '-')}"))
+    fits.sort(key=lambda m: (not m.default, m.name != _plain_name(m)))
     return apply_overrides(fits[0], overrides)
+
+
+def _plain_name(m: ModelParams) -> str:
+    return f"{m.arch}-{m.formats_label.replace(':', '-')}"
 
 
 def _fits(fmt: Format, dtype: np.dtype) -> bool:

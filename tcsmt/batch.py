@@ -1,21 +1,24 @@
 """Batch simulation: many dot products, and whole matrix products, at once.
 
-The batch simulator is the datapath itself (``tcsmt.datapath.dot``) run with
+The batch simulator is the datapath itself (``tcsmt.datapath.dot``) with
 the NumPy interpretation (``tcsmt.interp_numpy``): every word is an array of
-samples. Nothing here knows how a tensor core computes; it only lays bits
-out as arrays, cuts the work into tiles, and reads the results back.
+samples. Nothing here knows how a tensor core computes; it lays bits out as
+arrays, cuts the work into tiles and reads the results back. Two engines
+run the same datapath: "replay" (the default) runs the program recorded
+from ``datapath.dot`` once per model and K (tcsmt.program), "direct" calls
+``datapath.dot`` with NumPy words for every tile; tests compare them.
 
 ``dot_batch`` takes rows of bit patterns (the form of recorded data).
 ``matmul`` takes NumPy arrays of floats, D = C + A @ B, M x K times K x N.
-For a matrix product the K columns of A are words of shape [Mt, 1] and the
-K rows of B words of shape [1, Nt], so unpacking (fields, flags) is done on
-Mt + Nt values per column, and only the products and what follows broadcast
-to the Mt x Nt tile. The datapath chains blocks along K as the model says.
+For a matrix product the K columns of A are words of shape [M, 1] and the
+K rows of B words of shape [1, N]: unpacking (fields, flags) is done on
+M + N values per k, once, and only the products and what follows broadcast
+to a tile of D. The datapath chains blocks along K as the model says.
 
-Memory: the datapath holds every product of a tile (K of them) while it
-works through the blocks, so a tile has ``max_memory // bytes_per_sample``
-output elements; the peak stays near ``max_memory`` whatever M, N and K are
-(tests/test_batch.py measures it).
+Memory: the replayed program keeps about one block of a tile alive (values
+are dropped after their last use), so a tile of ``tile_elements`` outputs
+needs about ``max_memory`` bytes at most, whatever K is; the peak of a
+1024 x 1024 x 1024 GEMM is near 115 MiB (tests/test_batch.py measures it).
 """
 
 from __future__ import annotations
@@ -76,13 +79,14 @@ def supported(p: ModelParams) -> bool:
 
 def _check_bits(name: str, x: np.ndarray, bits: int, fmt_name: str) -> None:
     if x.size and int(x.max()) >> bits:
-        raise UserError(f"{name} holds {int(x.max()):#x}, not a {fmt_name} bit pattern ({bits} bits)")
+        raise UserError(f"{name} holds {int(x.max()):#x}, "
+                        f"not a {fmt_name} bit pattern ({bits} bits)")
 
 
 def run_dot(I, p: ModelParams, a: list, b: list, c, engine: str = "replay"):
     """datapath.dot(I, p, a, b, c): run directly ("direct"), or as the
     program recorded from it, replayed on I ("replay", the same primitive
-    calls with the datapath's Python work done once; see interp_trace)."""
+    calls with the datapath's Python work done once; see tcsmt.program)."""
     if engine == "direct":
         return datapath.dot(I, p, a, b, c)
     if engine != "replay":
@@ -104,7 +108,8 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
     b = np.asarray(b_bits).astype(np.uint64, copy=False)
     c = np.asarray(c_bits).astype(np.uint64, copy=False)
     if a.ndim != 2 or a.shape != b.shape or c.shape != a.shape[:1]:
-        raise UserError(f"a and b must be [N, K] and c [N]; got a {a.shape}, b {b.shape}, c {c.shape}")
+        raise UserError(f"a and b must be [N, K] and c [N]; "
+                        f"got a {a.shape}, b {b.shape}, c {c.shape}")
     if a.shape[1] == 0:
         raise UserError("a and b need at least one column (K >= 1)")
     _check_bits("a", a, p.fin.bits, p.fin.name)
@@ -172,7 +177,8 @@ def _check_shapes(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
     if k != k2:
         raise UserError(f"A is {m}x{k} and B is {k2}x{n}: A's columns must equal B's rows")
     if C.shape != (m, n):
-        raise UserError(f"C is {C.shape[0]}x{C.shape[1]}, expected {m}x{n} (A's rows x B's columns)")
+        raise UserError(f"C is {C.shape[0]}x{C.shape[1]}, "
+                        f"expected {m}x{n} (A's rows x B's columns)")
     if k == 0:
         raise UserError("K = 0: A and B need at least one column and row")
 

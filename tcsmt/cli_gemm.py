@@ -55,7 +55,8 @@ def _raw_header(f):
     header = ast.literal_eval(f.read(hlen).decode("latin1"))
     descr = header.get("descr") if isinstance(header, dict) else None
     if isinstance(descr, str) and descr[1:] in RAW_DTYPES:
-        return tuple(header["shape"]), bool(header["fortran_order"]), np.dtype(RAW_DTYPES[descr[1:]])
+        dtype = np.dtype(RAW_DTYPES[descr[1:]])
+        return tuple(header["shape"]), bool(header["fortran_order"]), dtype
     f.seek(0)
     return None
 

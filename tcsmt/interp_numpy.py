@@ -31,127 +31,24 @@ How the semantics of tcsmt.bv are kept, and where the speed comes from:
 * A Bool array that holds one value everywhere becomes a Python bool (the
   NaN and infinity flags of finite data), so what it steers costs nothing.
 
-Fused forms: the recorder (tcsmt.interp_trace) writes ite(slt(x, y), y, x)
-as ``smax(x, y)`` and the like (smin, umax, umin, and ite(a, not b, b) as
-``xor_``); they are defined here as exactly those compositions.
+Fused forms: the recorder (tcsmt.interp_trace) writes a few compositions
+as one operation (``smax`` for ite(slt(x, y), y, x) and the like); their
+NumPy meanings are in tcsmt.interp_fused, each exactly its composition.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcsmt.errors import UserError
-from tcsmt.interp_int import _MSG, DataBranchError
+from tcsmt.interp_fused import FusedForms
+from tcsmt.npwords import (_DBITS, _FALSE, _MASK, _SINT, _SLACK, _TRUE, _UINT, MAX_BITS, U64,
+                           NpBool, NpWord, WidthError, _bool, _cast, _clean, _fold, _mismatch,
+                           _scalar, _shift, dtype_bits)
 
-MAX_BITS = 64
-U64 = np.uint64
-_DBITS = [0] + [8] * 8 + [16] * 8 + [32] * 16 + [64] * 32     # dtype bits by width
-_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
-         64: np.dtype(np.uint64)}
-_SINT = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32),
-         64: np.dtype(np.int64)}
-_MASK = [(1 << w) - 1 for w in range(MAX_BITS + 1)]
-_SLACK = [w < _DBITS[w] for w in range(MAX_BITS + 1)]          # can a w-bit word be dirty
+__all__ = ["NumpyInterp", "NpWord", "NpBool", "WidthError", "MAX_BITS", "dtype_bits", "NUMPY"]
 
 
-def dtype_bits(w: int) -> int:
-    """Bits of the unsigned dtype that holds a w-bit word."""
-    return _DBITS[w]
-
-
-class WidthError(UserError):
-    """A word wider than the NumPy interpretation can hold."""
-
-
-class NpWord:
-    """A w-bit word: a Python int constant, or an unsigned array (dtype by
-    width) whose low w bits are the value; bits above w may be set while
-    ``dirty``."""
-
-    __slots__ = ("v", "w", "dirty")
-
-    def __init__(self, v, w: int, dirty: bool = False):
-        self.v, self.w, self.dirty = v, w, dirty
-
-    def __bool__(self):
-        raise DataBranchError(_MSG)
-
-    def __eq__(self, other):  # pragma: no cover - guard against accidental use
-        raise DataBranchError("compare words with the interpretation's eq")
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"NpWord({self.v!r}, {self.w})"
-
-
-class NpBool:
-    """A Bool: a Python bool (the same for every sample) or a bool array."""
-
-    __slots__ = ("b",)
-
-    def __init__(self, b):
-        self.b = b
-
-    def __bool__(self):
-        raise DataBranchError(_MSG)
-
-    def __repr__(self):
-        return f"NpBool({self.b!r})"
-
-
-_TRUE, _FALSE = NpBool(True), NpBool(False)
-
-
-def _fold(arr) -> NpBool:
-    """A Bool from a bool array (or NumPy bool); a uniform one becomes a constant."""
-    if not arr.any():
-        return _FALSE
-    if arr.all():
-        return _TRUE
-    return NpBool(arr)
-
-
-def _bool(v) -> NpBool:
-    if type(v) is bool:
-        return _TRUE if v else _FALSE
-    return _fold(v)
-
-
-def _clean(x: NpWord):
-    """x's value with every bit at w and above cleared (masked in place once)."""
-    if x.dirty:
-        x.v = x.v & _MASK[x.w]
-        x.dirty = False
-    return x.v
-
-
-def _cast(v, w: int):
-    """An array value in the dtype of w-bit words (a constant unchanged)."""
-    if type(v) is int:
-        return v
-    want = _UINT[_DBITS[w]]
-    return v if v.dtype == want else v.astype(want)
-
-
-def _scalar(v: int, w: int):
-    """A constant as a NumPy scalar of the w-bit dtype."""
-    return _UINT[_DBITS[w]].type(v)
-
-
-def _shift(fn, x, amounts):
-    """fn(x, amounts), written into the (new) array of clamped amounts when
-    it has the result's shape."""
-    if np.ndim(x) == 0 or x.shape == amounts.shape:
-        return fn(x, amounts, out=amounts)
-    return fn(x, amounts)
-
-
-def _mismatch(x: NpWord, y: NpWord):
-    return ValueError(f"width mismatch: {x.w} and {y.w}")
-
-
-class NumpyInterp:
+class NumpyInterp(FusedForms):
     """NumPy arrays: a batch of samples per primitive, words up to 64 bits.
     ``model`` names the model in the refusal of a word wider than 64 bits."""
 
@@ -425,68 +322,6 @@ class NumpyInterp:
         if type(v) is bool:
             return _FALSE if v else _TRUE
         return NpBool(~v)
-
-    # -- fused forms the recorder writes (tcsmt.interp_trace.FUSED) ---------------
-
-    def smax(self, x: NpWord, y: NpWord) -> NpWord:
-        """ite(slt(x, y), y, x): the larger as signed words."""
-        return self._signed_pick(max, np.maximum, x, y)
-
-    def smin(self, x: NpWord, y: NpWord) -> NpWord:
-        """ite(slt(x, y), x, y): the smaller as signed words."""
-        return self._signed_pick(min, np.minimum, x, y)
-
-    def umax(self, x: NpWord, y: NpWord) -> NpWord:
-        """ite(ult(x, y), y, x): the larger as unsigned words."""
-        return self._unsigned_pick(max, np.maximum, x, y)
-
-    def umin(self, x: NpWord, y: NpWord) -> NpWord:
-        """ite(ult(x, y), x, y): the smaller as unsigned words."""
-        return self._unsigned_pick(min, np.minimum, x, y)
-
-    def xor_(self, a: NpBool, b: NpBool) -> NpBool:
-        """ite(a, not_(b), b): a exclusive-or b."""
-        av, bv = a.b, b.b
-        if type(av) is bool and type(bv) is bool:
-            return _TRUE if av != bv else _FALSE
-        return _bool(av ^ bv)
-
-    def _unsigned_pick(self, py, pick, x: NpWord, y: NpWord) -> NpWord:
-        w, xv, yv = x.w, _clean(x), _clean(y)
-        if w != y.w:
-            raise _mismatch(x, y)
-        if type(xv) is int and type(yv) is int:
-            return NpWord(py(xv, yv), w)
-        d = _UINT[_DBITS[w]]
-        xv = self._fill(yv.shape, xv, d) if type(xv) is int else xv
-        yv = self._fill(xv.shape, yv, d) if type(yv) is int else yv
-        return NpWord(pick(xv, yv), w)
-
-    def _signed_pick(self, py, pick, x: NpWord, y: NpWord) -> NpWord:
-        """Both words moved to the top of their dtype (bits above w fall off)
-        and viewed as signed, picked, and moved back down by an arithmetic
-        shift (copies of the sign above w: a dirty result)."""
-        w = x.w
-        if w != y.w:
-            raise _mismatch(x, y)
-        d = _DBITS[w]
-        k = d - w
-        tx, ty = self._top(x, d, k), self._top(y, d, k)
-        if type(tx) is int and type(ty) is int:
-            return NpWord((py(tx, ty) >> k) & _MASK[w], w)
-        tx = self._fill(ty.shape, tx, _SINT[d]) if type(tx) is int else tx
-        ty = self._fill(tx.shape, ty, _SINT[d]) if type(ty) is int else ty
-        m = pick(tx, ty)
-        if k:
-            m >>= k
-        return NpWord(m.view(_UINT[d]), w, k > 0)
-
-    @staticmethod
-    def _top(x: NpWord, d: int, k: int):
-        v = x.v
-        if type(v) is int:
-            return (v - (1 << x.w) if v >> (x.w - 1) else v) << k
-        return (v << k if k else v).view(_SINT[d])
 
     # -- helpers for callers (not part of the vocabulary) ---------------------
 

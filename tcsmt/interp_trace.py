@@ -1,9 +1,10 @@
-"""A recording interpretation: the datapath run once as a straight-line
-program, replayed on the NumPy interpretation tile after tile.
+"""A recording interpretation: its words are nodes of a graph, so running
+the datapath with it leaves the datapath's data flow as a graph, which
+tcsmt.program turns into a straight-line program for the NumPy
+interpretation.
 
-``record(p, k)`` calls ``datapath.dot`` with ``TraceInterp``, whose words
-are nodes of a graph: each primitive call adds a node (op, arguments,
-static parameters such as extract's bit range). While recording:
+Each primitive call adds a node (op, arguments, static parameters such as
+extract's bit range). While recording:
 
 * constants are folded with the Python-int interpretation (the reference),
   so only operations on data remain;
@@ -11,32 +12,22 @@ static parameters such as extract's bit range). While recording:
   the node it gave before (common subexpressions are computed once);
 * a few identities that need no data are applied: ite with a constant
   condition or equal branches, and_/or_ with constant operands, not of not,
-  add/sub/or/xor of a constant 0, extract of every bit.
-
-``Program.run(I, inputs)`` then calls the same primitives of ``I`` (the
-NumPy interpretation) in an order chosen for memory: depth first from the
-result, so each block's products are made just before that block needs
-them, and each value is dropped right after its last use. The values and
-their meaning are those of ``datapath.dot(I, ...)`` run directly (the
-tests check both ways bit for bit); only the Python work of the datapath
-(Terms, widths, helpers) is done once instead of once per tile.
+  add/sub/or/xor of a constant 0, extract of every bit;
+* a few compositions are written as one fused operation (FUSED below),
+  defined in tcsmt.interp_fused as exactly those compositions.
 """
 
 from __future__ import annotations
 
-import functools
-
-from tcsmt import datapath
-from tcsmt.interp_int import INT, IntBool, IntWord
-from tcsmt.interp_numpy import MAX_BITS, NpBool, NpWord
-from tcsmt.params import ModelParams
+from tcsmt.interp_int import _MSG, INT, DataBranchError, IntBool, IntWord
 
 
 # ite(cmp(a, b), b, a) is the larger of a and b, ite(cmp(a, b), a, b) the
 # smaller: recorded as one fused operation, which NumpyInterp computes with
 # np.maximum / np.minimum (keys: comparison, branches are (b, a), are (a, b)).
-# ite(a, not_(b), b) of Bools is recorded as xor_(a, b). FUSE = False records
-# the plain primitives only (tests compare both).
+# ite(a, not_(b), b) of Bools is recorded as xor_(a, b), ite(c, neg(x), x) as
+# neg_if(c, x) (tcsmt.interp_fused). FUSE = False records the plain
+# primitives only (tests compare both).
 FUSED = {("slt", True, False): "smax", ("slt", False, True): "smin",
          ("ult", True, False): "umax", ("ult", False, True): "umin"}
 FUSE = True
@@ -53,7 +44,6 @@ class Node:
         self.static, self.const = static, const
 
     def __bool__(self):
-        from tcsmt.interp_int import _MSG, DataBranchError
         raise DataBranchError(_MSG)
 
     def __repr__(self):
@@ -207,6 +197,8 @@ class TraceInterp:
                 return self._op(fused, c.args)
             if x.w == 0 and x.op == "not_" and x.args[0] is y:
                 return self._op("xor_", (c, y), (), 0)
+            if x.op == "neg" and x.args[0] is y:
+                return self._op("neg_if", (c, y), (), y.w)
         return self._op("ite", (c, x, y), (), x.w)
 
     def _connective(self, op, bs, unit: bool):
@@ -234,3 +226,6 @@ class TraceInterp:
         if b.op == "not_":
             return b.args[0]
         return self._op("not_", (b,), (), 0)
+
+
+__all__ = ["TraceInterp", "Node", "FUSED"]

@@ -209,6 +209,30 @@ def test_ite_words(w):
     assert N.ite(N.eq(x, x), x, NpWord(0, w)) is x            # a uniform Bool folds
 
 
+@pytest.mark.parametrize("w", [1, 3, 5, 8, 12, 16, 27, 32, 33, 64])
+def test_neg_if_is_ite_of_neg(w):
+    """The fused neg_if(c, x) against ite(c, neg(x), x) of interp_int."""
+    xs = unary_cases(w)
+    cs = np.arange(len(xs)) % 3 != 1
+    want = [INT.ite(INT.bool_const(bool(c)), INT.neg(INT.const(int(x), w)), INT.const(int(x), w)).v
+            for c, x in zip(cs, xs)]
+    for form in ("clean", "dirty"):
+        assert values_of(N.neg_if(NpBool(cs), word(xs, w, form)), len(xs)) == want, (w, form)
+    for i in range(0, len(xs), max(1, len(xs) // 8)):
+        x = NpWord(int(xs[i]), w)
+        for c in (True, False):
+            assert values_of(N.neg_if(NpBool(c), x), 1) == [(-int(xs[i]) if c else int(xs[i])) % (1 << w)]
+        cc = np.array([True, False, True])
+        assert values_of(N.neg_if(NpBool(cc), x), 3) == \
+            [(-int(xs[i]) if c else int(xs[i])) % (1 << w) for c in cc]
+    # broadcasting: a condition per row, a value per column
+    k = min(4, len(xs))
+    col = N.array(xs[:k].reshape(1, k), w)
+    got = N.value(N.neg_if(NpBool(np.array([[True], [False]])), col), (2, k))
+    assert [int(v) for v in got[0]] == [(-int(x)) % (1 << w) for x in xs[:k]]
+    assert [int(v) for v in got[1]] == [int(x) for x in xs[:k]]
+
+
 def test_ite_bools_and_connectives_exhaustive():
     """Every combination of three Bools, each a constant or an array."""
     grid = np.array(list(itertools.product([False, True], repeat=3)))
