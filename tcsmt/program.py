@@ -47,36 +47,36 @@ class Program:
         self.name = name
         template: list = []
         dep: list[int] = []
-        widths = [0]
         code: list = []
         self.inputs: dict[str, int] = {}
         slot: dict[Node, int] = {}
+        width = 0
         for node in _postorder(root):
+            width = max(width, node.w)
+            op = node.op
+            if op == "const" or op == "input":
+                slot[node] = len(template)
+                template.append(_const_value(node) if op == "const" else None)
+                dep.append(0 if op == "const" else _input_dep(node.static[0]))
+                if op == "input":
+                    self.inputs[node.static[0]] = slot[node]
+                continue
+            args, d = [], 0
             for a in node.args:
-                if a.const is not None and a not in slot:
-                    slot[a] = len(template)
+                s = slot.get(a)
+                if s is None:                      # a constant, first seen here
+                    s = slot[a] = len(template)
                     template.append(_const_value(a))
                     dep.append(0)
-                    widths.append(a.w)
-            s = slot[node] = len(template)
-            widths.append(node.w)
-            if node.op == "const":
-                template.append(_const_value(node))
-                dep.append(0)
-                continue
+                    width = max(width, a.w)
+                args.append(s)
+                d |= dep[s]
+            slot[node] = len(template)
             template.append(None)
-            if node.op == "input":
-                dep.append(_input_dep(node.static[0]))
-                self.inputs[node.static[0]] = s
-                continue
-            args = tuple([slot[a] for a in node.args])
-            d = 0
-            for x in args:
-                d |= dep[x]
             dep.append(d)
-            code.append((node.op, args, node.static, s))
+            code.append((op, tuple(args), node.static, slot[node]))
         self.template, self._dep, self.code = template, dep, code
-        self.max_width = max(widths)
+        self.max_width = width
         self.out = slot[root]
         self._run_code = self._with_drops(code)
         self._hoisted = None
@@ -131,11 +131,12 @@ class Program:
         for i, ins in enumerate(code):
             for a in ins[1]:
                 last[a] = i
-        drops: list[list[int]] = [[] for _ in code]
+        drops: list = [()] * len(code)
+        template, out = self.template, self.out
         for s, i in last.items():
-            if self.template[s] is None and s != self.out:
-                drops[i].append(s)
-        return [(*ins, tuple(d)) for ins, d in zip(code, drops)]
+            if template[s] is None and s != out:
+                drops[i] += (s,)
+        return [(op, args, static, res, d) for (op, args, static, res), d in zip(code, drops)]
 
 
 def _execute(I, code: list, env: list) -> None:
