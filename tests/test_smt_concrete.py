@@ -1,0 +1,171 @@
+"""Concrete equals symbolic: for every shipped model and every solver, the
+solver's evaluation of the formula the datapath builds equals the
+Python-int simulator, on generated inputs and on recorded hardware rows.
+
+One query per (model, solver): the circuit becomes a function of the
+inputs (``evaluation_formula``, folding off), applied to every point, so
+the solver evaluates the very terms ``tcsmt diff`` solves. K is one more
+than the block size (two blocks chained) or the recording's K if larger.
+The fast test takes a modest sample; the slow one 2000 points a model.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import pytest
+
+from tcsmt import conformance, datapath, hwdata
+from tcsmt.formats import Format
+from tcsmt.library import all_models, arch_for_device
+from tcsmt.params import ModelParams
+from tcsmt.simulate import dot_bits
+from tcsmt.smt import service
+from tcsmt.smt.smtlib import evaluation_formula
+
+MODELS = all_models()
+SOLVERS = list(service.SOLVERS)
+
+
+# ---------------------------------------------------------------------------
+# Points
+# ---------------------------------------------------------------------------
+
+def value_near(rng: random.Random, fmt: Format, e: int) -> int:
+    """Bits of a value of fmt: mostly finite with an exponent near e (so
+    terms cancel and align), sometimes zero, subnormal, extreme or any bits."""
+    r = rng.random()
+    sign = rng.getrandbits(1)
+    frac = rng.getrandbits(fmt.frac_bits)
+    if r < 0.1:
+        return fmt.pack(sign, 0, 0)
+    if r < 0.15:
+        return fmt.pack(sign, 0, frac or 1)
+    if r < 0.2:
+        return fmt.max_finite_bits(sign)
+    if r < 0.23 and fmt.has_inf:
+        return fmt.inf_bits(sign)
+    if r < 0.3:
+        return rng.getrandbits(fmt.bits)
+    exp = min(max(e + fmt.bias + rng.randint(-3, 3), 1), fmt.max_exp_field)
+    if exp == fmt.max_exp_field and fmt.specials == "fn":
+        frac = min(frac, fmt.max_frac_at_emax)
+    return fmt.pack(sign, exp, frac)
+
+
+def generated(p: ModelParams, k: int, n: int, seed: str) -> list[tuple[list[int], list[int], int]]:
+    rng = random.Random(seed)
+    fin, fc = p.fin, p.fc
+    out = []
+    for _ in range(n):
+        e = rng.randint(fin.emin - 2, fin.emax)
+        a = [value_near(rng, fin, e) for _ in range(k)]
+        b = [value_near(rng, fin, rng.randint(-2, 2)) for _ in range(k)]
+        c = value_near(rng, fc, min(max(e, fc.emin), fc.emax))
+        out.append(cancelling(fin, fc, a, b, c) if rng.random() < 0.1 else (a, b, c))
+    return out
+
+
+def cancelling(fin: Format, fc: Format, a, b, c):
+    """a0*1 + c with c = -a0 and every other product zero: an exact zero sum."""
+    v = fin.value(a[0])
+    if isinstance(v, float):
+        return a, b, c
+    k = len(a)
+    return [a[0]] + [0] * (k - 1), [fin.pack(0, fin.bias, 0)] + [0] * (k - 1), fc.round_value(-v)
+
+
+@functools.lru_cache(maxsize=None)
+def folders() -> list:
+    root = hwdata.default_data_dir()
+    return hwdata.discover(root) if root else []
+
+
+@functools.lru_cache(maxsize=None)
+def read(device: str, folder) -> hwdata.Recording:
+    return hwdata.read_folder(folder, device)
+
+
+def recording(fmt_name: str, arch: str) -> hwdata.Recording | None:
+    """A recorded folder of this input format, the architecture's own device first."""
+    found = [(d, f) for d, f in folders() if hwdata.FOLDER_FORMATS.get(f.name.lower()) == fmt_name]
+    found.sort(key=lambda df: arch_for_device(df[0]) != arch)
+    return read(*found[0]) if found else None
+
+
+def recorded(p: ModelParams, k: int, n: int) -> list[tuple[list[int], list[int], int]]:
+    """The first n recorded rows, zero products appended up to k."""
+    rec = recording(p.fin.name, p.arch)
+    if rec is None or rec.k > k:
+        return []
+    c = conformance.prepare_c(rec, p, False)
+    pad = [0] * (k - rec.k)
+    return [([int(x) for x in rec.a[i]] + pad, [int(y) for y in rec.b[i]] + pad, int(c[i]))
+            for i in range(min(n, rec.rows))]
+
+
+def k_for(p: ModelParams) -> int:
+    rec = recording(p.fin.name, p.arch)
+    return max(p.block_size + 1, rec.k if rec else 0)
+
+
+# ---------------------------------------------------------------------------
+# The check
+# ---------------------------------------------------------------------------
+
+def symbolic_matches_concrete(p: ModelParams, solver: str, points, timeout: float) -> None:
+    k = len(points[0][0])
+
+    def build(I):
+        a = [I.var(f"a{i}", p.fin.bits) for i in range(k)]
+        b = [I.var(f"b{i}", p.fin.bits) for i in range(k)]
+        return datapath.dot(I, p, a, b, I.var("c", p.fc.bits))
+
+    named = [{**{f"a{i}": x for i, x in enumerate(a)}, **{f"b{i}": y for i, y in enumerate(b)}, "c": c}
+             for a, b, c in points]
+    answer = service.solve(evaluation_formula(build, named), solver, timeout=timeout)
+    assert answer.status == "sat", f"{solver}: {answer.status} {answer.reason}"
+    bad = []
+    for j, (a, b, c) in enumerate(points):
+        want = dot_bits(p, a, b, c)
+        if answer.values[f"out{j}"] != want:
+            bad.append((j, [hex(x) for x in a], [hex(y) for y in b], hex(c),
+                        hex(answer.values[f"out{j}"]), hex(want)))
+    assert not bad, f"{p.name}, {solver}: {len(bad)} of {len(points)} differ, first {bad[0]}"
+
+
+def need(solver: str) -> None:
+    if not service.installed(solver):
+        pytest.skip(f"{solver} is not installed")
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("p", MODELS, ids=lambda p: p.name)
+def test_formula_evaluated_by_the_solver_equals_the_simulator(p, solver):
+    need(solver)
+    k = k_for(p)
+    points = recorded(p, k, 6) + generated(p, k, 14, p.name)
+    symbolic_matches_concrete(p, solver, points, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("p", MODELS, ids=lambda p: p.name)
+def test_formula_equals_the_simulator_on_thousands_of_points(p, solver):
+    need(solver)
+    k = k_for(p)
+    points = recorded(p, k, 500)
+    points += generated(p, k, 2000 - len(points), "slow " + p.name)
+    symbolic_matches_concrete(p, solver, points, timeout=600)
+
+
+def test_the_points_reach_the_interesting_cases():
+    """The generated inputs include zeros, subnormals, specials and sums that
+    cancel to zero, for an fp16 model (so the comparison is not vacuous)."""
+    p = next(m for m in MODELS if m.in_format == "float16")
+    pts = generated(p, 4, 400, "coverage")
+    kinds = {p.fin.classify(x) for a, _, _ in pts for x in a}
+    assert kinds == {"zero", "subnormal", "normal", "inf", "nan"}
+    outs = [p.fout.classify(dot_bits(p, a, b, c)) for a, b, c in pts]
+    assert {"zero", "normal", "nan"} <= set(outs)
