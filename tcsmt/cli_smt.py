@@ -22,6 +22,7 @@ import functools
 import re
 import shlex
 import sys
+import time
 
 import click
 from rich.console import Console
@@ -134,7 +135,10 @@ def _command_line() -> str:
 
 
 def run_query(kind: str, o: dict) -> int:
-    """diff or equiv: solve, print, write the result file; the exit code."""
+    """diff or equiv: solve, print, write the result file; the exit code.
+    The --emit-smt2 file is written before solving, so it is there to hand
+    to another solver even when this one finds no answer."""
+    t0 = time.monotonic()
     hyps = _hypotheses(o)
     k = o["k"] or default_k(hyps[0].params, hyps[1].params)
     domain = _domain(o)
@@ -144,15 +148,16 @@ def run_query(kind: str, o: dict) -> int:
     out = run_diff(hyps, k, domain, o["solver"], o["timeout"], o["cross_check"], forms)
     if out.verdict == "unknown":
         raise UserError(f"no answer within {o['timeout']:g} s ({out.reason}); "
-                        "try --timeout or another --solver")
-    doc = _document(kind, o, hyps, k, domain, out)
+                        "try a longer --timeout or another --solver")
+    out.seconds = time.monotonic() - t0
+    doc = _document(kind, hyps, k, domain, out)
     path = write_result(o["out"] or _default_out(kind, hyps), doc)
-    _print(kind, hyps, k, out, str(path))
+    _print(hyps, k, out, str(path))
     found = out.verdict == "sat"
     return (0 if found else 1) if kind == "diff" else (1 if found else 0)
 
 
-def _document(kind: str, o: dict, hyps, k: int, domain: Domain, out: Outcome) -> dict:
+def _document(kind: str, hyps, k: int, domain: Domain, out: Outcome) -> dict:
     w = out.winner
     query = {"kind": kind, "description": f"inputs on which {hyps[0].label} and {hyps[1].label} differ",
              "k": k, "domain": domain.describe(), "command": _command_line()}
@@ -162,7 +167,7 @@ def _document(kind: str, o: dict, hyps, k: int, domain: Domain, out: Outcome) ->
                        out.answered.sha256, out.seconds, out.proved_by)
 
 
-def _print(kind: str, hyps: list[Hypothesis], k: int, out: Outcome, path: str) -> None:
+def _print(hyps: list[Hypothesis], k: int, out: Outcome, path: str) -> None:
     con = Console(highlight=False, markup=False)
     a, b = hyps
     w = out.winner

@@ -98,6 +98,19 @@ def test_the_witness_lies_in_the_domain():
             assert -4 <= max(fin.fields(x)[1], 1) - fin.bias <= 4
 
 
+def test_three_hypotheses_give_a_vector_that_separates_some_pair(tmp_path):
+    """The shape issue 4 builds on: N hypotheses, a result file holding all."""
+    hs = hyps("volta", "volta", ["carry_bits=1"]) + [
+        Hypothesis("C", resolve("volta", overrides=["align_bits=1"]))]
+    out = run_diff(hs, 4, Domain(), timeout=120, pairs=[(0, 1), (0, 2)])
+    assert out.verdict == "sat"
+    outs = outputs(out.vector, hs)
+    assert outs["A"] != outs["B"] or outs["A"] != outs["C"]
+    doc = results.make_result({"kind": "test", "k": 4}, hs, [out.vector], "sat", {}, "0" * 64, 1.0)
+    assert len(doc["hypotheses"]) == 3 and doc["vectors"][0]["separates"]
+    assert results.replay(results.write_result(tmp_path / "n.json", doc)).ok
+
+
 def test_identical_models_fold_to_false():
     hs = hyps("hopper", "blackwell")
     forms = formulations(hs, 16, Domain())
@@ -121,7 +134,7 @@ def test_a_witness_that_does_not_replay_is_refused():
     assert replayed_witness({**good, "d0": d[0], "d1": d[1]}, hs, 1, Domain()).c == minus
     with pytest.raises(WitnessError, match="concrete model gives"):
         replayed_witness({**good, "d0": d[0] ^ 1, "d1": d[1]}, hs, 1, Domain())
-    with pytest.raises(WitnessError, match="does not separate"):
+    with pytest.raises(WitnessError, match="separates none of the pairs"):
         replayed_witness({"a0": one, "b0": one, "c": 0}, hs, 1, Domain())
     with pytest.raises(WitnessError, match="outside the domain"):
         replayed_witness({**good, "a0": 0x7C00}, hs, 1, Domain())

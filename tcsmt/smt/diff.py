@@ -1,12 +1,13 @@
 """diff and equiv: inputs on which two models give different bits, or a proof
 that no input of the domain does.
 
-The formula runs ``datapath.dot`` twice with the SMT interpretation, once
-per model, on the same free inputs a0..a{K-1}, b0..b{K-1}, c; declares the
-outputs d0, d1 (so every witness also checks the solver's outputs against
-the concrete model's) and asserts that they differ. Models with the same
-parameters give the very same terms (hash-consing), so their formula is
-``(assert false)``.
+The formula runs ``datapath.dot`` with the SMT interpretation once per model
+(two for diff, any number for a property query), on the same free inputs
+a0..a{K-1}, b0..b{K-1}, c, and asserts that the outputs of some pair differ.
+It also declares the outputs as d0, d1, ..., so every witness checks the
+solver's outputs against the concrete model's too. Models with the same
+parameters build the very same terms (hash-consing), so their formula folds
+to ``(assert false)``.
 
 Speed: besides the full formula, restricted ones are raced: "support-m"
 keeps m products free and fixes the others to +0, which constant folding
@@ -70,21 +71,33 @@ def declare_inputs(I, p: ModelParams, k: int, support: tuple[int, ...] | None = 
     return a, b, I.var("c", fc.bits)
 
 
+Pairs = list[tuple[int, int]]
+
+
+def all_pairs(n: int) -> Pairs:
+    return [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+
 def diff_formula(hyps: list[Hypothesis], k: int, domain: Domain,
-                 support: tuple[int, ...] | None = None) -> Formula:
-    """Inputs of the domain on which the first two hypotheses' outputs differ."""
+                 support: tuple[int, ...] | None = None, pairs: Pairs | None = None) -> Formula:
+    """Inputs of the domain on which the outputs of some pair of hypotheses
+    differ (``pairs`` of indices; every pair by default). d{j} holds the
+    output of hypothesis j."""
     pa = hyps[0].params
+    pairs = pairs or all_pairs(len(hyps))
 
     def build(I):
         a, b, c = declare_inputs(I, pa, k, support)
         out = domain.constraints(I, pa.fin, pa.fc, a, b, c)
-        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps[:2]]
+        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
         out += [I.eq(I.var(f"d{j}", I.width(d)), d) for j, d in enumerate(dots)]
-        return out + [I.not_(I.eq(*dots))]      # the same terms fold to false
+        # identical terms (models with the same parameters) fold to false
+        return out + [I.or_(*[I.not_(I.eq(dots[i], dots[j])) for i, j in pairs])]
 
     where = "all products free" if support is None else f"products {list(support)} free, others +0"
-    return build_formula(build, description=f"tcsmt diff {hyps[0].label} {hyps[1].label} k={k} "
-                                            f"({where}; domain {domain.describe()})")
+    names = " ".join(h.label for h in hyps)
+    return build_formula(build, description=f"tcsmt diff {names} k={k} ({where}; "
+                                            f"domain {domain.describe()})")
 
 
 def domain_formula(p: ModelParams, k: int, domain: Domain) -> Formula:
@@ -95,15 +108,17 @@ def domain_formula(p: ModelParams, k: int, domain: Domain) -> Formula:
     return build_formula(build, description=f"tcsmt domain k={k} {domain.describe()}")
 
 
-def formulations(hyps: list[Hypothesis], k: int, domain: Domain) -> list[tuple[str, Formula]]:
+def formulations(hyps: list[Hypothesis], k: int, domain: Domain,
+                 pairs: Pairs | None = None) -> list[tuple[str, Formula]]:
     """Restricted formulas (fewer free products) first, then the full one.
-    When the full formula folds to false (both models build the same
-    terms), the restrictions have nothing to add."""
-    full = diff_formula(hyps, k, domain)
+    When the full formula folds to false (the models build the same terms),
+    the restrictions have nothing to add."""
+    full = diff_formula(hyps, k, domain, pairs=pairs)
     if full.trivially_unsat:
         return [(FULL, full)]
     levels = [m for m in (1, 2) if m < k]
-    out = [(f"support-{m}", diff_formula(hyps, k, domain, support_positions(k, m))) for m in levels]
+    out = [(f"support-{m}", diff_formula(hyps, k, domain, support_positions(k, m), pairs))
+           for m in levels]
     return out + [(FULL, full)]
 
 
@@ -117,21 +132,22 @@ def decode(values: dict[str, int], k: int) -> Vector:
                   tuple(values.get(f"b{i}", 0) for i in range(k)), values.get("c", 0))
 
 
-def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, domain: Domain) -> Vector:
+def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, domain: Domain,
+                     pairs: Pairs | None = None) -> Vector:
     """The witness, after checking on the concrete model that it lies in the
-    domain, that each output equals the solver's, and that they differ."""
+    domain, that each output equals the solver's, and that some pair differs."""
     vec = decode(values, k)
     p = hyps[0].params
     if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c):
         raise WitnessError(f"the solver's witness {vec} is outside the domain {domain.describe()}")
     outs = outputs(vec, hyps)
-    for j, h in enumerate(hyps[:2]):
+    for j, h in enumerate(hyps):
         if f"d{j}" in values and values[f"d{j}"] != outs[h.id]:
             raise WitnessError(f"witness {vec}: the solver says {h.id} gives {values[f'd{j}']:#x}, "
                                f"the concrete model gives {outs[h.id]:#x}")
-    if outs[hyps[0].id] == outs[hyps[1].id]:
-        raise WitnessError(f"witness {vec} does not separate {hyps[0].id} and {hyps[1].id} "
-                           f"on the concrete model")
+    pairs = pairs or all_pairs(len(hyps))
+    if all(outs[hyps[i].id] == outs[hyps[j].id] for i, j in pairs):
+        raise WitnessError(f"witness {vec} separates none of the pairs {pairs} on the concrete model")
     return vec
 
 
@@ -165,41 +181,52 @@ class Outcome:
 
 def run_diff(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
              timeout: float = service.DEFAULT_TIMEOUT, cross_check: bool = False,
-             forms: list[tuple[str, Formula]] | None = None) -> Outcome:
+             forms: list[tuple[str, Formula]] | None = None, pairs: Pairs | None = None) -> Outcome:
     """Race the formulations on the chosen solvers; replay a witness; on
-    unsat, cross-check if asked and make sure the domain is not empty."""
+    unsat, cross-check if asked and make sure the domain is not empty.
+    ``pairs`` (indices into hyps, every pair by default) are the pairs a
+    witness must separate one of."""
     t0 = time.monotonic()
     names, notes = service.choose_solvers(solver)
-    forms = forms or formulations(hyps, k, domain)
+    forms = forms or formulations(hyps, k, domain, pairs)
     full = forms[-1][1]
     jobs = [Job(f, s, tag, None if tag == FULL else SUPPORT_BUDGET) for tag, f in forms for s in names]
     votes = {FULL: 2 if cross_check and len(names) > 1 else 1}
     runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == FULL,
                         unsat_votes=votes)
-    out = _outcome(runs, forms, hyps, k, domain)
+    out = _outcome(runs, forms, hyps, k, domain, pairs)
     out.notes += notes
     if out.verdict == "unsat":
         if cross_check and len(out.proved_by) < 2:
             left = timeout - (time.monotonic() - t0)
             out.runs += service.confirm_unsat(full, out.proved_by, left, FULL)
+            _refuse_disagreement(out.runs)
             if len(out.proved_by) < 2:
                 out.notes.append("cross-check: no second solver proved it within the time limit")
-        _refuse_empty_domain(hyps[0].params, k, domain, timeout)
+        out.notes += _refuse_empty_domain(hyps[0].params, k, domain, timeout)
     out.seconds = time.monotonic() - t0
     return out
 
 
-def _outcome(runs: list[Run], forms, hyps, k, domain) -> Outcome:
-    by_tag = dict(forms)
-    full = by_tag[FULL]
+def _refuse_disagreement(runs: list[Run]) -> None:
+    """A sat answer (on any formulation: each is a restriction of the full
+    one) beside an unsat answer on the full formula: one solver is wrong."""
     sat = [r for r in runs if r.status == "sat"]
     unsat_full = [r for r in runs if r.status == "unsat" and r.tag == FULL]
     if sat and unsat_full:
-        raise WitnessError("solvers disagree on the full formula: " + ", ".join(
-            f"{r.solver} {r.status}" for r in sat + unsat_full))
+        raise WitnessError("solvers disagree: " + ", ".join(
+            f"{r.solver} {r.status} ({r.tag})" for r in sat + unsat_full))
+
+
+def _outcome(runs: list[Run], forms, hyps, k, domain, pairs) -> Outcome:
+    by_tag = dict(forms)
+    full = by_tag[FULL]
+    _refuse_disagreement(runs)
+    sat = [r for r in runs if r.status == "sat"]
+    unsat_full = [r for r in runs if r.status == "unsat" and r.tag == FULL]
     if sat:
         r = sat[0]
-        vec = replayed_witness(r.values, hyps, k, domain)
+        vec = replayed_witness(r.values, hyps, k, domain, pairs)
         return Outcome("sat", "", full, by_tag[r.tag], r.tag, vec, runs)
     if unsat_full:
         return Outcome("unsat", "", full, full, FULL, None, runs)
@@ -207,11 +234,15 @@ def _outcome(runs: list[Run], forms, hyps, k, domain) -> Outcome:
     return Outcome("unknown", "; ".join(reasons) or "no answer", full, None, "", None, runs)
 
 
-def _refuse_empty_domain(p: ModelParams, k: int, domain: Domain, timeout: float) -> None:
-    """An unsat diff over an empty domain proves nothing: say so."""
+def _refuse_empty_domain(p: ModelParams, k: int, domain: Domain, timeout: float) -> list[str]:
+    """An unsat diff over an empty domain proves nothing: say so (UserError);
+    a note when the solvers cannot tell."""
     if domain == Domain():
-        return                         # finite inputs: +0 everywhere is one
+        return []                      # finite inputs: +0 everywhere is one
     answer = service.solve(domain_formula(p, k, domain), "portfolio", min(timeout, 30.0))
     if answer.status == "unsat":
         raise UserError(f"the input domain is empty (no inputs satisfy {domain.describe()}): "
                         "there is nothing to compare")
+    if answer.status != "sat":
+        return [f"could not check that the domain holds any input ({answer.reason})"]
+    return []

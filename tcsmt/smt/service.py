@@ -1,7 +1,7 @@
 """Solving as a service: formulas in, answers out, every solver in its own process.
 
 A query never touches a solver API. It builds a ``Formula`` (SMT-LIB text,
-see ``tcsmt.smt.terms``) and asks:
+see ``tcsmt.smt.smtlib``) and asks:
 
     answer = solve(formula, solver="portfolio", timeout=60.0, cross_check=False)
 
@@ -47,7 +47,6 @@ SOLVERS = {
 drives it). A backend has ``check(text, inputs, timeout_s) -> dict``."""
 PIP_NAMES = {"z3": "z3-solver"}
 DEFAULT_TIMEOUT = 60.0
-DEFINITIVE = ("sat", "unsat")
 
 
 @dataclass
