@@ -21,7 +21,7 @@ from tcsmt.interp_int import INT, DataBranchError, IntBool, IntWord
 from tcsmt.library import all_models
 from tcsmt.simulate import dot_bits
 from tcsmt.smt.smtlib import MAX_INLINE_DEPTH, build_formula, function_text, to_smtlib
-from tcsmt.smt.terms import BOOL, SmtInterp, evaluate
+from tcsmt.smt.terms import BOOL, SmtInterp, evaluate, reachable
 
 GOLDEN = Path(__file__).parent / "golden"
 REFRESH = os.environ.get("TCSMT_REFRESH_GOLDEN") == "1"
@@ -221,3 +221,25 @@ def test_golden_smtlib_text_of_a_small_query():
 def test_bool_inputs_are_declared():
     f = build_formula(small_query)
     assert "(declare-const p Bool)" in f.text and f.inputs["p"] == BOOL
+
+
+def test_a_mul_hook_replaces_multipliers_but_not_constants():
+    """A query's own abstraction: each product of two words becomes a free
+    input (the same product, the same input); a constant product folds."""
+    seen = {}
+
+    def hook(I, x, y):
+        key = (x.id, y.id)
+        if key not in seen:
+            seen[key] = I.var(f"p{len(seen)}", I.width(x))
+        return seen[key]
+
+    I = SmtInterp(mul_hook=hook)
+    x, y = I.var("x", 8), I.var("y", 8)
+    assert I.mul(x, y) is I.mul(x, y) is I.inputs["p0"]
+    assert I.mul(I.const(3, 8), I.const(5, 8)).value == 15
+    assert len(seen) == 1
+    p = next(m for m in all_models() if m.name == "volta-fp16-fp32")
+    d = datapath.dot(I, p, [I.var("a0", 16)], [I.var("b0", 16)], I.var("c", 32))
+    assert len(seen) == 2 and "p1" in I.inputs
+    assert all(n.op != "mul" for n in reachable([d])[0])
