@@ -209,7 +209,13 @@ def _vector_table(hyps: list[Hypothesis], out: Outcome) -> Table:
 @_query_options
 @_one_line_errors
 def diff(**o):
-    """Find inputs on which MODEL_A and MODEL_B return different bits."""
+    """Find inputs on which MODEL_A and MODEL_B return different bits.
+
+    MODEL_B defaults to MODEL_A, so `tcsmt diff ampere --set-b carry_bits=3`
+    compares a model with itself changed. The inputs found are replayed on
+    both concrete models, printed and written to a result file (replay it
+    with `tcsmt replay`). Exit status: 0 found, 1 proved there are none,
+    2 no answer in time or bad input."""
     sys.exit(run_query("diff", o))
 
 
@@ -217,7 +223,12 @@ def diff(**o):
 @_query_options
 @_one_line_errors
 def equiv(**o):
-    """Prove that MODEL_A and MODEL_B agree on every input (or show where not)."""
+    """Prove that MODEL_A and MODEL_B agree on every input of the domain.
+
+    The same query as diff: a proof (with --cross-check, by two solvers) is
+    written to the result file; a counterexample is printed and written
+    like diff's. Exit status: 0 proved, 1 counterexample, 2 no answer in
+    time or bad input."""
     sys.exit(run_query("equiv", o))
 
 
@@ -225,7 +236,11 @@ def equiv(**o):
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_one_line_errors
 def replay(files):
-    """Re-run every vector of result files through the concrete models."""
+    """Re-run every vector of result files through the concrete models.
+
+    Each vector runs under every hypothesis the file names, with the
+    parameters stored in the file. Exit status: 0 all outputs and
+    separations match, 1 a disagreement, 2 an unreadable file."""
     reports = [results.replay(f) for f in files]
     for r in reports:
         _print_report(r)
