@@ -108,13 +108,14 @@ def domain_formula(p: ModelParams, k: int, domain: Domain) -> Formula:
     return build_formula(build, description=f"tcsmt domain k={k} {domain.describe()}")
 
 
-def formulations(hyps: list[Hypothesis], k: int, domain: Domain,
-                 pairs: Pairs | None = None) -> list[tuple[str, Formula]]:
+def formulations(hyps: list[Hypothesis], k: int, domain: Domain, pairs: Pairs | None = None,
+                 restrictions: bool = True) -> list[tuple[str, Formula]]:
     """Restricted formulas (fewer free products) first, then the full one.
-    When the full formula folds to false (the models build the same terms),
-    the restrictions have nothing to add."""
+    The restrictions only help to find inputs: leave them out for a proof
+    (``restrictions=False``), and when the full formula folds to false (the
+    models build the same terms)."""
     full = diff_formula(hyps, k, domain, pairs=pairs)
-    if full.trivially_unsat:
+    if full.trivially_unsat or not restrictions:
         return [(FULL, full)]
     levels = [m for m in (1, 2) if m < k]
     out = [(f"support-{m}", diff_formula(hyps, k, domain, support_positions(k, m), pairs))
