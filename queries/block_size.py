@@ -2,7 +2,7 @@
 Ampere fp16, 16 on Hopper fp16, 32 for Hopper fp8. The dot product has
 as many terms as the largest block asked about; shorter blocks chain."""
 
-from tcsmt.properties import Domain, Property, hyp, not_fp64
+from tcsmt.properties import Property, hyp, not_fp64
 
 SIZES = (1, 2, 4, 8, 16, 32)
 
@@ -16,6 +16,6 @@ PROPERTY = Property(
     description="block size (products per normalisation): 1, 2, 4, 8, 16, 32",
     parameters=("block_size",),
     hypotheses=lambda p: [hyp(str(n), block_size=n) for n in sizes(p)],
-    domain=lambda p: Domain(k=max(sizes(p))),
+    k=lambda p: max(sizes(p)),
     applies=not_fp64,
 )

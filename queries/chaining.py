@@ -3,7 +3,7 @@ is the next block's c (recursive), every block summed from zero and the
 results added to c one after another (separate), or one block twice as
 large (no chaining). The dot product has two blocks' worth of terms."""
 
-from tcsmt.properties import Domain, Property, hyp, not_fp64
+from tcsmt.properties import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="chaining",
@@ -12,6 +12,6 @@ PROPERTY = Property(
     hypotheses=lambda p: [hyp("recursive", chaining="recursive"),
                           hyp("separate", chaining="separate"),
                           hyp("one block", chaining="recursive", block_size=2 * p.block_size)],
-    domain=lambda p: Domain(k=2 * p.block_size),
+    k=lambda p: 2 * p.block_size,
     applies=not_fp64,
 )

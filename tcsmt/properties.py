@@ -3,7 +3,8 @@
 A property is a module in ``queries/`` (installed as ``tcsmt.queries``) that
 defines ``PROPERTY``, a ``Property``: which hypotheses it tells apart (each a
 set of parameter overrides on an architecture's model), which inputs are
-allowed (a ``Domain``), and for which models the question makes sense. A
+allowed (a tcsmt.smt.domain.Domain and the number of products k), and for
+which models the question makes sense. A
 query module never touches a solver; ``tcsmt.find`` turns it into formulas,
 solves them, replays the witnesses and writes the result.
 """
@@ -17,6 +18,7 @@ from typing import Callable
 
 from tcsmt.errors import UserError
 from tcsmt.params import ModelParams
+from tcsmt.smt.domain import Domain
 
 
 @dataclass(frozen=True)
@@ -37,42 +39,13 @@ def hyp(label: str, **overrides) -> Hypothesis:
 
 
 @dataclass(frozen=True)
-class Domain:
-    """Which inputs a query may use.
-
-    k: number of products (None: the model's block size).
-    finite: no NaN or infinity among the inputs.
-    subnormal_inputs: subnormal a, b and c allowed.
-    nonzero_max: at most this many non-zero products (None: any).
-    signs: "any", or "positive" (every input non-negative).
-    exp_range: (lo, hi) unbiased exponents allowed for non-zero a and b.
-    c: "any", "zero", "positive" or "negative".
-    """
-    k: int | None = None
-    finite: bool = True
-    subnormal_inputs: bool = True
-    nonzero_max: int | None = None
-    signs: str = "any"
-    exp_range: tuple[int, int] | None = None
-    c_exp_range: tuple[int, int] | None = None
-    c: str = "any"
-
-    def replace(self, **kw) -> "Domain":
-        from dataclasses import replace
-        return replace(self, **kw)
-
-    def describe(self) -> dict:
-        from dataclasses import asdict
-        return {k: v for k, v in asdict(self).items()}
-
-
-@dataclass(frozen=True)
 class Property:
     name: str
     description: str
     parameters: tuple[str, ...]
     hypotheses: Callable[[ModelParams], list[Hypothesis]]
     domain: Callable[[ModelParams], Domain] = lambda p: Domain()
+    k: Callable[[ModelParams], int] = lambda p: p.block_size   # products per dot product
     applies: Callable[[ModelParams], str | None] = lambda p: None   # None, or why not
     formats: str | None = None       # preferred IN:OUT when the default model does not apply
     kind: str = "separate"           # "separate" or "monotonic"
