@@ -57,6 +57,8 @@ class Fixed:
     pos_zeros: object  # Bool: every term was +0
 
 
+UNBOUNDED_SPARE = 2
+
 # ---------------------------------------------------------------------------
 # Widths
 # ---------------------------------------------------------------------------
@@ -222,7 +224,10 @@ def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
     ib = max(term_int_bits(I, t) for t in terms)
     carry = p.carry_bits if carry == "model" else carry
     if carry is None:
-        ri = ib + bv.bits_for(len(terms)) + (1 if mode == "floor" else 0)
+        # |sum| < len(terms) * 2**ib: bits_for(len(terms)) more bits hold it;
+        # UNBOUNDED_SPARE more make "unbounded" differ from every count a
+        # query compares it with, so equality needs a real proof
+        ri = ib + bv.bits_for(len(terms)) + UNBOUNDED_SPARE + (1 if mode == "floor" else 0)
     else:
         ri = ib + carry
     rw = 1 + ri + rl
@@ -299,13 +304,27 @@ def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
     bits = I.concat(I.concat(sbit, expf), fracf)
     over = I.and_(normal, I.slt(bv.sconst(I, fmt.emax, ew), e_f))
     bits = I.ite(over, overflow_bits(I, fmt, mode, sign, overflow), bits)
-    nan = I.const(fmt.nan_bits(), fmt.bits)
-    inf = I.ite(x.inf_sign, I.const(fmt.inf_bits(1), fmt.bits), I.const(fmt.inf_bits(0), fmt.bits))
+    nan = I.const(nan_or_max(fmt, 0), fmt.bits)
+    inf = I.ite(x.inf_sign, I.const(inf_or_nan(fmt, 1), fmt.bits), I.const(inf_or_nan(fmt, 0), fmt.bits))
     return I.ite(x.nan, nan, I.ite(x.inf, inf, bits))
 
 
+def inf_or_nan(fmt: Format, sign: int) -> int:
+    """The encoding an infinite result takes: infinity, else NaN (float8
+    e4m3fn), else the largest finite number (formats with neither)."""
+    if fmt.has_inf:
+        return fmt.inf_bits(sign)
+    if fmt.has_nan:
+        return fmt.pack(sign, (1 << fmt.exp_bits) - 1, (1 << fmt.frac_bits) - 1)
+    return fmt.max_finite_bits(sign)
+
+
+def nan_or_max(fmt: Format, sign: int) -> int:
+    return fmt.nan_bits() if fmt.has_nan else fmt.max_finite_bits(sign)
+
+
 def overflow_bits(I, fmt: Format, mode: str, sign, rule: str):
-    inf = I.ite(sign, I.const(fmt.inf_bits(1), fmt.bits), I.const(fmt.inf_bits(0), fmt.bits))
+    inf = I.ite(sign, I.const(inf_or_nan(fmt, 1), fmt.bits), I.const(inf_or_nan(fmt, 0), fmt.bits))
     big = I.ite(sign, I.const(fmt.max_finite_bits(1), fmt.bits),
                 I.const(fmt.max_finite_bits(0), fmt.bits))
     if rule == "inf" or mode == "rne":
