@@ -179,9 +179,12 @@ def conformance_cmd(folder, arch, engine, limit, json_path):
 # ---------------------------------------------------------------------------
 
 EXTRA_COMMANDS = [
+    ("tcsmt.cli_find", "find_cmd"), ("tcsmt.cli_find", "prove_cmd"),
+    ("tcsmt.cli_find", "properties_cmd"), ("tcsmt.cli_find", "regen_cmd"),
     ("tcsmt.cli_gemm", "gemm"),
     ("tcsmt.cli_smt", "diff"), ("tcsmt.cli_smt", "equiv"), ("tcsmt.cli_smt", "replay"),
     ("tcsmt.cli_harness", "harness"),
+    ("tcsmt.cli_identify", "plan"), ("tcsmt.cli_identify", "identify"),
 ]
 
 

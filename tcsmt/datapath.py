@@ -246,6 +246,7 @@ def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
         for i, x in enumerate(aligned):
             trace.append((f"aligned term {i}", x, f"fixed:{rl}"))
         trace.append(("raw sum", total, f"fixed:{rl}"))
+        trace.append(("register", (rl, ib, ri), "layout"))
     return Fixed(neg, mag, scale, nan, inf, inf_sign, neg_zeros, pos_zeros)
 
 
