@@ -15,7 +15,7 @@ def needed_bound(p):
 
 def hypotheses(p):
     top = needed_bound(p)
-    return [hyp(str(n), carry_bits=n) for n in range(max(0, top - 2), top + 2)] + \
+    return [hyp(str(n), carry_bits=n) for n in range(max(0, top - 2), top + 1)] + \
         [hyp("unbounded", carry_bits=None)]
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tcsmt import bv, datapath, pool
+from tcsmt import abstraction, bv, datapath, pool
 from tcsmt.params import ModelParams
 from tcsmt.results import Hypothesis, Vector, outputs
 from tcsmt.smt import diff, service
@@ -38,7 +38,7 @@ from tcsmt.smt.smtlib import Formula, build_formula
 
 Pair = tuple[int, int]
 RESTRICTION_BUDGET = 0.8      # CPU seconds per solver on a restricted formula
-SINGLE_TIMEOUT = 8.0          # seconds to look for one vector for all pairs once the pool has several
+SINGLE_TIMEOUT = 6.0          # seconds to look for one vector for several pairs (an economy, not a proof)
 
 
 @dataclass
@@ -159,23 +159,31 @@ class Asked:
 
     @property
     def solver(self) -> str:
-        sat = [r for r in self.runs if r.status == "sat"]
+        sat = [r for r in self.runs if r.status == "sat" and r.tag != abstraction.TAG]
         return f"{sat[0].solver} ({sat[0].tag})" if sat else ""
+
+
+PROOF_TAGS = (diff.FULL, abstraction.TAG)
 
 
 def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readable: bool,
         cross_check: bool = False) -> Asked:
+    """One vector separating every pair in ``pairs``, or a proof there is
+    none. Proofs come from the full formula or from the same question with
+    free products (an over-approximation: its UNSAT is a proof, its SAT is
+    ignored)."""
     forms = formulations(hyps, k, domain, pairs, readable)
     full = forms[-1][1]
     if full.trivially_unsat:
         return Asked("unsat", None, [], full, "the hypotheses build the same formula")
     names, _ = service.choose_solvers(solver)
+    abstract = free_products_formula(hyps, k, domain, pairs)
     jobs = job_order(forms, names)
-    votes = {diff.FULL: 2 if cross_check and len(names) > 1 else 1}
-    runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == diff.FULL,
-                        unsat_votes=votes)
-    diff._refuse_disagreement(runs)
-    sat = [r for r in runs if r.status == "sat"]
+    jobs.insert(1, Job(abstract, names[0], abstraction.TAG))
+    votes = {tag: 2 if cross_check and len(names) > 1 else 1 for tag in PROOF_TAGS}
+    runs = service.race(jobs, timeout, stop=_ends, unsat_votes=votes)
+    _check_agreement(runs)
+    sat = [r for r in runs if r.status == "sat" and r.tag != abstraction.TAG]
     if sat:
         vec = diff.replayed_witness(sat[0].values, hyps, k, domain, pairs)
         missed = [pr for pr in pairs if pr not in separated_by(vec, hyps)]
@@ -183,15 +191,48 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
             raise diff.WitnessError(f"witness {vec} leaves pairs {missed} unseparated on the "
                                     f"concrete model although the formula asked for them")
         return Asked("sat", vec, runs, full)
-    if any(r.status == "unsat" and r.tag == diff.FULL for r in runs):
-        if cross_check:
-            proved = [r.solver for r in runs if r.status == "unsat" and r.tag == diff.FULL]
-            if len(proved) < 2:
-                runs += service.confirm_unsat(full, proved, timeout, diff.FULL)
-                diff._refuse_disagreement(runs)
+    proved = _provers(runs)
+    if proved:
+        if cross_check and len(proved) < 2:
+            runs += service.confirm_unsat(full, proved, timeout, diff.FULL)
+            _check_agreement(runs)
         return Asked("unsat", None, runs, full)
     reasons = sorted({f"{r.solver}: {r.reason}" for r in runs if r.tag == diff.FULL and r.reason})
     return Asked("unknown", None, runs, full, "; ".join(reasons) or "no answer")
+
+
+def _ends(run: Run) -> bool:
+    """A witness on a real formula, or a proof, ends the race."""
+    if run.status == "sat":
+        return run.tag != abstraction.TAG
+    return run.status == "unsat" and run.tag in PROOF_TAGS
+
+
+def _provers(runs: list[Run]) -> list[str]:
+    return [r.solver for r in runs if r.status == "unsat" and r.tag in PROOF_TAGS]
+
+
+def _check_agreement(runs: list[Run]) -> None:
+    """A witness on a real formula beside a proof: one solver is wrong."""
+    sat = [r for r in runs if r.status == "sat" and r.tag != abstraction.TAG]
+    unsat = [r for r in runs if r.status == "unsat" and r.tag in PROOF_TAGS]
+    if sat and unsat:
+        raise diff.WitnessError("solvers disagree: " + ", ".join(
+            f"{r.solver} {r.status} ({r.tag})" for r in sat + unsat))
+
+
+def free_products_formula(hyps, k, domain, pairs) -> Formula:
+    p = hyps[0].params
+
+    def build(I):
+        a, b, c = diff.declare_inputs(I, p, k)
+        out = domain.constraints(I, p.fin, p.fc, a, b, c)
+        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
+        return out + [I.not_(I.eq(dots[i], dots[j])) for i, j in pairs]
+
+    f, _ = abstraction.free_products(build, description=f"tcsmt find: separate {len(pairs)} pair(s), "
+                                                         f"k={k}, domain {domain.describe()}")
+    return f
 
 
 # ---------------------------------------------------------------------------
@@ -211,12 +252,12 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     pair of hypotheses, and the verdict on every pair left.
 
     First the candidate pool (tcsmt.pool) separates what it can. If it
-    needed more than one vector, the solvers are asked for one vector that
-    separates every pair (and replace the pool's when they find it). Then
-    each round asks for one vector that separates every pair still open;
-    when there is none, a vector for the first open pair is taken (it
-    usually separates several) and the round repeats. A single open pair
-    with no vector is proved inseparable (or left unknown)."""
+    needed more than one vector, the solvers are asked, briefly, for one
+    vector that separates every pair (it replaces the pool's when found).
+    Then each round asks, briefly, for one vector for every pair still
+    open; when there is none, the first open pair is asked on its own, with
+    the full time: a vector (which usually separates several pairs) or a
+    proof that the pair is inseparable (or no answer in time)."""
     t0 = time.monotonic()
     res = FindOutcome(hyps, k, domain)
     n = len(hyps)
@@ -225,28 +266,27 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     if use_pool:
         for vec in pool.search(hyps, k, domain, pairs):
             _take(res, vec, remaining, "pool")
+    asked_all = False
     if len(res.vectors) != 1 and n > 2:
         got = _ask(res, pairs, solver, min(timeout, SINGLE_TIMEOUT) if res.vectors else timeout,
                    readable)
-        res.single = got.verdict
+        res.single, asked_all = got.verdict, not res.vectors
         if got.verdict == "sat":
             res.vectors, res.found_by, remaining = [], [], list(pairs)
             _take(res, got.vector, remaining, got.solver)
-    elif len(res.vectors) == 1 or n == 2:
-        res.single = "sat" if res.vectors and not remaining else res.single
+    elif res.vectors and not remaining:
+        res.single = "sat"
     while remaining:
-        alone = len(remaining) == 1
-        got = _ask(res, remaining, solver, timeout, readable, cross_check and alone)
-        if n == 2:
-            res.single = got.verdict
-        if got.verdict == "sat":
-            _take(res, got.vector, remaining, got.solver)
-            continue
-        if alone:
-            _settle(res, remaining[0], got, remaining)
-            continue
+        if len(remaining) > 1 and not asked_all:
+            got = _ask(res, remaining, solver, min(timeout, SINGLE_TIMEOUT), readable)
+            if got.verdict == "sat":
+                _take(res, got.vector, remaining, got.solver)
+                continue
+        asked_all = False
         pair = remaining[0]
         one = _ask(res, [pair], solver, timeout, readable, cross_check)
+        if n == 2:
+            res.single = one.verdict
         if one.verdict == "sat":
             _take(res, one.vector, remaining, one.solver)
         else:
@@ -258,7 +298,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
 
 def _settle(res: FindOutcome, pair: Pair, got: Asked, remaining: list[Pair]) -> None:
     """No vector for this pair: record the proof (or the lack of an answer)."""
-    proved = [r.solver for r in got.runs if r.status == "unsat" and r.tag == diff.FULL]
+    proved = _provers(got.runs)
     reason = got.reason or ("the hypotheses build the same formula" if got.verdict == "unsat"
                             and not proved else "")
     if got.verdict == "unsat" and not proved:

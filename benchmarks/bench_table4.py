@@ -1,0 +1,100 @@
+"""Seconds per query per solver for the queries of Table 4 of the SMT paper
+(seed 000, VLPG), and for the carry-bit proofs of every shipped block size,
+printed beside the paper's figures (Z3 4.8.9 and cvc5 1.0.2 on an AMD EPYC
+7502P; '-' = no answer in 6 hours).
+
+Each Table 4 query is the SMT question of the property that asks it, for
+one pair of hypotheses, on the architecture the paper used: the seconds
+cover building the formulas, the race of restricted and full formulas on
+the solver(s), and replaying the witness. Run:
+
+    python benchmarks/bench_table4.py [--timeout 60] [--solvers bitwuzla,cvc5,z3,portfolio]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from tcsmt import find
+from tcsmt.library import find_model
+from tcsmt.params import apply_overrides
+from tcsmt.propquery import hypotheses, resolve_base
+from tcsmt.properties import get_property
+from tcsmt.prove import prove_carry_bits, _witness
+from tcsmt.smt.domain import Domain
+
+# (label, property, arch, formats, hypothesis pair, paper Z3 s, paper cvc5 s)
+TABLE4 = [
+    ("Exact Multiplication", "exact-products", "volta", None, ("exact", "in_format"), "0.55", "0.027"),
+    ("Exact Addition in FP16", "exact-accumulation", "volta", "fp16:fp16",
+     ("fp32 accumulator", "fp16 accumulator"), "27.59", "0.12"),
+    ("Rounding of Final Result", "final-rounding", "volta", "fp16:fp16", ("rne", "rz"), "0.52", "0.008"),
+    ("Rounding of Accumulator", "block-rounding", "volta", None, ("truncate", "rz"), "0.34", "0.017"),
+    ("Accumulation Order", "order", "volta", None, ("sequential", "reverse"), "9.87", "0.25"),
+    ("Normalization", "normalisation", "volta", None, ("block", "every_add"), "9.63", "0.25"),
+]
+CARRY = [("3 Carry Bits (Volta, 5 terms)", "volta", None, 2, "410.25", "72.793"),
+         ("4 Carry Bits (Ampere, 9 terms)", "ampere", None, 3, "-", "-")]
+PROOFS = [("volta", None), ("turing", None), ("ampere", None), ("ampere", "tf32:fp32"),
+          ("hopper", None), ("hopper", "tf32:fp32"), ("ada", "e4m3:fp32"), ("hopper", "e4m3:fp32"),
+          ("blackwell", "e4m3:fp32"), ("cdna3", None)]
+
+
+def pair_query(prop_name, arch, formats, pair, solver, timeout):
+    prop = get_property(prop_name)
+    base = resolve_base(prop, arch, formats)
+    hyps = {h.id: h for h in hypotheses(prop, base)}
+    chosen = [hyps[pair[0]], hyps[pair[1]]]
+    t0 = time.monotonic()
+    got = find.ask(chosen, prop.k(base), prop.domain(base), [(0, 1)], solver, timeout, True)
+    return time.monotonic() - t0, got.verdict
+
+
+def carry_query(arch, formats, carry, solver, timeout):
+    base = find_model(arch, formats)
+    t0 = time.monotonic()
+    out = _witness(base, base.block_size, carry, Domain(), solver, timeout)
+    return time.monotonic() - t0, out.verdict
+
+
+def cell(seconds, verdict):
+    return f"{seconds:7.2f} {verdict[:5]:5}" if verdict in ("sat", "unsat") else f"{'>' + format(seconds, '.0f'):>7} {verdict[:5]:5}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--solvers", default="bitwuzla,cvc5,z3,portfolio")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per cell; the median is printed")
+    args = ap.parse_args()
+    solvers = args.solvers.split(",")
+    head = f"{'query':34} " + " ".join(f"{s:>13}" for s in solvers) + "   paper: Z3     cvc5"
+    print(head)
+    print("-" * len(head))
+    rows = [(label, lambda s, r=r: pair_query(r[1], r[2], r[3], r[4], s, args.timeout), r[5], r[6])
+            for r in TABLE4 for label in [r[0]]]
+    rows += [(c[0], lambda s, c=c: carry_query(c[1], c[2], c[3], s, args.timeout), c[4], c[5]) for c in CARRY]
+    for label, run, z3p, cvcp in rows:
+        cells = []
+        for s in solvers:
+            times, verdict = [], ""
+            for _ in range(args.repeat):
+                t, verdict = run(s)
+                times.append(t)
+            cells.append(cell(statistics.median(times), verdict))
+        print(f"{label:34} " + " ".join(cells) + f"   {z3p:>7} {cvcp:>8}")
+    print()
+    print("carry-bit proofs (tcsmt prove carry-bits, portfolio, UNSAT cross-checked by a second solver, "
+          "witness for one bit fewer replayed)")
+    for arch, formats in PROOFS:
+        base = find_model(arch, formats)
+        t0 = time.monotonic()
+        doc = prove_carry_bits(base, "portfolio", args.timeout)
+        print(f"  {base.name:24} block {base.block_size:3}: {doc['query']['fewest']} carry bits, "
+              f"proved by {'+'.join(doc['proof']['proved_by'])}, {time.monotonic() - t0:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()
