@@ -9,6 +9,7 @@ the file and the key.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -279,6 +280,17 @@ def params_from_dict(data: dict, origin: str) -> ModelParams:
     return p
 
 
+def _syntax_where(text: str, message: str) -> str:
+    """``key 'K': `` for a TOML error that lies after key K on its line
+    (tomllib says "(at line L, column C)"), else ``""``."""
+    m = re.search(r"at line (\d+), column (\d+)", message)
+    lines = text.splitlines()
+    if not m or not 1 <= int(m.group(1)) <= len(lines):
+        return ""
+    k = re.match(r"\s*([A-Za-z0-9_-]+)", lines[int(m.group(1)) - 1])
+    return f"key '{k.group(1)}': " if k and int(m.group(2)) > k.end(1) else ""
+
+
 def load_model(path: str | Path) -> ModelParams:
     path = Path(path)
     origin = str(path)
@@ -289,7 +301,7 @@ def load_model(path: str | Path) -> ModelParams:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ModelFileError(f"{origin}: not valid TOML: {e}") from None
+        raise ModelFileError(f"{origin}: {_syntax_where(text, str(e))}not valid TOML: {e}") from None
     if "name" not in data:
         data = {"name": path.stem, **data}
     return params_from_dict(data, origin)

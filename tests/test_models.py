@@ -1,0 +1,259 @@
+"""The shipped model files (models/*.toml): they load, every value names its
+source, a malformed file is a one-line error naming the file and the key,
+and the values agree with what FACTS.md (../shared/FACTS.md) publishes.
+
+Not here: the datapath's refusal of Python ``if`` on data words (test_bv.py
+and test_data_branch.py), the models against the recorded data (test_batch.py).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tcsmt.errors import ModelFileError, UserError
+from tcsmt.library import all_models, architectures, find_model, models_dir
+from tcsmt.params import FIELD_NAMES, REQUIRED, load_model
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+FILES = sorted(MODELS.glob("*.toml"))
+# The file's own identity: named by the file, not measured, so no source.
+IDENTITY_KEYS = ("name", "arch", "description")
+KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=")
+
+
+def test_the_library_reads_the_source_tree_models():
+    assert len(FILES) >= 30
+    assert {p.name for p in models_dir().glob("*.toml")} == {p.name for p in FILES}
+    assert sorted(m.name for m in all_models()) == sorted(p.stem for p in FILES)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_model_file_loads(path):
+    m = load_model(path)
+    assert m.name == path.stem
+    assert path.stem.startswith(m.arch + "-")
+    assert m.source_file == str(path)
+    assert set(REQUIRED) <= set(tomllib.loads(path.read_text())), "a required key is missing"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_value_carries_a_source_comment(path):
+    """The files' convention: each `key = value` line is directly preceded by
+    a `# source: <text>` line (the identity keys excepted), and every key of
+    the TOML document is on such a line (no inline tables hiding keys)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    keys = []
+    for i, line in enumerate(lines):
+        m = KEY_LINE.match(line)
+        if not m:
+            continue
+        key = m.group(1)
+        keys.append(key)
+        if key in IDENTITY_KEYS:
+            continue
+        prev = lines[i - 1] if i else ""
+        assert prev.startswith("# source:"), f"{path.name}:{i + 1}: {key} has no '# source:' line above"
+        assert len(prev[len("# source:"):].strip()) >= 3, f"{path.name}:{i}: empty source for {key}"
+    assert sorted(keys) == sorted(tomllib.loads(path.read_text())), f"{path.name}: keys off their lines"
+    assert set(keys) <= set(FIELD_NAMES)
+
+
+def test_every_architecture_has_exactly_one_default_model():
+    for arch in architectures():
+        defaults = [m.name for m in all_models() if m.arch == arch and m.default]
+        assert len(defaults) == 1, (arch, defaults)
+        assert find_model(arch).name == defaults[0]
+
+
+# ---------------------------------------------------------------------------
+# Malformed model files
+# ---------------------------------------------------------------------------
+
+GOOD = MODELS / "ampere-fp16-fp32.toml"
+
+
+def _edit(text: str, key: str, new_line: str | None) -> str:
+    """Replace (or with None, drop) the line `key = ...`."""
+    out, hit = [], False
+    for line in text.splitlines():
+        if line.startswith(f"{key} ="):
+            hit = True
+            if new_line is not None:
+                out.append(new_line)
+        else:
+            out.append(line)
+    assert hit, key
+    return "\n".join(out) + "\n"
+
+
+BROKEN = [
+    # what, key, edited text, words the message must hold
+    ("missing key", "block_size", lambda t: _edit(t, "block_size", None), "missing"),
+    ("wrong type int", "block_size", lambda t: _edit(t, "block_size", 'block_size = "eight"'),
+     "not an integer"),
+    ("float for int", "align_bits", lambda t: _edit(t, "align_bits", "align_bits = 1.0"),
+     "not an integer"),
+    ("bool for int", "carry_bits", lambda t: _edit(t, "carry_bits", "carry_bits = true"),
+     "not an integer"),
+    ("wrong type str", "final_rounding", lambda t: _edit(t, "final_rounding", "final_rounding = 3"),
+     "not a string"),
+    ("wrong type bool", "default", lambda t: _edit(t, "default", 'default = "yes"'), "true or false"),
+    ("wrong type list", "devices", lambda t: _edit(t, "devices", 'devices = "A100"'), "list"),
+    ("unknown key", "bogus_key", lambda t: t + "# source: nowhere\nbogus_key = 1\n", "unknown key"),
+    ("unknown choice", "final_rounding",
+     lambda t: _edit(t, "final_rounding", 'final_rounding = "chop"'), "not one of"),
+    ("out of range", "block_size", lambda t: _edit(t, "block_size", "block_size = 0"), "1..256"),
+    ("unknown format", "in_format", lambda t: _edit(t, "in_format", 'in_format = "float17"'),
+     "float17"),
+    ("unknown out format", "out_format", lambda t: _edit(t, "out_format", 'out_format = "fp33"'),
+     "fp33"),
+    ("bad TOML syntax", "block_size", lambda t: _edit(t, "block_size", "block_size = = 8"),
+     "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("what,key,edit,words", BROKEN, ids=[b[0] for b in BROKEN])
+def test_malformed_model_file_names_the_file_and_the_key(tmp_path, what, key, edit, words):
+    path = tmp_path / "broken-model.toml"
+    path.write_text(edit(GOOD.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(ModelFileError) as info:
+        load_model(path)
+    msg = str(info.value)
+    assert isinstance(info.value, UserError) and info.value.exit_code == 2
+    assert "\n" not in msg
+    assert str(path) in msg
+    assert f"'{key}'" in msg, msg
+    assert words in msg, msg
+
+
+def test_bad_toml_syntax_names_the_line(tmp_path):
+    text = _edit(GOOD.read_text(encoding="utf-8"), "align_bits", "align_bits = = 1")
+    line = text.splitlines().index("align_bits = = 1") + 1
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    with pytest.raises(ModelFileError, match=rf"key 'align_bits'.*line {line}\b"):
+        load_model(path)
+    # an error after the last statement (an array never closed) still names the file
+    path.write_text(text.replace("align_bits = = 1", "align_bits = 1") + 'devices2 = ["x",\n')
+    with pytest.raises(ModelFileError, match=re.escape(str(path)) + ".*not valid TOML"):
+        load_model(path)
+
+
+def test_unreadable_model_file(tmp_path):
+    with pytest.raises(ModelFileError, match="cannot read"):
+        load_model(tmp_path / "nothing.toml")
+
+
+def test_a_file_without_a_name_is_named_by_its_stem(tmp_path):
+    path = tmp_path / "my-model.toml"
+    path.write_text(_edit(GOOD.read_text(), "name", None))
+    m = load_model(path)
+    assert m.name == "my-model"
+    assert m.parameter_dict() == load_model(GOOD).parameter_dict()
+
+
+# ---------------------------------------------------------------------------
+# Published facts (../shared/FACTS.md)
+# ---------------------------------------------------------------------------
+# One row per shipped model that FACTS.md states values for. "-mma" models are
+# named readings of open questions (FACTS: "B200 fp8 via mma.sync: how is c
+# added?"; hwdata README), not the architecture's published model, so they
+# are left out. None: FACTS.md does not state the value.
+#
+# model                   block  align  carry  FACTS.md line
+FACTS = {
+    "volta-fp16-fp32":     (4,  0, 3,      "| Volta (V100) | fp16 | 4 | 0 | ... VLPG: 3 carry bits needed and sufficient for 5 terms |"),
+    "volta-fp16-fp16":     (4,  0, 3,      "| Volta (V100) | fp16 | 4 | 0 |"),
+    "turing-fp16-fp32":    ((4, 8), 1, None, "| Turing (T4) | fp16 | 4 (F21 tests) or 8 (MMA-Sim) | 1 | disputed block size |"),
+    "turing-fp16-fp16":    ((4, 8), 1, None, "| Turing (T4) | fp16 | 4 (F21 tests) or 8 (MMA-Sim) | 1 |"),
+    "ampere-fp16-fp32":    (8,  1, None,   "| Ampere (A100, A30, A2, RTX 3060) | fp16, bf16 | 8 | 1 |"),
+    "ampere-fp16-fp16":    (8,  1, None,   "| Ampere (A100, A30, A2, RTX 3060) | fp16, bf16 | 8 | 1 |"),
+    "ampere-bf16-fp32":    (8,  1, None,   "| Ampere (A100, A30, A2, RTX 3060) | fp16, bf16 | 8 | 1 |"),
+    "ampere-tf32-fp32":    (4,  1, None,   "| Ampere | tf32 | 4 | 1 |"),
+    "ampere-fp64":         (1,  None, None, "| Ampere | fp64 | 1 | – | IEEE FMA chain, round to nearest even |"),
+    "ada-fp16-fp32":       (8,  1, None,   "| Ada (L40S, RTX 1000 Ada, 4090) | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
+    "ada-fp16-fp16":       (8,  1, None,   "| Ada ... | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
+    "ada-bf16-fp32":       (8,  1, None,   "| Ada ... | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
+    "ada-tf32-fp32":       (4,  1, None,   "| Ada ... | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
+    "ada-e4m3-fp32":       (16, None, None, "| Ada | fp8 e4m3, e5m2 | 16 | – | block result truncated to 13 fraction bits (e8m13) |"),
+    "ada-e5m2-fp32":       (16, None, None, "| Ada | fp8 e4m3, e5m2 | 16 | – | ... (e8m13) |"),
+    "hopper-fp16-fp32":    (16, 2, None,   "| Hopper (H100, H200, H800) | fp16, bf16 | 16 | 2 |"),
+    "hopper-fp16-fp16":    (16, 2, None,   "| Hopper (H100, H200, H800) | fp16, bf16 | 16 | 2 |"),
+    "hopper-bf16-fp32":    (16, 2, None,   "| Hopper (H100, H200, H800) | fp16, bf16 | 16 | 2 |"),
+    "hopper-tf32-fp32":    ((4, 8), 2, None, "| Hopper | tf32 | 4 (wmma) or 8 (mma.sync, wgmma) | 2 |"),
+    "hopper-e4m3-fp32":    (32, None, None, "| Hopper (wgmma) | fp8 | 32 | – | 13 fraction bits kept |"),
+    "hopper-e5m2-fp32":    (32, None, None, "| Hopper (wgmma) | fp8 | 32 | – | 13 fraction bits kept |"),
+    "blackwell-fp16-fp32": (16, 2, None,   "| Blackwell (B200) | fp16, bf16 / tf32 | 16 / 8 | 2 |"),
+    "blackwell-fp16-fp16": (16, 2, None,   "| Blackwell (B200) | fp16, bf16 / tf32 | 16 / 8 | 2 |"),
+    "blackwell-bf16-fp32": (16, 2, None,   "| Blackwell (B200) | fp16, bf16 / tf32 | 16 / 8 | 2 |"),
+    "blackwell-tf32-fp32": (8,  2, None,   "| Blackwell (B200) | fp16, bf16 / tf32 | 16 / 8 | 2 |"),
+    "blackwell-e4m3-fp32": (32, 2, None,   "| Blackwell tcgen05 | fp8, fp6, fp4 | 32 | 2 |"),
+    "blackwell-e5m2-fp32": (32, 2, None,   "| Blackwell tcgen05 | fp8, fp6, fp4 | 32 | 2 |"),
+    "cdna3-fp16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 | c added after the product sum ... then RNE |"),
+    "cdna3-bf16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 |"),
+}
+
+
+def test_the_facts_table_covers_every_published_model():
+    named = {m.name for m in all_models() if not m.name.endswith("-mma")}
+    assert named == set(FACTS)
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_published_block_size_and_alignment_bits(name):
+    block, align, carry, _line = FACTS[name]
+    m = find_model(name)
+    assert m.block_size in (block if isinstance(block, tuple) else (block,))
+    if align is not None:
+        assert m.align_bits == align
+    if carry is not None:
+        assert m.carry_bits == carry
+
+
+@pytest.mark.parametrize("m", [m for m in all_models() if m.arch != "cdna3"
+                               and m.normalisation == "block" and not m.name.endswith("-mma")],
+                         ids=lambda m: m.name)
+def test_the_common_nvidia_block_model(m):
+    """FACTS 'The common NVIDIA block model': raw products, terms truncated
+    to F = 23 + align_bits fraction bits (fp8 on Ada/Hopper: 13), one
+    normalisation per block, rz for fp32 output and rne for fp16 output,
+    recursive chaining, subnormals kept."""
+    assert m.product_alignment == "raw"
+    assert m.align_rounding == "truncate"
+    assert m.c_placement == "global"
+    assert m.chaining == "recursive"
+    assert m.subnormals == "keep"
+    assert m.product_rounding == "exact"
+    assert m.final_rounding == {"float32": "rz", "float16": "rne"}[m.out_format]
+    if m.final_frac_bits is None:
+        assert m.F == 23 + m.align_bits
+    else:   # "fp8 on Ada and Hopper: the block result keeps 13 fraction bits (an e8m13 value)"
+        assert m.arch in ("ada", "hopper") and m.in_format.startswith("float8")
+        assert m.final_frac_bits == 13 and m.F == 13
+
+
+def test_fp8_on_ada_and_hopper_keeps_13_fraction_bits():
+    for name in ("ada-e4m3-fp32", "ada-e5m2-fp32", "hopper-e4m3-fp32", "hopper-e5m2-fp32"):
+        assert find_model(name).final_frac_bits == 13
+
+
+def test_ampere_fp64_is_an_ieee_fma_chain():
+    m = find_model("ampere-fp64")
+    assert (m.normalisation, m.align_rounding, m.final_rounding) == ("every_add", "rne", "rne")
+
+
+def test_cdna3_adds_c_late_then_rounds_to_nearest_even():
+    for name in ("cdna3-fp16-fp32", "cdna3-bf16-fp32"):
+        m = find_model(name)
+        assert m.c_placement == "late" and m.final_rounding == "rne"
+
+
+def test_alignment_exponent_floors():
+    """FACTS: 'about -132 on A100, -133 on H100/B200 for fp32 output'."""
+    assert find_model("ampere-fp16-fp32").min_exponent == -132
+    for name in ("hopper-fp16-fp32", "blackwell-fp16-fp32"):
+        assert find_model(name).min_exponent == -133
