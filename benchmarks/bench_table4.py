@@ -19,7 +19,6 @@ import time
 
 from tcsmt import find
 from tcsmt.library import find_model
-from tcsmt.params import apply_overrides
 from tcsmt.propquery import hypotheses, resolve_base
 from tcsmt.properties import get_property
 from tcsmt.prove import prove_carry_bits, _witness

@@ -13,12 +13,21 @@ import sys
 
 import click
 
+from tcsmt import invocation
 from tcsmt.errors import UserError
 
 OPTS = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
 
-@click.group(context_settings=OPTS)
+class _Group(click.Group):
+    """The tcsmt group; remembers its arguments for the files it writes."""
+
+    def main(self, args=None, *rest, **kw):
+        invocation.ARGS = list(args) if args is not None else sys.argv[1:]
+        return super().main(args, *rest, **kw)
+
+
+@click.group(cls=_Group, context_settings=OPTS)
 @click.version_option(package_name="tcsmt", message="tcsmt %(version)s")
 def cli():
     """Bit-accurate models of GPU matrix units (tensor cores), as a simulator
@@ -185,6 +194,8 @@ EXTRA_COMMANDS = [
     ("tcsmt.cli_smt", "diff"), ("tcsmt.cli_smt", "equiv"), ("tcsmt.cli_smt", "replay"),
     ("tcsmt.cli_harness", "harness"),
     ("tcsmt.cli_identify", "plan"), ("tcsmt.cli_identify", "identify"),
+    ("tcsmt.cli_cases", "compare_algorithms"),
+    ("tcsmt.cli_cases", "coverage"),
 ]
 
 

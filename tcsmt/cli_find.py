@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tcsmt.errors import UserError
+from tcsmt.invocation import command_line
 
 SOLVERS = click.Choice(["portfolio", "bitwuzla", "cvc5", "z3"])
 
@@ -70,7 +71,7 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
     from tcsmt.show import result_table
 
     base = resolve(arch, formats, list(overrides))
-    doc = prove_carry_bits(base, solver, timeout, not no_cross_check, " ".join(sys.argv))
+    doc = prove_carry_bits(base, solver, timeout, not no_cross_check, command_line())
     q = doc["query"]
     path = Path(output) if output else Path("results") / (base.arch if base.default else base.name) \
         / "carry-bits-proof.json"

@@ -185,7 +185,6 @@ def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
     d0 = t.frac + 1 if t.lead else 0           # how far exp may exceed e_max
     l0 = keep - t.frac + d0                    # static left shift
     lpos, lneg = max(0, l0), max(0, -l0)
-    xw = sw + lpos
     x = I.concat(t.sig, I.const(0, lpos)) if lpos else t.sig
     # dynamic right shift: (e_max - exp) + d0 + lneg, >= 0 for non-zero terms
     amount = I.add(I.sub(e_max, t.exp), I.const(d0 + lneg, ew))
@@ -272,17 +271,13 @@ def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
     """Normalise (-1)**sign * mag * 2**scale and round it into ``fmt``
     (IEEE specials) with ``mode``; returns fmt's bits."""
     fb, w = fmt.frac_bits, I.width(x.mag)
-    qw = max(w, fb + 2) + 1
-    m = bv.resize_u(I, x.mag, qw)
     lz = bv.resize_u(I, bv.clz(I, x.mag), ew)
     e_lead = I.sub(I.add(x.scale, I.const(w - 1, ew)), lz)
     e_t = bv.smax(I, e_lead, bv.sconst(I, fmt.emin, ew))
-    sh = I.sub(I.sub(e_t, I.const(fb, ew)), x.scale)   # LSB position - scale
-    right = I.slt(I.const(0, ew), sh)
-    sh1 = I.sub(sh, I.const(1, ew))
-    q = I.ite(right, bv.lshr_by(I, m, sh), bv.shl_by(I, m, I.neg(sh)))
-    guard = I.and_(right, bv.bit(I, bv.lshr_by(I, m, sh1), 0))
-    sticky = I.and_(right, bv.shifted_out(I, m, sh1))
+    if w + fb + 2 <= NARROW_WORD:
+        q, qw, guard, sticky = _fields_one_shift(I, x, fb, w, e_t, ew)
+    else:
+        q, qw, guard, sticky = _fields_two_way(I, x, fb, w, e_t, ew)
     inc = round_increment(I, mode, x.sign, bv.bit(I, q, 0), guard, sticky)
     q = I.ite(inc, I.add(q, I.const(1, qw)), q)
     carry = bv.bit(I, q, fb + 1)
@@ -308,6 +303,46 @@ def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
     nan = I.const(nan_or_max(fmt, 0), fmt.bits)
     inf = I.ite(x.inf_sign, I.const(inf_or_nan(fmt, 1), fmt.bits), I.const(inf_or_nan(fmt, 0), fmt.bits))
     return I.ite(x.nan, nan, I.ite(x.inf, inf, bits))
+
+
+NARROW_WORD = 64
+"""The widest word ``round_fixed`` builds for its one-shift form (the batch
+interpreter's words are 64 bits); wider registers take the two-way form."""
+
+
+def _fields_one_shift(I, x: Fixed, fb: int, w: int, e_t, ew: int):
+    """The output's fb+1 significand bits q, guard and sticky of x at the
+    output position e_t (its leading one, or emin for a subnormal result),
+    with one left shift: e_t goes to the top of a word P = fb + 2 bits wider
+    than the register, and the fields are fixed. A register whose top lies
+    more than P bits below e_t is not shifted: all of it is then below the
+    guard bit and makes only the sticky bit, which is exactly right."""
+    P = fb + 2
+    W = w + P
+    m = bv.resize_u(I, x.mag, W)
+    t = I.sub(I.add(x.scale, I.const(W - 1, ew)), e_t)       # <= clz + P: no one bit lost
+    t = bv.smax(I, t, I.const(0, ew))
+    n = bv.shl_by(I, m, t)
+    qw = fb + 2
+    q = bv.resize_u(I, I.extract(n, W - 1, W - 1 - fb), qw)
+    guard = bv.bit(I, n, W - 2 - fb)
+    sticky = I.not_(bv.is_zero(I, I.extract(n, W - 3 - fb, 0)))
+    return q, qw, guard, sticky
+
+
+def _fields_two_way(I, x: Fixed, fb: int, w: int, e_t, ew: int):
+    """The same fields for registers too wide for the one-shift form: a right
+    shift (with the bits shifted out as guard and sticky) when the output's
+    last position lies above the register's, else a left shift."""
+    qw = max(w, fb + 2) + 1
+    m = bv.resize_u(I, x.mag, qw)
+    sh = I.sub(I.sub(e_t, I.const(fb, ew)), x.scale)   # LSB position - scale
+    right = I.slt(I.const(0, ew), sh)
+    sh1 = I.sub(sh, I.const(1, ew))
+    q = I.ite(right, bv.lshr_by(I, m, sh), bv.shl_by(I, m, I.neg(sh)))
+    guard = I.and_(right, bv.bit(I, bv.lshr_by(I, m, sh1), 0))
+    sticky = I.and_(right, bv.shifted_out(I, m, sh1))
+    return q, qw, guard, sticky
 
 
 def inf_or_nan(fmt: Format, sign: int) -> int:

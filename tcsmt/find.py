@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from tcsmt import abstraction, bv, datapath, pool
+from tcsmt.shrink import shrink
 from tcsmt.params import ModelParams
 from tcsmt.results import Hypothesis, Vector, outputs
 from tcsmt.smt import diff, service
@@ -130,18 +131,29 @@ def formulations(hyps, k, domain, pairs, readable: bool) -> list[tuple[str, Form
     return forms
 
 
-def job_order(forms: list[tuple[str, Formula]], names: list[str]) -> list[Job]:
-    """Jobs in the order they start (a few run at once): the first solver on
-    the full formula and on the two most restricted ones, then the other
-    solvers on the full formula, then everything else. A proof needs the
-    full formula to start early; a readable vector needs the restrictions."""
+def job_order(forms: list[tuple[str, Formula]], names: list[str],
+              abstract: Formula | None = None) -> list[Job]:
+    """Jobs in the order they start (a few run at once). First the first
+    solver on the full formula and on the free-products formula (the quick
+    proofs), and a second solver (Z3 where installed) on the formula with
+    two non-zero products, where witnesses are usually found fastest; then
+    the other solvers on the full formula; then the restricted formulas
+    (readable witnesses, short budgets). Witnesses are shrunk on the
+    concrete model afterwards (tcsmt.shrink), so the restrictions are not
+    needed for readability first."""
     full = forms[-1]
-    restricted = forms[:-1]
+    by_tag = dict(forms[:-1])
     make = lambda tag, f, s: Job(f, s, tag, None if tag == diff.FULL else RESTRICTION_BUDGET)  # noqa: E731
-    order = [make(*full, names[0])] + [make(t, f, names[0]) for t, f in restricted[:2]]
-    order += [make(*full, s) for s in names[1:]]
-    order += [make(t, f, s) for t, f in restricted[2:] for s in names[:1]]
-    order += [make(t, f, s) for t, f in restricted for s in names[1:]]
+    order = [make(*full, names[0])]
+    if abstract is not None:
+        order.append(Job(abstract, names[0], abstraction.TAG))
+    others = names[1:]
+    second = "z3" if "z3" in others else (others[0] if others else names[0])
+    if "support-2" in by_tag:
+        order.append(make("support-2", by_tag["support-2"], second))
+    order += [make(*full, s) for s in others]
+    started = {(j.tag, j.solver) for j in order}
+    order += [make(t, f, s) for s in names for t, f in forms[:-1] if (t, s) not in started]
     return order
 
 
@@ -178,14 +190,15 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
         return Asked("unsat", None, [], full, "the hypotheses build the same formula")
     names, _ = service.choose_solvers(solver)
     abstract = free_products_formula(hyps, k, domain, pairs)
-    jobs = job_order(forms, names)
-    jobs.insert(1, Job(abstract, names[0], abstraction.TAG))
+    jobs = job_order(forms, names, abstract)
     votes = {tag: 2 if cross_check and len(names) > 1 else 1 for tag in PROOF_TAGS}
     runs = service.race(jobs, timeout, stop=_ends, unsat_votes=votes)
     _check_agreement(runs)
     sat = [r for r in runs if r.status == "sat" and r.tag != abstraction.TAG]
     if sat:
         vec = diff.replayed_witness(sat[0].values, hyps, k, domain, pairs)
+        if readable:
+            vec = shrink(vec, hyps, pairs, domain)
         missed = [pr for pr in pairs if pr not in separated_by(vec, hyps)]
         if missed:
             raise diff.WitnessError(f"witness {vec} leaves pairs {missed} unseparated on the "

@@ -9,13 +9,12 @@ that proved it, or unknown with the reason).
 
 from __future__ import annotations
 
-import shlex
 from importlib import metadata
-import sys
 from pathlib import Path
 
 from tcsmt import find
 from tcsmt.errors import UserError
+from tcsmt.invocation import command_line
 from tcsmt.library import find_model
 from tcsmt.params import ModelParams, apply_overrides
 from tcsmt.properties import Property, get_property, resolve_hypotheses
@@ -144,10 +143,7 @@ def _wins(out: find.FindOutcome) -> dict:
 
 
 def _command() -> str:
-    argv = sys.argv[:]
-    if argv and argv[0].endswith("tcsmt"):
-        argv[0] = "tcsmt"
-    return " ".join(shlex.quote(a) for a in argv)
+    return command_line()
 
 
 def run_named(name: str, arch: str, formats: str | None = None, overrides=None, **kw) -> dict:
