@@ -1,0 +1,380 @@
+"""tcsmt plan and tcsmt identify: plans, identification, the simulated loop.
+
+Fast tests use the committed plans (results/plans/) and small spaces built
+here; building the default plans and the solver proofs are marked slow.
+Nothing is mocked: every output comes from running the models.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcsmt.cli import main
+from tcsmt.errors import UserError
+from tcsmt.harness import observations_from_hwdata, read_vectors, simulated_observations
+from tcsmt.hypspace import identification_space, single
+from tcsmt.identify import identify
+from tcsmt.identify_report import projection
+from tcsmt.library import all_models, find_model
+from tcsmt.modelfile import KEY_ORDER
+from tcsmt.observations import parse_observations
+from tcsmt.params import load_model
+from tcsmt.plan import build_plan, committed_plan, read_plan, write_plan
+from tcsmt.plantree import leaves
+from tcsmt.simdevice import run_sim
+from tcsmt.space import load_space
+from tcsmt.spaceeval import evaluate
+from tcsmt.batch import dot_batch
+
+ROOT = Path(__file__).resolve().parent.parent
+HWDATA = ROOT / "data" / "hwdata"
+H100 = ROOT / "results" / "hardware" / "H100"
+DEFAULT_ARCHS = ["volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna3"]
+
+SMALL = """
+base = "hopper-fp16-fp32"
+[axes]
+block_size = [4, 8, 16]
+align_bits = [0, 1, 2]
+final_rounding = ["rz", "rne"]
+subnormals = ["keep", "flush_outputs"]
+"""
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A plan over 36 hypotheses (k = 16), built here without the solvers."""
+    d = tmp_path_factory.mktemp("plan")
+    (d / "small.toml").write_text(SMALL)
+    space = single(load_space(d / "small.toml"))
+    plan = build_plan(space, pool_size=600, solver_budget=0)
+    path = d / "small-plan.json"
+    write_plan(path, plan)
+    return path, read_plan(path)
+
+
+@pytest.fixture(scope="module")
+def fp16_plan():
+    """The committed fp16:fp32 plan, read once (reading checks the hash of
+    its 15456 hypotheses: a few seconds)."""
+    path = committed_plan("fp16:fp32")
+    assert path is not None, "no committed plan for fp16:fp32 (tcsmt plan --formats fp16:fp32)"
+    return read_plan(path)
+
+
+def run_cli(capsys, *args) -> tuple[int, str]:
+    """The tcsmt command line as a user runs it: (exit status, stdout + stderr)."""
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def observations_of(plan_path: Path, model) -> dict:
+    return simulated_observations(plan_path, model)
+
+
+# ---------------------------------------------------------------------------
+# The evaluator and the plan
+# ---------------------------------------------------------------------------
+
+def test_space_evaluation_equals_the_batch_simulator():
+    models = identification_space("fp16:fp32").models()[::997]
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 0x7c00, size=(64, 16), dtype=np.uint64)
+    b = rng.integers(0, 0x7c00, size=(64, 16), dtype=np.uint64) | (rng.integers(0, 2, (64, 16), dtype=np.uint64) << np.uint64(15))
+    c = rng.integers(0, 0x7f000000, size=64, dtype=np.uint64)
+    ev = evaluate(models, a, b, c, workers=1)
+    for i, m in enumerate(models):
+        assert (ev.outputs[i] == dot_batch(m, a, b, c)).all(), m.name
+
+
+def test_plan_separates_every_class_and_is_a_vectors_file(small):
+    path, plan = small
+    assert sorted(j for j, _ in leaves(plan.tree)) == list(range(len(plan.classes)))
+    assert sorted(i for cl in plan.classes for i in cl.members) == list(range(plan.space.size))
+    vs = read_vectors(path)                       # what tcsmt harness reads
+    assert vs.fin.name == "float16" and len(vs.vectors) == len(plan.vectors)
+    assert plan.stats["worst_case_runs"] == max(d for _, d in leaves(plan.tree))
+    # the tree's branch for each class is that class's output, recomputed here
+    models = plan.models()
+    for j, depth in leaves(plan.tree):
+        node, m = plan.tree, models[plan.classes[j].members[0]]
+        while "vector" in node:
+            v = plan.vectors[node["vector"]]
+            d = int(dot_batch(m, np.array([v.a]), np.array([v.b]), np.array([v.c]))[0])
+            node = node["outputs"][plan.fout.hex(d)]
+        assert node == {"class": j}
+
+
+def _committed_formats() -> list[str]:
+    """fp16:fp32 (required), and every other committed plan."""
+    found = {"fp16:fp32"}
+    for p in sorted((ROOT / "results" / "plans").glob("*.json")):
+        found.add(p.stem.replace("-", ":", 1))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("formats", _committed_formats())
+def test_committed_plans_cover_their_space(formats):
+    path = committed_plan(formats)
+    assert path is not None, f"no committed plan for {formats}"
+    plan = read_plan(path)
+    assert plan.space.digest() == identification_space(formats).digest()
+    assert plan.stats["worst_case_runs"] <= 12
+    assert sorted(j for j, _ in leaves(plan.tree)) == list(range(len(plan.classes)))
+    assert sorted(i for cl in plan.classes for i in cl.members) == list(range(plan.space.size))
+    assert plan.stats["worst_case_runs"] == max(d for _, d in leaves(plan.tree))
+
+
+def test_committed_plan_branches_are_the_hypotheses_outputs(fp16_plan):
+    """Spot check of the fp16:fp32 plan: for some classes, the outputs of
+    every member (recomputed here with the batch simulator) lead the tree to
+    that class."""
+    plan = fp16_plan
+    models = plan.models()
+    a = np.array([v.a for v in plan.vectors], dtype=np.uint64)
+    b = np.array([v.b for v in plan.vectors], dtype=np.uint64)
+    c = np.array([v.c for v in plan.vectors], dtype=np.uint64)
+    for j in range(0, len(plan.classes), max(1, len(plan.classes) // 12)):
+        for i in plan.classes[j].members[:3]:
+            d = dot_batch(models[i], a, b, c)
+            node = plan.tree
+            while "vector" in node:
+                node = node["outputs"][plan.fout.hex(int(d[node["vector"]]))]
+            assert node == {"class": j}, models[i].name
+
+
+def _nvcc():
+    import shutil
+    return shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists() else None)
+
+
+def test_probe_of_the_committed_plan_compiles_with_nvcc(tmp_path, capsys):
+    """tcsmt harness on the plan writes a CUDA program that nvcc compiles."""
+    import subprocess
+    nvcc = _nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found: the probe is not compiled here")
+    path = committed_plan("fp16:fp32")
+    src = tmp_path / "probe.cu"
+    code, out = run_cli(capsys, "harness", str(path), "--target", "cuda", "-o", str(src))
+    assert code == 0, out
+    text = src.read_text()
+    assert f"#define NVEC {len(read_plan(path).vectors)}" in text
+    r = subprocess.run([nvcc, "-O2", "-gencode", "arch=compute_80,code=sm_80", "-c", str(src),
+                        "-o", str(tmp_path / "probe.o")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_simulated_probe_output_identifies_with_the_committed_plan(tmp_path, capsys, fp16_plan):
+    """What the probe prints (here from the ampere model: the same JSON)
+    read by tcsmt identify: one class, the one holding ampere's values."""
+    path = committed_plan("fp16:fp32")
+    obs_path = tmp_path / "obs.json"
+    obs_path.write_text(json.dumps(simulated_observations(path, "ampere-fp16-fp32")))
+    code, out = run_cli(capsys, "identify", str(obs_path), "--no-model-file", "-o", str(tmp_path / "r.json"))
+    assert code == 0, out
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["verdict"] == "identified", out
+    plan = fp16_plan
+    idx, _ = projection(plan.space, find_model("ampere-fp16-fp32"))
+    assert plan.models()[idx].name in rep["consistent"]["names"] or rep["consistent"]["hypotheses"] > 40
+    assert rep["consistent"]["parameters"]["block_size"] == [8]
+    assert rep["plan_rows_walked"] >= 1
+
+
+# ---------------------------------------------------------------------------
+# The simulated device
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arch", DEFAULT_ARCHS)
+def test_sim_recovers_every_default_model(arch, fp16_plan):
+    """The loop ends in the class that holds the model's values on the
+    space's axes (the proof that the class is the model is slow, below)."""
+    p = find_model(arch)
+    plan = fp16_plan
+    rec = run_sim(arch, None, plan, prove=False)
+    assert rec["runs"] <= plan.stats["worst_case_runs"]
+    assert rec["projection_in_class"], rec
+    members = [plan.models()[i] for i in plan.classes[rec["cls"]].members]
+    idx, outside = projection(plan.space, p)
+    assert plan.models()[idx] in members
+    assert set(outside) <= {"min_exponent", "carry_bits"}
+
+
+def test_sim_recovers_cdna3_in_the_late_c_part(fp16_plan):
+    p = find_model("cdna3")
+    plan = fp16_plan
+    rec = run_sim("cdna3", None, plan, prove=False)
+    assert rec["outside_the_space"] == {} and rec["projection_in_class"], rec
+    assert rec["space_hypothesis"].startswith("c-late:")
+    assert p.c_placement == "late"
+
+
+def test_sim_device_outside_the_space_is_named(small):
+    """A device the small space cannot explain (IEEE rounding of the
+    aligned terms): the loop stops at the run whose output no branch holds
+    and names the closest outputs."""
+    _, plan = small
+    dev = find_model("hopper-fp16-fp32").replace(align_rounding="rne", name="odd")
+    rec = run_sim(dev, None, plan, prove=False)
+    assert rec["verdict"] == "outside the space", rec
+    assert rec["failure"]["closest"] and rec["outside_the_space"] == {"align_rounding": "rne"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", DEFAULT_ARCHS)
+def test_sim_proves_the_class_is_the_model(arch, fp16_plan):
+    plan = fp16_plan
+    rec = run_sim(arch, None, plan, prove=True, timeout=1800)
+    assert rec["verdict"] == "recovered", rec
+    assert len(rec["proof"]["proved_by"]) >= 2 or rec["proof"]["circuits"] == 1
+
+
+def test_cli_sim_prints_runs(capsys):
+    code, out = run_cli(capsys, "identify", "--device", "sim:ampere", "--no-prove")
+    assert code == 0, out
+    assert "runs needed:" in out and "run 1:" in out
+
+
+# ---------------------------------------------------------------------------
+# Observations in, identification out
+# ---------------------------------------------------------------------------
+
+def test_harness_observations_round_trip(small, tmp_path):
+    path, plan = small
+    data = observations_of(path, "hopper-fp16-fp32")
+    obs_path = tmp_path / "obs.json"
+    obs_path.write_text(json.dumps(data))
+    obs = parse_observations(json.loads(obs_path.read_text()))
+    res = identify(obs, plan.space, plan)
+    assert res.verdict == "identified"
+    names = {plan.models()[i].name for i in res.consistent}
+    assert "block_size=16,align_bits=2,final_rounding=rz,subnormals=keep" in names
+    assert res.walked                           # read along the tree, not only evaluated
+
+
+def test_identify_writes_a_model_file(small, tmp_path, capsys):
+    path, plan = small
+    obs_path = tmp_path / "obs.json"
+    obs_path.write_text(json.dumps(observations_of(path, "hopper-fp16-fp32")))
+    out = tmp_path / "found.toml"
+    code, text = run_cli(capsys, "identify", str(obs_path), "--plan", str(path),
+                         "--model-file", str(out), "-o", str(tmp_path / "rep.json"))
+    assert code == 0, text
+    p = load_model(out)
+    assert (p.block_size, p.align_bits, p.final_rounding) == (16, 2, "rz")
+    text = out.read_text()
+    keys = list(tomllib.loads(text))
+    shipped_keys = set()
+    for m in (ROOT / "models").glob("*.toml"):
+        shipped_keys |= set(tomllib.loads(m.read_text()))
+    assert set(keys) == shipped_keys == set(KEY_ORDER)
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if "=" in line and not line.startswith("#"):
+            assert lines[n - 1].startswith("# source: "), line
+    rep = json.loads((tmp_path / "rep.json").read_text())
+    assert rep["verdict"] == "identified"
+
+
+def test_a_wrong_observation_names_the_row_and_the_closest(small, tmp_path, capsys):
+    path, plan = small
+    data = observations_of(path, "hopper-fp16-fp32")
+    row = data["observations"][1]
+    row["d"] = "0x" + format(int(row["d"], 16) ^ 0x4, "08x")        # two ulps off, say
+    obs_path = tmp_path / "bad.json"
+    obs_path.write_text(json.dumps(data))
+    code, out = run_cli(capsys, "identify", str(obs_path), "--plan", str(path), "--no-model-file")
+    assert code == 2
+    assert "no hypothesis in the space explains observation 1" in out
+    assert "closest hypotheses" in out and "ulp" in out
+    assert out.strip().splitlines()[-1] == "error: no hypothesis in the space explains observation 1"
+
+
+def test_observations_off_the_plan_are_evaluated(small):
+    """Rows that are not plan vectors: every hypothesis is run on them."""
+    _, plan = small
+    p = find_model("hopper-fp16-fp32")
+    from tcsmt.harness import random_vectors
+    vec = random_vectors({"in": "float16", "c": "float32", "out": "float32"}, 16, 40, 9)
+    rows = []
+    for n, v in enumerate(vec["vectors"]):
+        a = [int(x, 16) for x in v["a"]]
+        b = [int(x, 16) for x in v["b"]]
+        c = int(v["c"], 16)
+        d = int(dot_batch(p, np.array([a]), np.array([b]), np.array([c]))[0])
+        rows.append({"index": n, "a": v["a"], "b": v["b"], "c": v["c"], "d": f"0x{d:08x}"})
+    obs = parse_observations({"schema": "tcsmt-observations/1", "device": "test", "compute_capability": "-",
+                              "instruction": "-", "formats": vec["formats"], "k": 16, "observations": rows})
+    res = identify(obs, plan.space, plan)
+    idx, _ = projection(plan.space, p)
+    assert idx in res.consistent and not res.walked
+
+
+def test_bad_shapes_are_one_line_errors(small, tmp_path, capsys):
+    path, _ = small
+    data = observations_of(path, "hopper-fp16-fp32")
+    data["observations"][0]["a"] = data["observations"][0]["a"][:3]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    code, out = run_cli(capsys, "identify", str(bad), "--plan", str(path))
+    assert code == 2 and "expected a list of k = 16" in out and len(out.strip().splitlines()) == 1
+    data = observations_of(path, "hopper-fp16-fp32")
+    data["formats"] = {"in": "bfloat16", "c": "float32", "out": "float32"}
+    for row in data["observations"]:
+        row["d"] = row["d"]
+    bad.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="the observations are bfloat16"):
+        from tcsmt.observations import read_observations
+        identify(read_observations(bad), read_plan(path).space, read_plan(path))
+    code, out = run_cli(capsys, "identify", "--device", "gpu0")
+    assert code == 2 and "sim:ARCH" in out
+
+
+# ---------------------------------------------------------------------------
+# Recorded data
+# ---------------------------------------------------------------------------
+
+def test_recorded_folder_narrows_to_a_set_with_the_shipped_model(tmp_path):
+    space_file = tmp_path / "a100.toml"
+    space_file.write_text(SMALL.replace("hopper", "ampere"))
+    space = single(load_space(space_file))
+    obs = parse_observations(observations_from_hwdata(HWDATA / "A100" / "fp16", limit=300))
+    res = identify(obs, space, None)
+    idx, outside = projection(space, find_model("ampere-fp16-fp32"))
+    assert idx in res.consistent and outside == []
+    assert len(res.consistent) < space.size
+
+
+def test_cli_on_a_recorded_folder(tmp_path, capsys):
+    space_file = tmp_path / "v100.toml"
+    space_file.write_text(SMALL.replace("hopper", "volta"))
+    code, out = run_cli(capsys, "identify", str(HWDATA / "V100" / "fp16"), "--space", str(space_file),
+                        "--limit", "200", "--no-model-file")
+    assert code == 0, out
+    assert "shipped model volta-fp16-fp32: reproduces 200/200 rows" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder,model", [("A100/fp16", "ampere-fp16-fp32"), ("H100/bf16", "hopper-bf16-fp32")])
+def test_recorded_folder_in_the_default_space(folder, model):
+    obs = parse_observations(observations_from_hwdata(HWDATA / folder))
+    space = identification_space(f"{obs.fin.name}:fp32")
+    res = identify(obs, space, None)
+    idx, _ = projection(space, find_model(model))
+    assert idx in res.consistent
+
+
+def test_all_models_have_a_known_key_set():
+    for m in all_models():
+        assert set(m.as_dict()) - {"source_file"} <= set(KEY_ORDER)
