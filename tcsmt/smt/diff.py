@@ -20,6 +20,7 @@ full formula always gets its turn (see benchmarks/bench_diff.py).
 from __future__ import annotations
 
 import time
+from typing import Callable
 from dataclasses import dataclass, field
 
 from tcsmt import datapath
@@ -182,16 +183,23 @@ class Outcome:
 
 def run_diff(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
              timeout: float = service.DEFAULT_TIMEOUT, cross_check: bool = False,
-             forms: list[tuple[str, Formula]] | None = None, pairs: Pairs | None = None) -> Outcome:
+             forms: list[tuple[str, Formula]] | None = None, pairs: Pairs | None = None,
+             order: Callable[[list[tuple[str, Formula]], list[str]], list[Job]] | None = None,
+             ) -> Outcome:
     """Race the formulations on the chosen solvers; replay a witness; on
     unsat, cross-check if asked and make sure the domain is not empty.
     ``pairs`` (indices into hyps, every pair by default) are the pairs a
-    witness must separate one of."""
+    witness must separate one of. ``order`` (forms, solvers) -> jobs sets
+    which solver starts on which formula first (default: every solver on
+    the first formula, then on the next)."""
     t0 = time.monotonic()
     names, notes = service.choose_solvers(solver)
     forms = forms or formulations(hyps, k, domain, pairs)
     full = forms[-1][1]
-    jobs = [Job(f, s, tag, None if tag == FULL else SUPPORT_BUDGET) for tag, f in forms for s in names]
+    if order is not None:
+        jobs = order(forms, names)
+    else:
+        jobs = [Job(f, s, tag, None if tag == FULL else SUPPORT_BUDGET) for tag, f in forms for s in names]
     votes = {FULL: 2 if cross_check and len(names) > 1 else 1}
     runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == FULL,
                         unsat_votes=votes)
