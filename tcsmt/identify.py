@@ -10,7 +10,10 @@ reproduce every observed row bit for bit:
 2. Every candidate is run on every row (tcsmt.spaceeval). A plan class
    whose members build one circuit ("identical"), or were proved equal on
    the plan's domain ("proved") with every row inside that domain, is run
-   once, through its first member.
+   once, through its first member; so is every class when every row is a
+   plan vector (a class's members agree on every plan vector).
+   The rows are taken in stages (64, 1024, all: ``_staged``), each stage
+   running only the hypotheses the one before left.
 3. What remains is grouped into classes (the plan's, or by outputs on a
    pool of candidates when there is no plan); when more than one remains,
    the vector to run next is the plan's next node, else the candidate
@@ -140,6 +143,10 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         statuses = [plan.classes[j].status for j in under]
     in_domain = usable and all(plan.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c)
                                for r in obs.rows)
+    if usable and _all_plan_vectors(plan, obs):
+        # every member of a plan class gives the same bits on every plan
+        # vector (that is how the classes were made): one member per class
+        statuses = ["identical"] * len(statuses)
     out, idx, match, end = _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log)
     res.evaluated = len(idx)
     full = match.all(axis=1) if end == len(obs.rows) else np.zeros(len(idx), dtype=bool)
@@ -148,8 +155,9 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         # the closest hypotheses may lie off the path the rows took: run them all
         _say(log, "no hypothesis left on the plan's path: running every class for the closest ones")
         under = list(range(len(plan.classes)))
-        out, idx, match, end = _staged(models, [cl.members for cl in plan.classes],
-                                       [cl.status for cl in plan.classes], in_domain, a, b, c, d, log)
+        sts = [("identical" if _all_plan_vectors(plan, obs) else cl.status) for cl in plan.classes]
+        out, idx, match, end = _staged(models, [cl.members for cl in plan.classes], sts,
+                                       in_domain, a, b, c, d, log)
     if not res.consistent:
         res.failure = failure_report(models, idx, out, match, obs, end)
     else:
@@ -160,6 +168,12 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
             _next(res, plan, models, log)
     res.seconds = time.monotonic() - t0
     return res
+
+
+def _all_plan_vectors(plan: Plan, obs: ObservationSet) -> bool:
+    keys = {(v.a + (0,) * (plan.k - len(v.a)), v.b + (0,) * (plan.k - len(v.b)), v.c)
+            for v in plan.vectors}
+    return all((r.a, r.b, r.c) in keys for r in obs.rows)
 
 
 def _say(log, text):

@@ -226,6 +226,8 @@ def text_lines(rec: dict) -> list[str]:
 def proof_line(p: dict) -> str:
     if p["verdict"] == "unsat":
         by = ", ".join(p["proved_by"]) or p.get("how", "")
+        if p.get("circuits") == 1:
+            return f"proof: one circuit ({by})"
         return f"proof: the {p['circuits']} circuits are equal on every input of the plan's domain ({by})"
     if p["verdict"] == "sat":
         return f"proof: refuted: the witness {p['witness']} gives {p['witness_outputs']}"

@@ -74,16 +74,63 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
     rec.update(cls=node["class"], class_size=len(members), class_status=cl.status,
                members=[m.name for m in members], projection_in_class=idx in cl.members)
     if prove:
-        if log:
-            log(f"proving the class ({len(members)} hypotheses) equal to {p.name} on the plan's domain")
-        rec["proof"] = prove_class(members, plan.k, plan.domain, p, timeout)
-        v = rec["proof"]["verdict"]
-        rec["verdict"] = {"unsat": "recovered", "sat": "outside the space",
-                          "unknown": "recovered, not proved"}[v]
+        _prove(rec, p, plan, members, idx, outside, steps, timeout, log)
     else:
         rec["verdict"] = "recovered (not proved: --no-prove)"
+    rec["runs"] = len(steps)
     rec["seconds"] = round(time.monotonic() - t0, 1)
     return rec
+
+
+MAX_REFINE = 8
+
+
+def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> None:
+    """1. The class: its members equal on the plan's domain (one circuit:
+    nothing to prove; else the solvers; a witness that splits it is run on
+    the device, one more run, and the members that agree stay).
+    2. The device: equal to the space's hypothesis with its values (same
+    circuit, after lemmas for the parameters the space does not vary;
+    tcsmt.simlemmas), else the solvers on the device against the class."""
+    from tcsmt.simlemmas import same_circuit, settle_outside
+    models = plan.models()
+    for _ in range(MAX_REFINE):
+        if log:
+            log(f"proving the {len(members)} hypotheses of the class equal on the plan's domain")
+        proof = prove_class(members, plan.k, plan.domain, None, timeout)
+        if proof["verdict"] != "sat":
+            break
+        w = proof["witness"]
+        a = [int(x, 16) for x in w["a"]]
+        b = [int(x, 16) for x in w["b"]]
+        c = int(w["c"], 16)
+        d = dot_bits(p, a, b, c)
+        steps.append({"run": len(steps) + 1, "vector": "solver witness", **w, "d": plan.fout.hex(d),
+                      "branches": None})
+        if log:
+            log(f"run {len(steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
+        members = [m for m in members if dot_bits(m, a, b, c) == d]
+        if not members:
+            rec.update(proof=proof, verdict="outside the space")
+            return
+    rec["proof"] = proof
+    rec["class_left"] = [m.name for m in members]
+    names = {m.name for m in members}
+    if idx is not None and models[idx].name in names:
+        hyp = models[idx]
+        if outside:
+            dev = settle_outside(p, hyp, outside, plan.k, plan.domain, min(timeout, 300.0))
+        else:
+            same = same_circuit(p, hyp, plan.k)
+            dev = {"verdict": "unsat" if same else "unknown", "lemmas": [],
+                   "same_circuit_after_lemmas": same}
+        dev["hypothesis"] = hyp.name
+    else:
+        dev = prove_class(members, plan.k, plan.domain, p, timeout)
+    rec["device_proof"] = dev
+    verdicts = {proof["verdict"], dev["verdict"]}
+    rec["verdict"] = ("outside the space" if "sat" in verdicts else
+                      "recovered" if verdicts == {"unsat"} else "recovered, not proved")
 
 
 def _closest_branches(plan: Plan, node: dict, d: int) -> list[dict]:
@@ -108,7 +155,8 @@ def _closest_branches(plan: Plan, node: dict, d: int) -> list[dict]:
 def sim_lines(rec: dict) -> list[str]:
     out = [f"device {rec['device']} ({rec['model']}), plan {rec['plan']}"]
     for s in rec["steps"]:
-        out.append(f"  run {s['run']}: a = {s['a']}, b = {s['b']}, c = {s['c']} -> d = {s['d']}")
+        src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
+        out.append(f"  run {s['run']}{src}: a = {s['a']}, b = {s['b']}, c = {s['c']} -> d = {s['d']}")
     out.append(f"runs needed: {rec['runs']}")
     if rec.get("failure"):
         f = rec["failure"]
@@ -126,6 +174,25 @@ def sim_lines(rec: dict) -> list[str]:
                    ", ".join(f"{k}={v}" for k, v in rec["outside_the_space"].items()))
     if rec.get("proof"):
         from tcsmt.identify_report import proof_line
-        out.append("  " + proof_line(rec["proof"]))
+        out.append("  class " + proof_line(rec["proof"]))
+    if rec.get("device_proof"):
+        out += device_proof_lines(rec["device_proof"])
     out.append(f"verdict: {rec['verdict']} ({rec['seconds']} s)")
+    return out
+
+
+def device_proof_lines(dev: dict) -> list[str]:
+    from tcsmt.identify_report import proof_line
+    if "lemmas" not in dev:
+        return ["  device " + proof_line(dev)]
+    out = []
+    for lem in dev["lemmas"]:
+        by = ", ".join(lem.get("proved_by", [])) or lem.get("how", "")
+        what = {"unsat": "changes nothing", "sat": "CHANGES outputs", "unknown": "undecided"}[lem["verdict"]]
+        extra = (f"; {lem['fewest_that_suffice']} carry bits suffice" if "fewest_that_suffice" in lem else "")
+        out.append(f"  device's {lem['parameter']} = {lem.get('value')}: {what} on the plan's domain ({by}{extra})")
+    same = dev["same_circuit_after_lemmas"]
+    out.append(f"  device model {'builds the same circuit as' if same else 'differs from'} "
+               f"{dev['hypothesis']}" + (" once those are set to the space's values" if dev["lemmas"] else "")
+               + (": proved equal" if dev["verdict"] == "unsat" else ""))
     return out
