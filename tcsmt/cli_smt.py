@@ -71,7 +71,7 @@ def _query_options(f):
         click.option("--timeout", type=click.FloatRange(0.1), default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS"),
         click.option("--cross-check", is_flag=True, help="Re-prove an UNSAT answer with a second solver."),
         click.option("--emit-smt2", type=click.Path(dir_okay=False), help="Write the SMT-LIB query to this file."),
-        click.option("--out", type=click.Path(dir_okay=False), help="Result file (default results/KIND/A--B.json)."),
+        click.option("-o", "--out", type=click.Path(dir_okay=False), help="Result file (default results/KIND/A--B.json)."),
         click.option("--allow-specials", is_flag=True, help="Allow infinities and NaNs as inputs (default: finite only)."),
         click.option("--no-subnormals", is_flag=True, help="No subnormal a, b or c."),
         click.option("--signs", type=click.Choice(SIGNS), default="any", show_default=True,
