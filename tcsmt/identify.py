@@ -130,6 +130,7 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     if plan is not None and not usable:
         _say(log, f"the plan is for k = {plan.k}, the observations have k = {obs.k}: "
                   "every hypothesis is run on every row instead")
+        res.plan = None
     cand_classes: list[list[int]] | None = None
     if usable:
         node, res.walked, fail = walk(plan, obs)

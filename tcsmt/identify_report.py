@@ -193,8 +193,9 @@ def text_lines(rec: dict) -> list[str]:
                        f"{c['first_mismatch']}: {c['hypothesis']}"
                        + (f" (and {c['same_outputs'] - 1} with the same outputs)" if c["same_outputs"] > 1 else ""))
     else:
-        out.append(f"consistent: {cons['hypotheses']} hypotheses in {len(rec['consistent']['classes'])}"
-                   f"{'+' if len(cons['classes']) >= LIST_MAX else ''} classes")
+        n, ncls = cons["hypotheses"], len(cons["classes"])
+        out.append(f"consistent: {n} hypothes{'is' if n == 1 else 'es'} in {ncls}"
+                   f"{'+' if ncls >= LIST_MAX else ''} class{'' if ncls == 1 else 'es'}")
         for k, vs in cons["parameters"].items():
             out.append(f"  {k}: {', '.join('none' if v is None else str(v) for v in vs)}")
         if rec["next_vector"]:
@@ -211,7 +212,7 @@ def text_lines(rec: dict) -> list[str]:
                    + (f"; outside the space: {outside}" if outside else ""))
         if s["space_hypothesis_consistent"] and rec["verdict"] != "none":
             n, ncls = cons["hypotheses"], len(cons["classes"])
-            out.append(f"  -> narrowed to the shipped model's class ({n} hypotheses no row separates)"
+            out.append(f"  -> narrowed to the shipped model's class ({n} hypothes{'is' if n == 1 else 'es'})"
                        if rec["verdict"] == "identified" else
                        f"  -> narrowed to a set of {n} hypotheses in {ncls}"
                        f"{'+' if ncls >= LIST_MAX else ''} classes that contains the shipped model")
@@ -227,7 +228,7 @@ def proof_line(p: dict) -> str:
     if p["verdict"] == "unsat":
         by = ", ".join(p["proved_by"]) or p.get("how", "")
         if p.get("circuits") == 1:
-            return f"proof: one circuit ({by})"
+            return "proof: its hypotheses build one circuit (nothing to prove)"
         return f"proof: the {p['circuits']} circuits are equal on every input of the plan's domain ({by})"
     if p["verdict"] == "sat":
         return f"proof: refuted: the witness {p['witness']} gives {p['witness_outputs']}"

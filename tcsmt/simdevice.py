@@ -96,7 +96,8 @@ def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> No
     models = plan.models()
     for _ in range(MAX_REFINE):
         if log:
-            log(f"proving the {len(members)} hypotheses of the class equal on the plan's domain")
+            log(f"proving the class ({len(members)} hypothes{'is' if len(members) == 1 else 'es'}) "
+                "one behaviour on the plan's domain")
         proof = prove_class(members, plan.k, plan.domain, None, timeout)
         if proof["verdict"] != "sat":
             break
@@ -156,7 +157,8 @@ def sim_lines(rec: dict) -> list[str]:
     out = [f"device {rec['device']} ({rec['model']}), plan {rec['plan']}"]
     for s in rec["steps"]:
         src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
-        out.append(f"  run {s['run']}{src}: a = {s['a']}, b = {s['b']}, c = {s['c']} -> d = {s['d']}")
+        out.append(f"  run {s['run']}{src}: a = [{' '.join(s['a'])}], b = [{' '.join(s['b'])}], "
+                   f"c = {s['c']} -> d = {s['d']}")
     out.append(f"runs needed: {rec['runs']}")
     if rec.get("failure"):
         f = rec["failure"]
@@ -165,7 +167,8 @@ def sim_lines(rec: dict) -> list[str]:
             out.append(f"  {c['d']}: {c['ulps']} ulp, {c['bits_differing']} bits off "
                        f"({c['classes']} classes, e.g. {c['example']})")
     else:
-        out.append(f"class {rec['cls']} ({rec['class_size']} hypotheses, {rec['class_status']}): "
+        n = rec["class_size"]
+        out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}, {rec['class_status']}): "
                    f"{rec['members'][0]}" + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
         out.append(f"  the device model's values on the space's axes "
                    f"{'are' if rec['projection_in_class'] else 'are NOT'} in this class")

@@ -396,3 +396,16 @@ def test_recorded_folder_in_the_default_space(folder, model):
 def test_all_models_have_a_known_key_set():
     for m in all_models():
         assert set(m.as_dict()) - {"source_file"} <= set(KEY_ORDER)
+
+
+def test_recorded_fp8_folder_applies_the_known_problem(tmp_path, capsys):
+    """Hopper fp8 rows were recorded with the accumulator at zero: the
+    c_zero rule is applied (the shipped model then reproduces every row)
+    and the report says so."""
+    space_file = tmp_path / "h100-e4m3.toml"
+    space_file.write_text('base = "hopper-e4m3-fp32"\n[axes]\nblock_size = [16, 32]\nalign_bits = [0, 1]\n')
+    code, out = run_cli(capsys, "identify", str(HWDATA / "H100" / "E4M3"), "--space", str(space_file),
+                        "--limit", "100", "--no-model-file")
+    assert code == 0, out
+    assert "known problem of the recording (c_zero)" in out
+    assert "shipped model hopper-e4m3-fp32: reproduces 100/100 rows" in out
