@@ -58,13 +58,22 @@ def small(tmp_path_factory):
     return path, read_plan(path)
 
 
+_PLANS: dict = {}
+
+
+def cached_plan(formats: str):
+    """A committed plan, read once per test session (reading checks the hash
+    of its 15456 hypotheses: a few seconds)."""
+    if formats not in _PLANS:
+        path = committed_plan(formats)
+        assert path is not None, f"no committed plan for {formats} (tcsmt plan --formats {formats})"
+        _PLANS[formats] = read_plan(path)
+    return _PLANS[formats]
+
+
 @pytest.fixture(scope="module")
 def fp16_plan():
-    """The committed fp16:fp32 plan, read once (reading checks the hash of
-    its 15456 hypotheses: a few seconds)."""
-    path = committed_plan("fp16:fp32")
-    assert path is not None, "no committed plan for fp16:fp32 (tcsmt plan --formats fp16:fp32)"
-    return read_plan(path)
+    return cached_plan("fp16:fp32")
 
 
 def run_cli(capsys, *args) -> tuple[int, str]:
@@ -125,9 +134,7 @@ def _committed_formats() -> list[str]:
 
 @pytest.mark.parametrize("formats", _committed_formats())
 def test_committed_plans_cover_their_space(formats):
-    path = committed_plan(formats)
-    assert path is not None, f"no committed plan for {formats}"
-    plan = read_plan(path)
+    plan = cached_plan(formats)
     assert plan.space.digest() == identification_space(formats).digest()
     assert plan.stats["worst_case_runs"] <= 12
     assert sorted(j for j, _ in leaves(plan.tree)) == list(range(len(plan.classes)))
@@ -169,7 +176,7 @@ def test_probe_of_the_committed_plan_compiles_with_nvcc(tmp_path, capsys):
     code, out = run_cli(capsys, "harness", str(path), "--target", "cuda", "-o", str(src))
     assert code == 0, out
     text = src.read_text()
-    assert f"#define NVEC {len(read_plan(path).vectors)}" in text
+    assert f"#define NVEC {len(cached_plan("fp16:fp32").vectors)}" in text
     r = subprocess.run([nvcc, "-O2", "-gencode", "arch=compute_80,code=sm_80", "-c", str(src),
                         "-o", str(tmp_path / "probe.o")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -247,6 +254,19 @@ def test_sim_proves_the_class_is_the_model(arch, fp16_plan):
         assert lem["verdict"] == "unsat" and lem["parameter"] in ("min_exponent", "carry_bits")
         if lem["parameter"] == "min_exponent":
             assert len(lem["proved_by"]) >= 2
+
+
+@pytest.mark.parametrize("arch", ["hopper", "cdna3", pytest.param("ampere", marks=pytest.mark.slow),
+                                  pytest.param("ada", marks=pytest.mark.slow),
+                                  pytest.param("blackwell", marks=pytest.mark.slow)])
+def test_sim_recovers_bf16_models(arch):
+    path = committed_plan("bf16:fp32")
+    if path is None:
+        pytest.skip("no committed bf16:fp32 plan")
+    plan = cached_plan("bf16:fp32")
+    rec = run_sim(arch, "bf16:fp32", plan, prove=True, timeout=300)
+    assert rec["verdict"] == "recovered", rec
+    assert rec["runs"] <= plan.stats["worst_case_runs"]
 
 
 def test_floor_lemma_finds_a_floor_that_acts():
