@@ -176,7 +176,7 @@ def test_probe_of_the_committed_plan_compiles_with_nvcc(tmp_path, capsys):
     code, out = run_cli(capsys, "harness", str(path), "--target", "cuda", "-o", str(src))
     assert code == 0, out
     text = src.read_text()
-    assert f"#define NVEC {len(cached_plan("fp16:fp32").vectors)}" in text
+    assert f"#define NVEC {len(cached_plan('fp16:fp32').vectors)}" in text
     r = subprocess.run([nvcc, "-O2", "-gencode", "arch=compute_80,code=sm_80", "-c", str(src),
                         "-o", str(tmp_path / "probe.o")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
