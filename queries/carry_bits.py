@@ -19,10 +19,24 @@ def hypotheses(p):
         [hyp("unbounded", carry_bits=None)]
 
 
+def lemma(x, y, k, domain):
+    """Two counts that both hold every block sum give the same bits as the
+    unbounded accumulator, hence as each other: the pair is inseparable
+    when no input overflows a register with the smaller count (the lemma
+    of `tcsmt prove carry-bits`; its UNSAT is the proof)."""
+    counts = [h.params.carry_bits for h in (x, y)]
+    finite = [c for c in counts if c is not None]
+    if not finite:
+        return None
+    from tcsmt.prove import overflow_formula
+    return overflow_formula(x.params, k, min(finite), domain)
+
+
 PROPERTY = Property(
     name="carry-bits",
     description="carry bits of the accumulator: too few give wrong sums on large terms",
     parameters=("carry_bits",),
     hypotheses=hypotheses,
     applies=not_fp64,
+    lemma=lemma,
 )

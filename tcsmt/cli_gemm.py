@@ -15,6 +15,7 @@ import click
 import ml_dtypes
 import numpy as np
 
+from tcsmt.fileio import usual_mode
 from tcsmt.errors import UserError
 
 EPILOG = (
@@ -76,6 +77,7 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
             np.save(f, array, allow_pickle=False)
             f.flush()
             os.fsync(f.fileno())
+        usual_mode(tmp)
         os.replace(tmp, target)
     except BaseException:
         try:

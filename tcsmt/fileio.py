@@ -20,6 +20,7 @@ def write_text_atomic(path: str | Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        usual_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -27,6 +28,14 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def usual_mode(path: str | Path) -> None:
+    """mkstemp makes files 0600: give a temporary file the mode a plain
+    open() would (0666 less the umask) before it replaces the real one."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
 
 
 def write_json_atomic(path: str | Path, data) -> None:

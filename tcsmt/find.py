@@ -66,6 +66,7 @@ class FindOutcome:
     queries: int = 0
     seconds: float = 0.0
     sha256: list[str] = field(default_factory=list)
+    lemma: object = None         # the property's lemma (see ask), if any
 
     @property
     def separated(self) -> set[Pair]:
@@ -171,19 +172,22 @@ class Asked:
 
     @property
     def solver(self) -> str:
-        sat = [r for r in self.runs if r.status == "sat" and r.tag != abstraction.TAG]
+        sat = [r for r in self.runs if r.status == "sat" and r.tag not in NO_WITNESS_TAGS]
         return f"{sat[0].solver} ({sat[0].tag})" if sat else ""
 
 
-PROOF_TAGS = (diff.FULL, abstraction.TAG)
+LEMMA_TAG = "lemma"
+PROOF_TAGS = (diff.FULL, abstraction.TAG, LEMMA_TAG)
+NO_WITNESS_TAGS = (abstraction.TAG, LEMMA_TAG)     # their SAT answers are no witnesses
 
 
 def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readable: bool,
-        cross_check: bool = False) -> Asked:
+        cross_check: bool = False, lemma=None) -> Asked:
     """One vector separating every pair in ``pairs``, or a proof there is
-    none. Proofs come from the full formula or from the same question with
+    none. Proofs come from the full formula, from the same question with
     free products (an over-approximation: its UNSAT is a proof, its SAT is
-    ignored)."""
+    ignored), or, for one pair, from the property's lemma (a formula whose
+    UNSAT implies the pair agrees everywhere; its SAT is ignored too)."""
     forms = formulations(hyps, k, domain, pairs, readable)
     full = forms[-1][1]
     if full.trivially_unsat:
@@ -191,10 +195,14 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
     names, _ = service.choose_solvers(solver)
     abstract = free_products_formula(hyps, k, domain, pairs)
     jobs = job_order(forms, names, abstract)
+    if lemma is not None and len(pairs) == 1:
+        extra = lemma(hyps[pairs[0][0]], hyps[pairs[0][1]], k, domain)
+        if extra is not None:
+            jobs.insert(1, Job(extra, names[0], LEMMA_TAG))
     votes = {tag: 2 if cross_check and len(names) > 1 else 1 for tag in PROOF_TAGS}
     runs = service.race(jobs, timeout, stop=_ends, unsat_votes=votes)
     _check_agreement(runs)
-    sat = [r for r in runs if r.status == "sat" and r.tag != abstraction.TAG]
+    sat = [r for r in runs if r.status == "sat" and r.tag not in NO_WITNESS_TAGS]
     if sat:
         vec = diff.replayed_witness(sat[0].values, hyps, k, domain, pairs)
         if readable:
@@ -217,7 +225,7 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
 def _ends(run: Run) -> bool:
     """A witness on a real formula, or a proof, ends the race."""
     if run.status == "sat":
-        return run.tag != abstraction.TAG
+        return run.tag not in NO_WITNESS_TAGS
     return run.status == "unsat" and run.tag in PROOF_TAGS
 
 
@@ -227,7 +235,7 @@ def _provers(runs: list[Run]) -> list[str]:
 
 def _check_agreement(runs: list[Run]) -> None:
     """A witness on a real formula beside a proof: one solver is wrong."""
-    sat = [r for r in runs if r.status == "sat" and r.tag != abstraction.TAG]
+    sat = [r for r in runs if r.status == "sat" and r.tag not in NO_WITNESS_TAGS]
     unsat = [r for r in runs if r.status == "unsat" and r.tag in PROOF_TAGS]
     if sat and unsat:
         raise diff.WitnessError("solvers disagree: " + ", ".join(
@@ -260,7 +268,7 @@ def separated_by(vec: Vector, hyps: list[Hypothesis]) -> set[Pair]:
 
 def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
                  timeout: float = 60.0, readable: bool = True, cross_check: bool = False,
-                 use_pool: bool = True) -> FindOutcome:
+                 use_pool: bool = True, lemma=None) -> FindOutcome:
     """The fewest vectors this search finds that separate every separable
     pair of hypotheses, and the verdict on every pair left.
 
@@ -273,6 +281,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     proof that the pair is inseparable (or no answer in time)."""
     t0 = time.monotonic()
     res = FindOutcome(hyps, k, domain)
+    res.lemma = lemma
     n = len(hyps)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     remaining = list(pairs)
@@ -281,8 +290,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
             _take(res, vec, remaining, "pool")
     asked_all = False
     if len(res.vectors) != 1 and n > 2:
-        got = _ask(res, pairs, solver, min(timeout, SINGLE_TIMEOUT) if res.vectors else timeout,
-                   readable)
+        got = _ask(res, pairs, solver, min(timeout, SINGLE_TIMEOUT), readable)
         res.single, asked_all = got.verdict, not res.vectors
         if got.verdict == "sat":
             res.vectors, res.found_by, remaining = [], [], list(pairs)
@@ -314,6 +322,9 @@ def _settle(res: FindOutcome, pair: Pair, got: Asked, remaining: list[Pair]) -> 
     proved = _provers(got.runs)
     reason = got.reason or ("the hypotheses build the same formula" if got.verdict == "unsat"
                             and not proved else "")
+    if got.verdict == "unsat" and proved:
+        reason = "; ".join(sorted({f"{r.solver}: unsat on the {r.tag} formula" for r in got.runs
+                                   if r.status == "unsat" and r.tag in PROOF_TAGS}))
     if got.verdict == "unsat" and not proved:
         proved = ["identical formulas"]
     res.pairs.append(PairVerdict(pair, got.verdict, proved, reason, got.full.sha256))
@@ -323,7 +334,8 @@ def _settle(res: FindOutcome, pair: Pair, got: Asked, remaining: list[Pair]) -> 
 
 
 def _ask(res: FindOutcome, pairs, solver, timeout, readable, cross_check=False) -> Asked:
-    got = ask(res.hyps, res.k, res.domain, pairs, solver, timeout, readable, cross_check)
+    got = ask(res.hyps, res.k, res.domain, pairs, solver, timeout, readable, cross_check,
+              res.lemma)
     res.queries += 1
     res.runs += got.runs
     res.sha256.append(got.full.sha256)

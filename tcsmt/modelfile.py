@@ -15,6 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from tcsmt.fileio import usual_mode
 from tcsmt.errors import UserError
 from tcsmt.params import FIELD_NAMES, ModelParams, load_model
 
@@ -63,6 +64,7 @@ def write_model(path: str | Path, text: str) -> ModelParams:
             f.flush()
             os.fsync(f.fileno())
         p = load_model(tmp)
+        usual_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:

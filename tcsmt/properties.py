@@ -50,6 +50,9 @@ class Property:
     formats: str | None = None       # preferred IN:OUT when the default model does not apply
     kind: str = "separate"           # "separate" or "monotonic"
     notes: str = ""
+    # (hypothesis x, hypothesis y, k, domain) -> a formula whose UNSAT proves
+    # that x and y agree on every input of the domain, or None
+    lemma: Callable | None = None
 
     def check(self, p: ModelParams) -> None:
         why = self.applies(p)

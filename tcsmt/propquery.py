@@ -73,7 +73,8 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
         return run_monotonicity(prop, base, solver, timeout, readable, cross_check, command)
     hyps = hypotheses(prop, base)
     k, domain = prop.k(base), prop.domain(base)
-    out = find.find_vectors(hyps, k, domain, solver, timeout, readable, cross_check)
+    out = find.find_vectors(hyps, k, domain, solver, timeout, readable, cross_check,
+                            lemma=prop.lemma)
     return document(prop, base, out, solver, command)
 
 

@@ -26,8 +26,9 @@ from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
 
 CODE_FILES = ("datapath.py", "bv.py", "formats.py", "params.py", "find.py", "pool.py",
-              "prove.py", "monotonic.py", "abstraction.py", "smt/domain.py", "smt/diff.py",
-              "smt/terms.py", "smt/smtlib.py")
+              "shrink.py", "propquery.py", "properties.py", "space.py", "prove.py",
+              "monotonic.py", "abstraction.py", "smt/domain.py", "smt/diff.py", "smt/terms.py",
+              "smt/smtlib.py")
 
 
 @dataclass
