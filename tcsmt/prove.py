@@ -20,6 +20,7 @@ holds the lemma's solvers.
 
 from __future__ import annotations
 
+import os
 import time
 
 from tcsmt import datapath
@@ -29,7 +30,6 @@ from tcsmt.results import Hypothesis, make_result
 from tcsmt.smt import diff, service
 from tcsmt.smt.domain import Domain
 from tcsmt.smt.service import Job
-from tcsmt.shrink import shrink
 from tcsmt.smt.smtlib import Formula, build_formula
 
 MAX_CARRY = 12
@@ -124,10 +124,9 @@ def _witness(base, k, carry, domain, solver, timeout) -> diff.Outcome:
     forms += diff.formulations(hyps, k, domain)
     if carry >= 2:      # sums of one or two products cannot overflow: leave those formulas out
         forms = [forms[0], forms[-1]]
-    out = diff.run_diff(hyps, k, domain, solver, timeout, forms=forms, order=_witness_order)
-    if out.verdict == "sat":
-        out.vector = shrink(out.vector, hyps, [(0, 1)], domain)
-    return out
+    out = diff.run_diff(hyps, k, domain, solver, timeout, forms=forms, order=_witness_order,
+                        parallel=os.cpu_count() or 1)
+    return out      # not shrunk: an overflow needs every product large, little to simplify
 
 
 def _witness_order(forms, names) -> list[Job]:

@@ -185,7 +185,7 @@ def run_diff(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "port
              timeout: float = service.DEFAULT_TIMEOUT, cross_check: bool = False,
              forms: list[tuple[str, Formula]] | None = None, pairs: Pairs | None = None,
              order: Callable[[list[tuple[str, Formula]], list[str]], list[Job]] | None = None,
-             ) -> Outcome:
+             parallel: int | None = None) -> Outcome:
     """Race the formulations on the chosen solvers; replay a witness; on
     unsat, cross-check if asked and make sure the domain is not empty.
     ``pairs`` (indices into hyps, every pair by default) are the pairs a
@@ -202,7 +202,7 @@ def run_diff(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "port
         jobs = [Job(f, s, tag, None if tag == FULL else SUPPORT_BUDGET) for tag, f in forms for s in names]
     votes = {FULL: 2 if cross_check and len(names) > 1 else 1}
     runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == FULL,
-                        unsat_votes=votes)
+                        unsat_votes=votes, parallel=parallel)
     out = _outcome(runs, forms, hyps, k, domain, pairs)
     out.notes += notes
     if out.verdict == "unsat":
