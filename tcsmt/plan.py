@@ -404,7 +404,23 @@ def read_plan(path: str | Path) -> Plan:
 
 
 def plans_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "results" / "plans"
+    """Where ``tcsmt plan`` writes: results/plans under the working folder,
+    like every other result."""
+    return Path("results") / "plans"
+
+
+def shipped_plans_dir() -> Path | None:
+    """The plans installed with the package (tcsmt.plans, built from the
+    source tree's results/plans), or the source tree's own folder."""
+    from importlib import resources
+    try:
+        d = Path(str(resources.files("tcsmt.plans")))
+        if d.is_dir() and any(d.glob("*.json")):
+            return d
+    except (ModuleNotFoundError, TypeError):
+        pass
+    d = Path(__file__).resolve().parent.parent / "results" / "plans"
+    return d if d.is_dir() else None
 
 
 def plan_name(fin: Format, fout: Format) -> str:
@@ -415,8 +431,11 @@ def plan_name(fin: Format, fout: Format) -> str:
 def committed_plan(formats: str) -> Path | None:
     from tcsmt.space import neutral_base
     p = neutral_base(formats)
-    path = plans_dir() / plan_name(p.fin, p.fout)
-    return path if path.exists() else None
+    name = plan_name(p.fin, p.fout)
+    for folder in (plans_dir(), shipped_plans_dir()):
+        if folder is not None and (folder / name).exists():
+            return folder / name
+    return None
 
 
 def fmt(name: str) -> Format:
