@@ -7,15 +7,13 @@ in a UserError, which the CLI prints as one line with exit code 2.
 from __future__ import annotations
 
 import ast
-import os
-import tempfile
 from pathlib import Path
 
 import click
 import ml_dtypes
 import numpy as np
 
-from tcsmt.fileio import usual_mode
+from tcsmt.fileio import write_atomic
 from tcsmt.errors import UserError
 
 EPILOG = (
@@ -71,20 +69,7 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
     folder = target.parent
     if not folder.is_dir():
         raise UserError(f"-o {path}: folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())
-        usual_mode(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(target, lambda f: np.save(f, array, allow_pickle=False), binary=True)
 
 
 @click.command("gemm", epilog=EPILOG)

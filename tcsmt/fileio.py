@@ -7,19 +7,27 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import IO, Callable, TypeVar
+
+T = TypeVar("T")
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, flush it to disk,
-    then rename it over ``path`` (os.replace is atomic on one file system)."""
+def write_atomic(path: str | Path, write: Callable[[IO], None], binary: bool = False,
+                 check: Callable[[str], T] | None = None, suffix: str = ".tmp") -> T | None:
+    """Call ``write`` on a temporary file beside ``path``, flush it to disk,
+    optionally ``check`` the temporary file by its name (its result is
+    returned; an exception leaves ``path`` untouched), then rename it over
+    ``path`` (os.replace is atomic on one file system). The parent folder
+    is created."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
+        result = check(tmp) if check is not None else None
         usual_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
@@ -28,6 +36,11 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+    return result
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    write_atomic(path, lambda f: f.write(text))
 
 
 def usual_mode(path: str | Path) -> None:
@@ -40,3 +53,18 @@ def usual_mode(path: str | Path) -> None:
 
 def write_json_atomic(path: str | Path, data) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+def data_folder(package: str, tree: str, pattern: str) -> Path | None:
+    """A folder of files the package ships (``package``, e.g. "tcsmt.models"),
+    found as installed package data, else at ``tree`` relative to a source
+    checkout's root (e.g. "models"); None when neither holds ``pattern``."""
+    from importlib import resources
+    try:
+        d = Path(str(resources.files(package)))
+        if d.is_dir() and any(d.glob(pattern)):
+            return d
+    except (ModuleNotFoundError, TypeError):
+        pass
+    d = Path(__file__).resolve().parent.parent / tree
+    return d if d.is_dir() else None

@@ -9,10 +9,10 @@ data ``tcsmt.models``. A model is named ``ARCH-IN-OUT`` (``ampere-fp16-fp32``);
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from pathlib import Path
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import data_folder
 from tcsmt.formats import get_format
 from tcsmt.params import ModelParams, apply_overrides, load_model
 from tcsmt.params import short_format as short
@@ -21,16 +21,10 @@ from tcsmt.params import short_format as short
 def models_dir() -> Path:
     """Folder of the shipped model files (installed package data, or the
     source tree's models/ when run from a checkout)."""
-    try:
-        d = Path(str(resources.files("tcsmt.models")))
-        if d.is_dir() and any(d.glob("*.toml")):
-            return d
-    except (ModuleNotFoundError, TypeError):
-        pass
-    d = Path(__file__).resolve().parent.parent / "models"
-    if d.is_dir():
-        return d
-    raise UserError("no model files found: is tcsmt installed with its models?")
+    d = data_folder("tcsmt.models", "models", "*.toml")
+    if d is None:
+        raise UserError("no model files found: is tcsmt installed with its models?")
+    return d
 
 
 @functools.lru_cache(maxsize=None)

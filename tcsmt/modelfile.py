@@ -11,11 +11,9 @@ before it replaces anything.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
-from tcsmt.fileio import usual_mode
+from tcsmt.fileio import write_atomic
 from tcsmt.errors import UserError
 from tcsmt.params import FIELD_NAMES, ModelParams, load_model
 
@@ -55,24 +53,7 @@ def render(p: ModelParams, sources: dict[str, str], header: list[str]) -> str:
 def write_model(path: str | Path, text: str) -> ModelParams:
     """Check the text with load_model from a temporary file beside ``path``,
     then rename it over ``path`` (a reader sees the old file or the new one)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".toml", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        p = load_model(tmp)
-        usual_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return p
+    return write_atomic(path, lambda f: f.write(text), check=load_model, suffix=".toml")
 
 
 def identified_sources(members: list[ModelParams], axes: dict[str, list], evidence: str,

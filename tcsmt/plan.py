@@ -35,6 +35,7 @@ import numpy as np
 from tcsmt import __version__
 from tcsmt.candidates import candidate_vectors
 from tcsmt.errors import UserError
+from tcsmt.fileio import data_folder
 from tcsmt.formats import Format, get_format
 from tcsmt.hypspace import HypSpace
 from tcsmt.instructions import choose_instruction
@@ -412,15 +413,7 @@ def plans_dir() -> Path:
 def shipped_plans_dir() -> Path | None:
     """The plans installed with the package (tcsmt.plans, built from the
     source tree's results/plans), or the source tree's own folder."""
-    from importlib import resources
-    try:
-        d = Path(str(resources.files("tcsmt.plans")))
-        if d.is_dir() and any(d.glob("*.json")):
-            return d
-    except (ModuleNotFoundError, TypeError):
-        pass
-    d = Path(__file__).resolve().parent.parent / "results" / "plans"
-    return d if d.is_dir() else None
+    return data_folder("tcsmt.plans", "results/plans", "*.json")
 
 
 def plan_name(fin: Format, fout: Format) -> str:

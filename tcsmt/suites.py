@@ -16,11 +16,11 @@ expectation against the shipped model of its device.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Iterator
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import data_folder
 from tcsmt.exact import parse_exact  # noqa: F401  (part of this module's interface)
 from tcsmt.formats import Format, format_value, get_format
 from tcsmt.params import ModelParams
@@ -35,16 +35,10 @@ from tcsmt.suite_file import (DEVICE_ARCH, SCHEMA, Claim, Formats, Number,  # no
 
 def suites_dir() -> Path:
     """Folder of the shipped suite files (package data, or the checkout's)."""
-    try:
-        d = Path(str(resources.files("tcsmt.queries.suites")))
-        if d.is_dir() and any(d.glob("*.json")):
-            return d
-    except (ModuleNotFoundError, TypeError):
-        pass
-    d = Path(__file__).resolve().parent.parent / "queries" / "suites"
-    if d.is_dir():
-        return d
-    raise UserError("no suite files found: is tcsmt installed with its package data?")
+    d = data_folder("tcsmt.queries.suites", "queries/suites", "*.json")
+    if d is None:
+        raise UserError("no suite files found: is tcsmt installed with its package data?")
+    return d
 
 
 def list_suites() -> list[str]:

@@ -15,39 +15,19 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 from decimal import Decimal, getcontext
 from pathlib import Path
 
 import pytest
 
-from tcsmt.cli import main
+from cli_run import script, tcsmt
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "models").glob("*.toml"))
 HWDATA = ROOT / "data" / "hwdata"
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
          "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
-
-
-def tcsmt(argv: list[str], capsys) -> tuple[int, str, str]:
-    """Run the CLI in this process: (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def script() -> str:
-    exe = Path(sys.executable).parent / "tcsmt"
-    found = str(exe) if exe.exists() else shutil.which("tcsmt")
-    assert found, "the tcsmt entry point is not installed"
-    return found
 
 
 def exact_decimal(num: int, den_pow2: int = 0) -> str:

@@ -13,42 +13,18 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tcsmt.cli import main
+from cli_run import script, tcsmt
 from tcsmt.formats import get_format
 from tcsmt.params import params_from_dict
 from tcsmt.simulate import Result, dot
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY_FILES = sorted(p for p in (ROOT / "queries").glob("*.py") if not p.name.startswith("_"))
-
-
-def tcsmt(argv, capsys=None) -> tuple[int, str, str]:
-    """The CLI in this process: (exit code, stdout, stderr)."""
-    if capsys is not None:
-        capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    if capsys is None:
-        return code, "", ""
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def script() -> str:
-    exe = Path(sys.executable).parent / "tcsmt"
-    found = str(exe) if exe.exists() else shutil.which("tcsmt")
-    assert found, "the tcsmt entry point is not installed"
-    return found
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""Running the tcsmt command line from tests: in this process through
+tcsmt.cli.main, or as the installed entry point."""
+
+import shutil
+import sys
+from pathlib import Path
+
+from tcsmt.cli import main
+
+
+def tcsmt(argv, capsys=None) -> tuple[int, str, str]:
+    """The CLI in this process: (exit code, stdout, stderr); without capsys
+    the output is not captured and comes back empty."""
+    if capsys is not None:
+        capsys.readouterr()
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    if capsys is None:
+        return code, "", ""
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def script() -> str:
+    """The installed tcsmt entry point."""
+    exe = Path(sys.executable).parent / "tcsmt"
+    found = str(exe) if exe.exists() else shutil.which("tcsmt")
+    assert found, "the tcsmt entry point is not installed"
+    return found
