@@ -4,7 +4,7 @@
 
 For each pair of shipped models (fp16 inputs) and for the self-equivalence
 proof (volta against volta with carry_bits=8), prints the wall seconds of
-``tcsmt.smt.diff.run_diff`` (formula building included) with each solver
+``tcsmt.search.diff.run_diff`` (formula building included) with each solver
 alone and with the portfolio, once with the restricted formulas raced before
 the full one (what ``tcsmt diff`` does) and once with the full formula only
 (what ``tcsmt equiv`` does), and the ratio of the two. Also the start-up cost of one worker process per
@@ -38,11 +38,11 @@ import os
 import statistics
 import time
 
-from tcsmt.library import resolve
-from tcsmt.results import Hypothesis
+from tcsmt.model.catalogue import resolve
+from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
-from tcsmt.smt.diff import FULL, default_k, diff_formula, run_diff
-from tcsmt.smt.domain import Domain
+from tcsmt.search.diff import FULL, default_k, diff_formula, run_diff
+from tcsmt.search.domain import Domain
 from tcsmt.smt.smtlib import build_formula
 
 PAIRS = [

@@ -17,12 +17,12 @@ import argparse
 import statistics
 import time
 
-from tcsmt import find
-from tcsmt.library import find_model
-from tcsmt.propquery import hypotheses, resolve_base
-from tcsmt.properties import get_property
-from tcsmt.prove import prove_carry_bits, _witness
-from tcsmt.smt.domain import Domain
+from tcsmt.search import find
+from tcsmt.model.catalogue import find_model
+from tcsmt.properties.run import hypotheses, resolve_base
+from tcsmt.properties.registry import get_property
+from tcsmt.search.prove import prove_carry_bits, _witness
+from tcsmt.search.domain import Domain
 
 # (label, property, arch, formats, hypothesis pair, paper Z3 s, paper cvc5 s)
 TABLE4 = [

@@ -2,7 +2,7 @@
 aligned: 0 on Volta, 1 on Turing/Ampere/Ada, 2 on Hopper/Blackwell (F21,
 KM-TC)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="align-bits",

@@ -1,7 +1,7 @@
 """The floor of the alignment exponent that published models need for
 tiny (subnormal-range) products: the model's value against none."""
 
-from tcsmt.properties import Property, hyp
+from tcsmt.properties.registry import Property, hyp
 
 
 def applies(p):

@@ -3,7 +3,7 @@ against the block's sum rounded with an IEEE mode (guard and sticky bits),
 the final rounding as shipped. Truncation and rz differ only on effective
 subtraction."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="block-rounding",

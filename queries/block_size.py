@@ -2,7 +2,7 @@
 Ampere fp16, 16 on Hopper fp16, 32 for Hopper fp8. The dot product has
 as many terms as the largest block asked about; shorter blocks chain."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 SIZES = (1, 2, 4, 8, 16, 32)
 

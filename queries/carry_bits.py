@@ -3,8 +3,8 @@ sufficient for the 5-term Volta adder). `tcsmt find carry-bits` finds inputs
 telling the counts apart; `tcsmt prove carry-bits` proves the fewest that
 give the same bits as an unbounded accumulator."""
 
-from tcsmt import bv
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.datapath import bv
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 
 def needed_bound(p):
@@ -28,7 +28,7 @@ def lemma(x, y, k, domain):
     finite = [c for c in counts if c is not None]
     if not finite:
         return None
-    from tcsmt.prove import overflow_formula
+    from tcsmt.search.prove import overflow_formula
     return overflow_formula(x.params, k, min(finite), domain)
 
 

@@ -3,7 +3,7 @@ is the next block's c (recursive), every block summed from zero and the
 results added to c one after another (separate), or one block twice as
 large (no chaining). The dot product has two blocks' worth of terms."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="chaining",

@@ -2,7 +2,7 @@
 block summed with binary32's precision, or only binary16's, when inputs,
 c and d are all fp16?"""
 
-from tcsmt.properties import Property, hyp
+from tcsmt.properties.registry import Property, hyp
 
 
 def applies(p):

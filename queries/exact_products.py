@@ -3,7 +3,7 @@ output format before they are added (VLPG section 4.1, Table 1)? For fp16
 inputs a product always fits binary32, so "out_format" cannot be told from
 "exact" with fp32 output: the query proves it."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="exact-products",

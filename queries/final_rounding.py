@@ -2,7 +2,7 @@
 with the rest of the datapath as shipped (VLPG property 2; F21: fp32 output
 truncates, fp16 output rounds to nearest even)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="final-rounding",

@@ -3,7 +3,7 @@ or a proof that none exist. Without normalisation of partial sums and with
 truncation, V100 is not monotonic (F21: a=[1]*4, b=[p]*4, c=1-p gives
 1+2^-23 but c=1 gives 1)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="monotonicity",

@@ -3,7 +3,7 @@
 round toward zero); products beyond binary32's range kept (NVIDIA) or
 turned into infinities (AMD). Inputs may be infinite or NaN."""
 
-from tcsmt.properties import Domain, Property, hyp, not_fp64
+from tcsmt.properties.registry import Domain, Property, hyp, not_fp64
 
 
 def hypotheses(p):

@@ -2,7 +2,7 @@
 property 4; F21: a=[1,1,1,1], b=[p,p,p,p], c=1-p gives 1+2^-23 only
 without normalisation of partial sums)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 
 def applies(p):

@@ -4,7 +4,7 @@ addition it can. Hypotheses: the block datapath, and a chain of rounded
 additions in index order, reverse order, a pairwise tree, and largest
 magnitude first."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 
 def applies(p):

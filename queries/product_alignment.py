@@ -2,7 +2,7 @@
 significand in [1,4) (KM-TC, MMA-Sim; fits the recorded data), or the
 exponent of the product normalised to [1,2) (VLPG's model)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="product-alignment",

@@ -3,7 +3,7 @@ tensor cores do) against IEEE round-toward-zero, to-nearest-even, up and
 down of the exact sum. Truncation and RZ differ only on effective
 subtraction (VLPG section 4.2): 2 + (-2^-40) truncates to 2, RZ gives 2-2^-23."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 
 def hypotheses(p):

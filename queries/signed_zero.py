@@ -2,7 +2,7 @@
 return) or by IEEE rules (-0 + -0 = -0; x - x = +0, or -0 when rounding
 down)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="signed-zero",

@@ -1,7 +1,7 @@
 """Subnormal inputs and outputs kept or flushed to zero (F21: kept on NVIDIA;
 AMD CDNA2 flushes fp16/bf16 subnormals)."""
 
-from tcsmt.properties import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64
 
 PROPERTY = Property(
     name="subnormals",

@@ -3,7 +3,7 @@ products, cancellation, ties at the output's precision, overflow to
 infinity, NaN and infinity inputs, signed zeros, random bit patterns.
 
 Rows are bit patterns: a and b [N, K] in the model's in_format, c [N] in its
-c_format. Values are encoded with tcsmt.formats (exact Fractions), so every
+c_format. Values are encoded with tcsmt.model.formats (exact Fractions), so every
 row is what its kind says it is.
 """
 
@@ -13,8 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from tcsmt.formats import Format
-from tcsmt.params import ModelParams
+from tcsmt.model.formats import Format
+from tcsmt.model.params import ModelParams
 
 KINDS = ("random_values", "subnormal_products", "cancellation", "output_ties",
          "overflow", "nan_inf", "signed_zeros", "random_bits")

@@ -5,7 +5,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tcsmt.cli import main
+from tcsmt.cli.main import main
 
 
 def tcsmt(argv, capsys=None) -> tuple[int, str, str]:

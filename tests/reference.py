@@ -3,7 +3,7 @@
 This module is a test oracle. It is written on purpose without looking at
 ``tcsmt.datapath``: it does not align, shift or count bits. It computes every
 sum exactly with ``fractions.Fraction`` and then picks the neighbouring
-representable number the rounding mode asks for. From ``tcsmt.formats`` it
+representable number the rounding mode asks for. From ``tcsmt.model.formats`` it
 takes only what a format *is* (field widths, bias, the value of a bit
 pattern), which ``tests/test_formats.py`` checks against ml_dtypes.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tcsmt.formats import Format
+from tcsmt.model.formats import Format
 
 MODES = ("rne", "rz", "ru", "rd")
 

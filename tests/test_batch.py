@@ -3,7 +3,7 @@ the recorded GPU outputs, and itself under every way of running it.
 
 - Recorded data: for every shipped model with a data folder, the batch
   outputs equal the recorded d on every row (except the known problems of
-  data/hwdata/README.md, applied by tcsmt.hwdata's rules) and the scalar
+  data/hwdata/README.md, applied by tcsmt.hardware.recorded's rules) and the scalar
   outputs on a sample of rows (all rows in the slow test).
 - Generated rows (tests/batch_cases.py) for every shipped model: batch and
   scalar agree bit for bit.
@@ -23,12 +23,16 @@ import numpy as np
 import pytest
 
 from batch_cases import KINDS, rows
-from tcsmt import batch, conformance, hwdata, interp_trace, matmul
-from tcsmt.batch import dot_batch, supported
+from tcsmt import matmul
+from tcsmt.sim import batch
+from tcsmt.hardware import conformance
+from tcsmt.hardware import recorded as hwdata
+from tcsmt.interp import trace as interp_trace
+from tcsmt.sim.batch import dot_batch, supported
 from tcsmt.errors import UserError
-from tcsmt.formats import get_format
-from tcsmt.library import all_models, arch_for_device, find_model
-from tcsmt.simulate import dot_bits, model
+from tcsmt.model.formats import get_format
+from tcsmt.model.catalogue import all_models, arch_for_device, find_model
+from tcsmt.sim.dot import dot_bits, model
 
 DATA = hwdata.default_data_dir()
 FOLDERS = hwdata.discover(DATA) if DATA else []
@@ -190,7 +194,7 @@ def test_dot_batch_input_errors():
 
 def scalar_matmul_check(p, A, B, C, D, cells=None):
     """Each element of D (or the given cells) against the scalar datapath."""
-    from tcsmt.arrays import to_bits
+    from tcsmt.sim.npio import to_bits
     ab, bb, cb = to_bits(A, p.fin, "A"), to_bits(B, p.fin, "B"), to_bits(C, p.fc, "C")
     db = to_bits(D, p.fout, "D")
     m, n = D.shape

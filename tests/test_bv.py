@@ -1,8 +1,8 @@
-"""The Python-int interpretation and the derived operations of tcsmt.bv.
+"""The Python-int interpretation and the derived operations of tcsmt.datapath.bv.
 
-Each primitive of ``tcsmt.interp_int`` is compared with plain Python integer
+Each primitive of ``tcsmt.interp.ints`` is compared with plain Python integer
 arithmetic, written out here, for every operand (pair) at widths 1 to 5.
-The derived operations of ``tcsmt.bv`` (clz, shifts by amounts of any width,
+The derived operations of ``tcsmt.datapath.bv`` (clz, shifts by amounts of any width,
 shifted_out, low_mask, max/min, abs_s...) are compared the same way. These
 expectations are the meaning every other interpretation (NumPy, SMT) must
 share.
@@ -14,8 +14,8 @@ import itertools
 
 import pytest
 
-from tcsmt import bv
-from tcsmt.interp_int import INT, DataBranchError, IntBool, IntWord
+from tcsmt.datapath import bv
+from tcsmt.interp.ints import INT, DataBranchError, IntBool, IntWord
 
 WIDTHS = [1, 2, 3, 4, 5]
 I = INT

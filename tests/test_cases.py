@@ -16,14 +16,14 @@ from fractions import Fraction
 import pytest
 from click.testing import CliRunner
 
-from tcsmt import algorithms as al
-from tcsmt import compare as cp
-from tcsmt import coverage as cv
-from tcsmt.cli import cli
+from tcsmt.cases import algorithms as al
+from tcsmt.cases import compare as cp
+from tcsmt.cases import coverage as cv
+from tcsmt.cli.main import cli
 from tcsmt.errors import UserError
-from tcsmt.interp_int import INT
-from tcsmt.library import find_model
-from tcsmt.smt import diff
+from tcsmt.interp.ints import INT
+from tcsmt.model.catalogue import find_model
+from tcsmt.search import diff
 
 VOLTA = find_model("volta", "fp16:fp32")
 
@@ -246,7 +246,8 @@ def test_unknown_suite_and_property():
 
 
 def test_regen_plans_the_case_studies(tmp_path):
-    from tcsmt import cases_regen, regen  # noqa: F401  (registers the jobs)
+    from tcsmt.cases import jobs as cases_regen
+    from tcsmt.regen import jobs as regen  # noqa: F401  (registers the jobs)
     plan = regen.plan_jobs(["volta"], None, 60.0, tmp_path)
     names = {j.name for j in plan.jobs}
     assert {"compare-algorithms/volta-k4", "compare-algorithms/volta-k4-reproduce",

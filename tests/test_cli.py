@@ -31,7 +31,7 @@ SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "f
 
 
 def exact_decimal(num: int, den_pow2: int = 0) -> str:
-    """num * 2^-den_pow2 written out exactly (independent of tcsmt.formats)."""
+    """num * 2^-den_pow2 written out exactly (independent of tcsmt.model.formats)."""
     getcontext().prec = 200
     text = format(Decimal(num) / Decimal(2) ** den_pow2, "f")
     return text.rstrip("0").rstrip(".") if "." in text else text

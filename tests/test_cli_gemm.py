@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tcsmt import matmul
-from tcsmt.cli_gemm import gemm, load_npy
+from tcsmt.cli.gemm import gemm, load_npy
 from tcsmt.errors import UserError
 
 

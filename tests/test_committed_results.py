@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from tcsmt.compare import replay_compare
-from tcsmt.coverage import replay_coverage
-from tcsmt.library import architectures
-from tcsmt.properties import all_properties
-from tcsmt.propquery import resolve_base, result_path
+from tcsmt.cases.compare import replay_compare
+from tcsmt.cases.coverage import replay_coverage
+from tcsmt.model.catalogue import architectures
+from tcsmt.properties.registry import all_properties
+from tcsmt.properties.run import resolve_base, result_path
 from tcsmt.errors import UserError
-from tcsmt.results import SCHEMA, replay
+from tcsmt.report.results import SCHEMA, replay
 
 ROOT = Path(__file__).resolve().parent.parent / "results"
 RESULT_FILES = sorted(p for p in ROOT.glob("*/*.json")

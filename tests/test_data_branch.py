@@ -15,11 +15,13 @@ import random
 
 import pytest
 
-from tcsmt import all_models, bv, datapath, model
+from tcsmt import all_models, model
+from tcsmt.datapath import bv
+from tcsmt import datapath
 from tcsmt.errors import ModelFileError
-from tcsmt.interp_int import INT, DataBranchError
-from tcsmt.params import CHOICES
-from tcsmt.simulate import dot_bits, explain
+from tcsmt.interp.ints import INT, DataBranchError
+from tcsmt.model.params import CHOICES
+from tcsmt.sim.dot import dot_bits, explain
 
 I = INT
 

@@ -2,7 +2,7 @@
 prove carry-bits, regen, and replay of what they write.
 
 Every witness is checked twice: by ``tcsmt replay`` and by running the
-hypotheses' parameters (as stored in the file) through tcsmt.simulate here.
+hypotheses' parameters (as stored in the file) through tcsmt.sim.dot here.
 No test pins the bits a solver happens to return (DESIGN.md, testing habit 6).
 Solver-backed tests name one solver where the question allows, so that a test
 starts one solver process at a time rather than the whole portfolio.
@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 
 from cli_run import script, tcsmt
-from tcsmt.formats import get_format
-from tcsmt.params import params_from_dict
-from tcsmt.simulate import Result, dot
+from tcsmt.model.formats import get_format
+from tcsmt.model.params import params_from_dict
+from tcsmt.sim.dot import Result, dot
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY_FILES = sorted(p for p in (ROOT / "queries").glob("*.py") if not p.name.startswith("_"))
 
 
 # ---------------------------------------------------------------------------
-# Reading result files independently of tcsmt.results
+# Reading result files independently of tcsmt.report.results
 # ---------------------------------------------------------------------------
 
 def models_of(doc: dict) -> dict:
@@ -97,8 +97,8 @@ def property_rows(text: str) -> dict[str, str]:
 
 
 def test_properties_lists_every_query_with_its_hypotheses(capsys):
-    from tcsmt.properties import all_properties
-    from tcsmt.propquery import hypotheses, resolve_base
+    from tcsmt.properties.registry import all_properties
+    from tcsmt.properties.run import hypotheses, resolve_base
 
     code, out, err = tcsmt(["properties", "--arch", "volta"], capsys)
     assert code == 0 and err == ""

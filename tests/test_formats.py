@@ -1,4 +1,4 @@
-"""tcsmt.formats against ml_dtypes and NumPy, and against exact tables.
+"""tcsmt.model.formats against ml_dtypes and NumPy, and against exact tables.
 
 Every 8- and 16-bit encoding of the formats ml_dtypes knows is decoded by
 both and compared exactly (value, class, sign of zero). Rounding
@@ -37,7 +37,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tcsmt.errors import UserError
-from tcsmt.formats import (FORMATS, ROUNDING_MODES, Format, format_value, get_format,
+from tcsmt.model.formats import (FORMATS, ROUNDING_MODES, Format, format_value, get_format,
                            internal_format, parse_bits)
 
 ML_FORMATS = ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.formats import get_format
-from tcsmt.harness import (cuda_program, observations_from_hwdata, parse_vectors, random_vectors,
+from tcsmt.model.formats import get_format
+from tcsmt.hardware.harness import (cuda_program, observations_from_hwdata, parse_vectors, random_vectors,
                            read_vectors, simulated_observations, write_probe)
-from tcsmt.harness_cuda import MAIN
-from tcsmt.instructions import (BY_NAME, DEFAULTS, INSTRUCTIONS, Instruction, check_layout,
+from tcsmt.hardware.cuda import MAIN
+from tcsmt.hardware.instructions import (BY_NAME, DEFAULTS, INSTRUCTIONS, Instruction, check_layout,
                                 choose_instruction)
-from tcsmt.observations import compare, parse_observations, read_observations
-from tcsmt.simulate import dot_bits, model
+from tcsmt.hardware.observations import compare, parse_observations, read_observations
+from tcsmt.sim.dot import dot_bits, model
 
 ROOT = Path(__file__).resolve().parent.parent
 MMA = [i for i in INSTRUCTIONS if i.api == "mma"]
@@ -321,7 +321,7 @@ def test_file_instruction_and_option_must_agree(tmp_path):
 
 
 def test_cli_writes_the_program(tmp_path, capsys):
-    from tcsmt.cli import main
+    from tcsmt.cli.main import main
     path = tmp_path / "v.json"
     path.write_text(json.dumps(GOOD))
     out = tmp_path / "probe.cu"

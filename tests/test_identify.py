@@ -14,22 +14,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcsmt.cli import main
+from tcsmt.cli.main import main
 from tcsmt.errors import UserError
-from tcsmt.harness import observations_from_hwdata, read_vectors, simulated_observations
-from tcsmt.hypspace import identification_space, single
-from tcsmt.identify import identify
-from tcsmt.identify_report import projection
-from tcsmt.library import all_models, find_model
-from tcsmt.modelfile import KEY_ORDER
-from tcsmt.observations import parse_observations
-from tcsmt.params import load_model
-from tcsmt.plan import build_plan, committed_plan, read_plan, write_plan
-from tcsmt.plantree import leaves
-from tcsmt.simdevice import run_sim
-from tcsmt.space import load_space
-from tcsmt.spaceeval import evaluate
-from tcsmt.batch import dot_batch
+from tcsmt.hardware.harness import observations_from_hwdata, read_vectors, simulated_observations
+from tcsmt.identify.hypspace import identification_space, single
+from tcsmt.identify.narrow import identify
+from tcsmt.identify.report import projection
+from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.modelfile import KEY_ORDER
+from tcsmt.hardware.observations import parse_observations
+from tcsmt.model.params import load_model
+from tcsmt.identify.plan import build_plan, committed_plan, read_plan, write_plan
+from tcsmt.identify.plantree import leaves
+from tcsmt.identify.simdevice import run_sim
+from tcsmt.identify.space import load_space
+from tcsmt.identify.evaluate import evaluate
+from tcsmt.sim.batch import dot_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 HWDATA = ROOT / "data" / "hwdata"
@@ -272,8 +272,8 @@ def test_sim_recovers_bf16_models(arch):
 def test_floor_lemma_finds_a_floor_that_acts():
     """The lemma is not always UNSAT: a floor at -20 moves the alignment
     point of small products."""
-    from tcsmt.plan import plan_domain
-    from tcsmt.simlemmas import floor_lemma
+    from tcsmt.identify.plan import plan_domain
+    from tcsmt.identify.lemmas import floor_lemma
     p = find_model("ampere").replace(min_exponent=-20)
     assert floor_lemma(p, 16, plan_domain(p.fin, p.fout), 60)["verdict"] == "sat"
 
@@ -343,7 +343,7 @@ def test_observations_off_the_plan_are_evaluated(small):
     """Rows that are not plan vectors: every hypothesis is run on them."""
     _, plan = small
     p = find_model("hopper-fp16-fp32")
-    from tcsmt.harness import random_vectors
+    from tcsmt.hardware.harness import random_vectors
     vec = random_vectors({"in": "float16", "c": "float32", "out": "float32"}, 16, 40, 9)
     rows = []
     for n, v in enumerate(vec["vectors"]):
@@ -373,7 +373,7 @@ def test_bad_shapes_are_one_line_errors(small, tmp_path, capsys):
         row["d"] = row["d"]
     bad.write_text(json.dumps(data))
     with pytest.raises(UserError, match="the observations are bfloat16"):
-        from tcsmt.observations import read_observations
+        from tcsmt.hardware.observations import read_observations
         identify(read_observations(bad), read_plan(path).space, read_plan(path))
     code, out = run_cli(capsys, "identify", "--device", "gpu0")
     assert code == 2 and "sim:ARCH" in out

@@ -12,7 +12,7 @@ in binary64.
 
 The reference itself is checked first: against NumPy's float32 arithmetic
 (IEEE round to nearest even, exact for products of two fp16 numbers) and,
-for its rounding, against tcsmt.formats.round_value.
+for its rounding, against tcsmt.model.formats.round_value.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import reference as R
 from tcsmt import model
-from tcsmt.formats import Format, get_format
-from tcsmt.params import apply_overrides
-from tcsmt.simulate import dot_bits, to_bits
+from tcsmt.model.formats import Format, get_format
+from tcsmt.model.params import apply_overrides
+from tcsmt.sim.dot import dot_bits, to_bits
 
 F16, F32, F64 = get_format("float16"), get_format("float32"), get_format("float64")
 MODES = ("rne", "rz", "ru", "rd")

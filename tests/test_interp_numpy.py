@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.interp_int import INT, DataBranchError, IntBool
-from tcsmt.interp_numpy import NpBool, NpWord, NumpyInterp, WidthError, dtype_bits
+from tcsmt.interp.ints import INT, DataBranchError, IntBool
+from tcsmt.interp.arrays import NpBool, NpWord, NumpyInterp, WidthError, dtype_bits
 
 N = NumpyInterp("test-model")
 SMALL = [1, 2, 3, 4, 5]

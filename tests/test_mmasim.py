@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tcsmt import matmul
-from tcsmt.library import find_model
+from tcsmt.model.catalogue import find_model
 
 pytestmark = pytest.mark.mmasim
 
@@ -66,7 +66,7 @@ def to_torch(x: np.ndarray, dtype) -> torch.Tensor:
 def operands(p, m: int, k: int, n: int, seed: int):
     """Random A, B, C in the model's dtypes: normal values at several
     scales, with exact zeros, products that cancel and tiny values mixed in."""
-    from tcsmt.arrays import dtype_of
+    from tcsmt.sim.npio import dtype_of
 
     rng = np.random.default_rng(seed)
     scale = 2.0 ** rng.integers(-6, 7, (m, 1))

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tcsmt.errors import ModelFileError, UserError
-from tcsmt.library import all_models, architectures, find_model, models_dir
-from tcsmt.params import FIELD_NAMES, REQUIRED, load_model
+from tcsmt.model.catalogue import all_models, architectures, find_model, models_dir
+from tcsmt.model.params import FIELD_NAMES, REQUIRED, load_model
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 FILES = sorted(MODELS.glob("*.toml"))

@@ -5,7 +5,7 @@ returned") is run through the shipped model of its device, and the model
 must give the device's published output bit for bit. A few more vectors
 whose hardware output the seed papers state in their text are added and
 marked as such. Inputs are built from exact values with
-``tcsmt.simulate.to_bits`` (which refuses a value the format cannot hold).
+``tcsmt.sim.dot.to_bits`` (which refuses a value the format cannot hold).
 
 Devices and models: V100 -> volta-fp16-fp32 (volta-fp16-fp16 for fp16
 output), T4 -> turing-fp16-fp32, A100 -> ampere-fp16-fp32 (ampere-bf16-fp32
@@ -30,7 +30,7 @@ from fractions import Fraction
 import pytest
 
 from tcsmt import model
-from tcsmt.simulate import dot_bits, to_bits
+from tcsmt.sim.dot import dot_bits, to_bits
 
 p = Fraction(1, 1 << 24)          # 2^-24, FACTS.md's p
 

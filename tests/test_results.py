@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tcsmt import results
-from tcsmt.cli_smt import replay as replay_cmd
+from tcsmt.report import results
+from tcsmt.cli.smt import replay as replay_cmd
 from tcsmt.errors import UserError
-from tcsmt.params import params_from_dict
-from tcsmt.results import Hypothesis, Vector, make_result, validate, write_result
+from tcsmt.model.params import params_from_dict
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.report.results import make_result, validate, write_result
 
 GOLDEN = Path(__file__).parent / "golden" / "result_diff.json"
 REFRESH = os.environ.get("TCSMT_REFRESH_GOLDEN") == "1"

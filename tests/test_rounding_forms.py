@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from tcsmt import datapath
-from tcsmt.library import all_models
-from tcsmt.simulate import dot_bits
+from tcsmt.datapath import rounding
+from tcsmt.model.catalogue import all_models
+from tcsmt.sim.dot import dot_bits
 
 MODELS = {m.name: m for m in all_models()}
 
@@ -31,8 +31,8 @@ def test_one_shift_and_two_way_forms_agree(name, monkeypatch):
     rng = random.Random(name)
     k = min(p.block_size, 8)
     cases = [_inputs(p, rng, k) for _ in range(60)]
-    monkeypatch.setattr(datapath, "NARROW_WORD", 10_000)
+    monkeypatch.setattr(rounding, "NARROW_WORD", 10_000)
     wide = [dot_bits(p, a, b, c) for a, b, c in cases]
-    monkeypatch.setattr(datapath, "NARROW_WORD", 0)
+    monkeypatch.setattr(rounding, "NARROW_WORD", 0)
     two_way = [dot_bits(p, a, b, c) for a, b, c in cases]
     assert wide == two_way

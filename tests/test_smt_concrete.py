@@ -16,11 +16,13 @@ import random
 
 import pytest
 
-from tcsmt import conformance, datapath, hwdata
-from tcsmt.formats import Format
-from tcsmt.library import all_models, arch_for_device
-from tcsmt.params import ModelParams
-from tcsmt.simulate import dot_bits
+from tcsmt.hardware import conformance
+from tcsmt import datapath
+from tcsmt.hardware import recorded as hwdata
+from tcsmt.model.formats import Format
+from tcsmt.model.catalogue import all_models, arch_for_device
+from tcsmt.model.params import ModelParams
+from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
 from tcsmt.smt.smtlib import evaluation_formula
 

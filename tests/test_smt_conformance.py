@@ -15,8 +15,8 @@ import random
 
 import pytest
 
-from tcsmt import bv
-from tcsmt.interp_int import INT, IntBool, IntWord
+from tcsmt.datapath import bv
+from tcsmt.interp.ints import INT, IntBool, IntWord
 from tcsmt.smt import service
 from tcsmt.smt.smtlib import build_formula
 

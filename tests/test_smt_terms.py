@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tcsmt import bv, datapath
-from tcsmt.interp_int import INT, DataBranchError, IntBool, IntWord
-from tcsmt.library import all_models
-from tcsmt.simulate import dot_bits
+from tcsmt.datapath import bv
+from tcsmt import datapath
+from tcsmt.interp.ints import INT, DataBranchError, IntBool, IntWord
+from tcsmt.model.catalogue import all_models
+from tcsmt.sim.dot import dot_bits
 from tcsmt.smt.smtlib import MAX_INLINE_DEPTH, build_formula, function_text, to_smtlib
 from tcsmt.smt.terms import BOOL, SmtInterp, evaluate, reachable
 
@@ -207,7 +208,7 @@ def test_formula_drops_true_assertions_and_sees_false():
 
 def small_query(I):
     """clz, a shift by a wide amount and a sticky bit: a few derived
-    operations of tcsmt.bv on two inputs."""
+    operations of tcsmt.datapath.bv on two inputs."""
     x, s = I.var("x", 6), I.var("s", 4)
     lz = bv.clz(I, x)
     return [I.eq(lz, I.const(2, I.width(lz))), bv.shifted_out(I, x, s),

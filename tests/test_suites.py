@@ -1,4 +1,4 @@
-"""The published test suites as data (queries/suites/*.json, tcsmt.suites).
+"""The published test suites as data (queries/suites/*.json, tcsmt.cases.suites).
 
 Every shipped suite loads and is what its builder writes. Every published
 expectation (a device's output, or a published order between two outputs)
@@ -16,10 +16,10 @@ from fractions import Fraction
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.simulate import dot_bits, model, to_bits
-from tcsmt.suites import (Formats, check_suite, claims, evaluate, find_suite, list_suites,
+from tcsmt.sim.dot import dot_bits, model, to_bits
+from tcsmt.cases.suites import (Formats, check_suite, claims, evaluate, find_suite, list_suites,
                           load_suite, parse_exact, suite_from_dict, suites_dir, vector_inputs)
-from tcsmt.formats import get_format
+from tcsmt.model.formats import get_format
 
 SHIPPED = ["fasi-a100", "fasi-t4", "fasi-v100", "khattak-mikaitis"]
 

@@ -1,4 +1,4 @@
-"""Published test suites as data (schema "tcsmt-suite/1"; see tcsmt.suites).
+"""Published test suites as data (schema "tcsmt-suite/1"; see tcsmt.cases.suites).
 
 One JSON file per suite. They are written by ``_build.py`` in this folder
 from the transcriptions it holds (``python -m tcsmt.queries.suites._build``),

@@ -5,7 +5,7 @@ _khattak.py.
     python -m tcsmt.queries.suites._build --check   # exit 1 if one differs
 
 Values are written as exact expressions ("1 - 2^-24"); this module encodes
-each one in its format with tcsmt.simulate.to_bits (which refuses a value
+each one in its format with tcsmt.sim.dot.to_bits (which refuses a value
 the format cannot hold exactly), so the hex beside it is right by
 construction. Expected outputs are the papers' values, never a model's.
 """
@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from tcsmt.fileio import write_text_atomic
-from tcsmt.formats import format_value, get_format
-from tcsmt.simulate import to_bits
-from tcsmt.exact import parse_exact
-from tcsmt.suite_file import SCHEMA, suite_from_dict
+from tcsmt.model.formats import format_value, get_format
+from tcsmt.sim.dot import to_bits
+from tcsmt.model.exact import parse_exact
+from tcsmt.cases.suite_file import SCHEMA, suite_from_dict
 
 HERE = Path(__file__).resolve().parent
 

@@ -18,11 +18,11 @@ import functools
 from fractions import Fraction
 
 from tcsmt.errors import UserError
-from tcsmt.formats import get_format
+from tcsmt.model.formats import get_format
 from tcsmt.queries.suites._build import GROUPS, claim, vector
 from tcsmt.queries.suites._build import suite as suite_dict
-from tcsmt.simulate import to_bits
-from tcsmt.exact import parse_exact
+from tcsmt.sim.dot import to_bits
+from tcsmt.model.exact import parse_exact
 
 SOURCE = ('F. A. Khattak, M. Mikaitis, "Generalized methodology for determining numerical '
           'features of hardware floating-point matrix multipliers: Part I", IEEE HPEC 2025 '
@@ -289,7 +289,7 @@ def algorithm1_vectors(group: str, pi: int, po: int, nfma: int, devices) -> list
 
 
 def exact_text(v: Fraction) -> str:
-    from tcsmt.formats import format_value
+    from tcsmt.model.formats import format_value
     return format_value(v)
 
 

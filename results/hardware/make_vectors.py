@@ -25,10 +25,10 @@ from fractions import Fraction
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.formats import Format, get_format
-from tcsmt.harness import random_vectors
-from tcsmt.instructions import choose_instruction
-from tcsmt.simulate import to_bits
+from tcsmt.model.formats import Format, get_format
+from tcsmt.hardware.harness import random_vectors
+from tcsmt.hardware.instructions import choose_instruction
+from tcsmt.sim.dot import to_bits
 
 TOTAL = 2000
 P = Fraction(1, 2**24)

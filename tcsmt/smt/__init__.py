@@ -24,7 +24,6 @@ Modules:
             ``mul_hook`` for a query's own abstraction of multipliers)
   smtlib    SMT-LIB 2 text, Formula, build_formula, evaluation_formula
   service   solve, race (several formulas and solvers at once), Answer, Run
-  domain    Domain: the inputs a query allows, as constraints
-  diff      diff / equiv of two models: formulas, witnesses, run_diff
+  abstraction  free products: an over-approximation of the multipliers
   backend_bitwuzla, backend_cvc5, backend_z3: run in worker processes only
 """

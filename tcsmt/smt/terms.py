@@ -1,6 +1,6 @@
 """The SMT-LIB 2 interpretation of the bit-vector vocabulary.
 
-Every primitive of ``tcsmt.bv`` builds a node of a hash-consed term DAG: the
+Every primitive of ``tcsmt.datapath.bv`` builds a node of a hash-consed term DAG: the
 same operator on the same operands is the same node, so the datapath run
 twice (two models, or one model twice) shares everything the two runs have in
 common. When every operand of a primitive is a constant, the node is not
@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from tcsmt.interp_int import INT, DataBranchError, IntBool, IntWord
+from tcsmt.interp.ints import INT, DataBranchError, IntBool, IntWord
 
 BOOL = 0          # the "width" of a Bool node
 

@@ -1,0 +1,140 @@
+"""CLI: tcsmt compare-algorithms, tcsmt coverage (the seed paper's case studies)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tcsmt.errors import UserError
+
+SOLVERS = click.Choice(["portfolio", "bitwuzla", "cvc5", "z3"])
+
+
+@click.command("compare-algorithms")
+@click.argument("first", metavar="markidis")
+@click.argument("second", metavar="ootomo-yokota")
+@click.option("--arch", "archs", multiple=True, required=True, metavar="ARCH",
+              help="Architecture with an fp16:fp32 model (repeat, or 'all').")
+@click.option("--k", type=click.IntRange(1, 16), default=4, show_default=True,
+              help="Terms of the dot product (one output element).")
+@click.option("--reproduce", is_flag=True,
+              help="Ask for the seed paper's Table 5 outcome: true 1 + 2^-23, Markidis "
+                   "1 + 2^-23, Ootomo-Yokota 1.")
+@click.option("--solver", type=SOLVERS, default="portfolio", show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=280.0, show_default=True,
+              help="Seconds for the whole question.")
+@click.option("-o", "--output", type=click.Path(), default=None,
+              help="Result file (default results/compare-algorithms/ARCH-kK[-reproduce].json; "
+                   "one architecture only).")
+def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output):
+    """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
+    cores be less accurate than Markidis et al.'s, for one output element,
+    on ARCH's tensor-core model? Prints the inputs, the true value, both
+    results and their errors, and writes them to JSON."""
+    from tcsmt.cases import compare as cp
+    if {first, second} != set(cp.al.METHODS) or first == second:
+        raise UserError(f"the methods are {' and '.join(cp.al.METHODS)} "
+                        f"(got {first!r} and {second!r})")
+    names = [m.arch for m in cp.fp16_fp32_models()] if "all" in archs else list(archs)
+    if output and len(names) > 1:
+        raise UserError("--output names one file: give one --arch")
+    worst = 0
+    for arch in names:
+        doc = cp.run_compare(arch, k, solver, timeout, reproduce, " ".join(["tcsmt"] + sys.argv[1:]))
+        path = Path(output) if output else cp.result_path(arch, k, reproduce)
+        cp.write(path, doc)
+        print_compare(doc, path)
+        worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
+    if worst:
+        sys.exit(1)
+
+
+def print_compare(doc: dict, path: Path) -> None:
+    q = doc["query"]
+    click.echo(f"{doc['model']['name']}, k = {q['k']}: {q['question']}"
+               f"{' with the Table 5 outcome' if q['reproduce'] else ''}")
+    for v in doc["vectors"]:
+        for side in ("a", "b"):
+            click.echo(f"  {side} = [{', '.join(x['decimal'] for x in v[side])}]")
+            click.echo(f"      [{', '.join(x['hex'] for x in v[side])}]")
+        click.echo(f"  c = {v['c']['decimal']} ({v['c']['hex']})")
+        click.echo(f"  true           {v['true']['exact']}   (binary64 {v['true']['binary64']['hex']})")
+        for name, o in v["outputs"].items():
+            click.echo(f"  {name:<14} {o['decimal']} ({o['hex']})   error {o['error']}")
+    s = doc["solver"]
+    what = {"sat": "yes: Ootomo-Yokota is less accurate on the inputs above (replayed on the "
+                   "concrete model)",
+            "unsat": "no: proved for every input of the domain (" +
+                     ", ".join((doc["proof"] or {}).get("proved_by", [])) + ")",
+            "unknown": "unknown: no answer in time"}[doc["verdict"]]
+    click.echo(f"  {what}; {s['name']} ({s['formula']}), {doc['seconds']:.2f} s; written to {path}")
+
+
+@click.command("coverage")
+@click.argument("suite", metavar="SUITE")
+@click.option("--space", default="properties", show_default=True, metavar="SPACE",
+              help="'properties' (every property's hypotheses around each device's model), "
+                   "property names separated by commas, 'axes', or a space file (TOML).")
+@click.option("--no-generate", is_flag=True, help="Report only; generate no vectors for the gaps.")
+@click.option("--solver", type=SOLVERS, default="portfolio", show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds per solver question (one open pair).")
+@click.option("--budget", type=click.FloatRange(min=1), default=240.0, show_default=True,
+              help="Seconds for the whole query; open pairs left then are reported unknown.")
+@click.option("--verbose", "-v", is_flag=True, help="List every vector's separated pairs.")
+@click.option("-o", "--output", type=click.Path(), default=None,
+              help="Result file (default results/coverage/SUITE.json).")
+def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output):
+    """Which pairs of hypotheses each vector of a published test SUITE (a
+    file, or a shipped name: fasi-v100, fasi-t4, fasi-a100,
+    khattak-mikaitis) separates, which of its claims hold, which pairs no
+    vector separates, and vectors that close those gaps."""
+    from tcsmt.cases import coverage as cv
+    doc = cv.run_coverage(suite, space, not no_generate, solver, timeout, budget,
+                          " ".join(["tcsmt"] + sys.argv[1:]))
+    path = Path(output) if output else cv.result_path(suite, space)
+    cv.write_json_atomic(path, doc)
+    print_coverage(doc, path, verbose)
+
+
+def print_coverage(doc: dict, path: Path, verbose: bool = False) -> None:
+    s = doc["summary"]
+    click.echo(f"{doc['query']['suite']}: {s['vectors']} vectors, {s['spaces']} spaces "
+               f"({', '.join(x['space'] + ' on ' + x['base'] for x in doc['spaces'])})")
+    if verbose:
+        for v in doc["suite_vectors"]:
+            n = sum(len(x) for x in v["separates"].values())
+            click.echo(f"  {v['id']:<40} separates {n} pair(s)")
+    click.echo(f"  pairs: {s['pairs']} in the space, {s['pairs_separated']} separated by the suite, "
+               f"{s['pairs_unseparated']} by no vector")
+    click.echo(f"  claims: {s['claims_holding']}/{s['claims']} hold (the vector separates a pair "
+               f"differing in the claimed parameter), {s['claims_revealing_nothing']} reveal "
+               f"nothing, {s['claims_outside_space']} outside the space")
+    weak: dict[tuple[str, str, str], list[str]] = {}
+    for c in doc["claims"]:
+        if c["status"] != "holds":
+            weak.setdefault((c["status"], c["vector"], c["parameter"]), []).append(c["device"])
+    for (status, vid, param), devices in weak.items():
+        click.echo(f"    {status}: {vid} ({param}; {', '.join(devices)})")
+    click.echo(f"  published expectations: {s['expectations_holding']}/{s['expectations']} hold "
+               f"on the shipped models")
+    for f in doc["expectations"]["failing"]:
+        click.echo(f"    WRONG: {f['vector']} on {f['device']}: the paper says {f['paper']}; "
+                   f"{f['model']} gives {f['model_gives']}")
+        for alt in f["would_hold_under"]:
+            what = ", ".join(f"{k}={v[1]}" for k, v in alt["differs"].items())
+            click.echo(f"      it holds only with {what} (instead of "
+                       f"{', '.join(f'{k}={v[0]}' for k, v in alt['differs'].items())})")
+            for st in alt["settled_by"]:
+                click.echo(f"      settled by {st['vector']}: {f['device']} published "
+                           f"{st['published']}, {what} gives {st['hypothesis_gives']}")
+            if not alt["settled_by"]:
+                click.echo("      no vector of the suite settles it")
+    click.echo(f"  gaps: {s['gaps_closed']} closed by {s['gap_vectors']} generated vector(s) "
+               f"(replayed), {s['gaps_inseparable']} proved inseparable, {s['gaps_left']} left")
+    for u in doc["unseparated"]:
+        if u["status"] not in ("closed", "inseparable"):
+            click.echo(f"    {u['status']}: {u['space']} {u['pair']} ({u['by']})")
+    click.echo(f"  verdict {doc['verdict']}, {doc['seconds']:.2f} s; written to {path}")

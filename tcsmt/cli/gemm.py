@@ -1,0 +1,99 @@
+"""``tcsmt gemm``: D = C + A @ B from .npy files, as a modelled GPU computes it.
+
+The command is registered by tcsmt/cli.py (EXTRA_COMMANDS); bad input ends
+in a UserError, which the CLI prints as one line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import click
+import ml_dtypes
+import numpy as np
+
+from tcsmt.fileio import write_atomic
+from tcsmt.errors import UserError
+
+EPILOG = (
+    "Arrays are .npy files. NumPy saves ml_dtypes arrays without their type name: "
+    "bfloat16 as '<V2', float8_e4m3fn as '<V1' and float8_e5m2 as '<f1'; gemm reads "
+    "those three back as those types. A float32 A and B feed a tf32 model, which reads "
+    "the top 19 bits of each value (the low 13 are dropped, as the hardware does).")
+
+# How np.save writes the ml_dtypes types (their dtype.str without the byte
+# order), read back as those types.
+RAW_DTYPES = {"V2": ml_dtypes.bfloat16, "V1": ml_dtypes.float8_e4m3fn, "f1": ml_dtypes.float8_e5m2}
+
+
+def load_npy(path: str, name: str) -> np.ndarray:
+    """An array from a .npy file; UserError when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            raw = _raw_header(f)
+            if raw is None:
+                return np.load(f, allow_pickle=False)
+            shape, fortran, dtype = raw
+            data = np.fromfile(f, dtype=dtype)
+    except OSError as e:
+        raise UserError(f"{name}: cannot read {path}: {e.strerror or e}") from None
+    except (ValueError, SyntaxError, KeyError, TypeError) as e:
+        raise UserError(f"{name}: {path} is not a readable .npy file ({e})") from None
+    count = int(np.prod(shape))
+    if data.size != count:
+        raise UserError(f"{name}: {path} holds {data.size} items, its header says {count}")
+    return data.reshape(shape, order="F" if fortran else "C")
+
+
+def _raw_header(f):
+    """(shape, fortran_order, dtype) of a file holding one of RAW_DTYPES,
+    with f at its data; else None with f back at the start."""
+    version = np.lib.format.read_magic(f)
+    hlen = int.from_bytes(f.read(2 if version == (1, 0) else 4), "little")
+    header = ast.literal_eval(f.read(hlen).decode("latin1"))
+    descr = header.get("descr") if isinstance(header, dict) else None
+    if isinstance(descr, str) and descr[1:] in RAW_DTYPES:
+        dtype = np.dtype(RAW_DTYPES[descr[1:]])
+        return tuple(header["shape"]), bool(header["fortran_order"]), dtype
+    f.seek(0)
+    return None
+
+
+def save_npy_atomic(path: str, array: np.ndarray) -> None:
+    """np.save to a temporary file beside ``path``, then os.replace over it:
+    a reader sees the old file or the whole new one."""
+    target = Path(path)
+    if target.suffix != ".npy":
+        raise UserError(f"-o {path}: the output must be a .npy file")
+    folder = target.parent
+    if not folder.is_dir():
+        raise UserError(f"-o {path}: folder {folder} does not exist")
+    write_atomic(target, lambda f: np.save(f, array, allow_pickle=False), binary=True)
+
+
+@click.command("gemm", epilog=EPILOG)
+@click.argument("a_path", metavar="A.npy")
+@click.argument("b_path", metavar="B.npy")
+@click.argument("c_path", metavar="C.npy")
+@click.option("-o", "--output", "out_path", required=True, metavar="D.npy",
+              help="Where to write D (written whole or not at all).")
+@click.option("--arch", required=True, metavar="ARCH",
+              help="Architecture (volta, ampere, hopper...), model name or model file.")
+@click.option("--formats", metavar="IN:OUT",
+              help="Choose the architecture's model by formats, e.g. e4m3:fp32 "
+                   "(default: by the dtypes of A and C).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a model parameter (repeatable), e.g. --set align_bits=0.")
+def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides):
+    """D = C + A @ B (A: M x K, B: K x N, C: M x N) bit for bit as the
+    modelled matrix unit computes it, blocks chained along K as the
+    architecture does."""
+    from tcsmt.sim.npio import model_for_arrays
+    from tcsmt.sim.batch import matmul
+
+    A, B, C = (load_npy(p, n) for p, n in ((a_path, "A"), (b_path, "B"), (c_path, "C")))
+    p = model_for_arrays(arch, formats, overrides, A, C)
+    D = matmul(A, B, C, arch=p)
+    save_npy_atomic(out_path, D)
+    click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")

@@ -1,0 +1,31 @@
+"""The block-FMA datapath, written once over the bit-vector vocabulary.
+
+``dot(I, p, a, b, c)`` computes d = c + sum(a_i * b_i) under the parameters
+``p`` with the interpretation ``I`` (Python ints, NumPy arrays or SMT terms).
+Python ``if`` tests only parameters and widths; everything that depends on
+data goes through ``I.ite``.
+
+Stages, one module each, in the order data flows through them:
+
+  bv         the vocabulary: about 20 primitives and the operations derived
+             from them (count leading zeros, max, sticky shift, ...)
+  terms      unpack: bits of a format -> Term (sign, exponent, significand, flags)
+  products   multiply: two Terms -> their exact product, then the model's
+             product handling (alignment by the leading one, overflow, rounding)
+  register   align and block_sum: Terms -> a signed fixed-point sum with
+             F fraction bits and the model's carry bits
+  rounding   round_fixed: (sign, magnitude, scale) -> bits of a format
+  blocks     block (products and c -> a rounded result), the IEEE reference
+             orders, late c, and dot: blocks chained over a dot product
+"""
+
+from tcsmt.datapath.blocks import (add_ieee, block, by_leading_one, dot, dot_terms, flush_in,
+                                   flush_out, result_format)
+from tcsmt.datapath.products import finish_product, multiply
+from tcsmt.datapath.register import alignment_point, block_sum
+from tcsmt.datapath.rounding import round_fixed
+from tcsmt.datapath.terms import Fixed, Term, exp_width, term_fixed, unpack
+
+__all__ = ["Fixed", "Term", "add_ieee", "alignment_point", "block", "block_sum", "by_leading_one",
+           "dot", "dot_terms", "exp_width", "finish_product", "flush_in", "flush_out",
+           "multiply", "result_format", "round_fixed", "term_fixed", "unpack"]

@@ -1,0 +1,259 @@
+"""Blocks and dot products: one block (products and c to a rounded
+result), the IEEE reference orders, late c placement, chaining of blocks
+along a dot product, and the final NaN."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tcsmt.datapath import bv
+from tcsmt.datapath.products import multiply
+from tcsmt.datapath.register import block_sum
+from tcsmt.datapath.rounding import round_fixed
+from tcsmt.datapath.terms import Term, exp_width, lead_exp, term_fixed, unpack, widen
+from tcsmt.model.formats import Format, internal_format
+from tcsmt.model.params import ModelParams
+
+
+def result_format(p: ModelParams) -> Format:
+    """The format a block result is rounded to (e8m13 for fp8 on Ada)."""
+    out = p.fout
+    if p.final_frac_bits is None or p.final_frac_bits == out.frac_bits:
+        return out
+    return internal_format(out.exp_bits, p.final_frac_bits)
+
+
+def acc_internal(p: ModelParams) -> Format:
+    """The accumulator format each addition is rounded to in IEEE modes."""
+    return internal_format(p.facc.exp_bits, p.F) if p.align_bits else p.facc
+
+
+def flush_in(p: ModelParams) -> bool:
+    return p.subnormals in ("flush", "flush_inputs")
+
+
+def flush_out(p: ModelParams) -> bool:
+    return p.subnormals in ("flush", "flush_outputs")
+
+
+def inner_mode(p: ModelParams) -> str:
+    return "rz" if p.align_rounding == "truncate" else p.align_rounding
+
+
+def by_leading_one(terms: list[Term]) -> list[Term]:
+    """The terms aligned by their leading ones: IEEE rounding with guard,
+    round and sticky bits needs the alignment point at the leading one of
+    the largest term (a product of a subnormal input has its leading one up
+    to 2*frac_bits below its raw exponent)."""
+    return [replace(t, lead=True) for t in terms]
+
+
+def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Term:
+    """A sum rounded to the accumulator format, as a Term (one IEEE addition
+    when given two terms).
+
+    In IEEE modes the terms are aligned by their leading ones: guard, round
+    and sticky bits round correctly only when the term that sets the
+    alignment point has its leading one there, and a product of a subnormal
+    input has its leading one up to 2*frac_bits below its raw exponent (the
+    sticky bit then landed above the rounding position)."""
+    fmt = acc_internal(p)
+    if p.align_rounding != "truncate":
+        terms = by_leading_one(terms)
+    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, None, trace=trace)
+    bits = round_fixed(I, s, fmt, inner_mode(p), ew, p.overflow, p.zero_sign, False)
+    return unpack(I, fmt, bits, ew, False)
+
+
+def add_ieee(I, p: ModelParams, x: Term, y: Term, fmt: Format, mode: str, ew: int):
+    """One IEEE addition x + y rounded into fmt with mode (guard, round and
+    sticky bits make a two-term sum round exactly, the terms aligned by
+    their leading ones as in add_rounded); returns fmt's bits."""
+    x, y = by_leading_one([x, y])
+    s = block_sum(I, p, [x, y], ew, fmt.frac_bits, mode, None, carry=None)
+    return round_fixed(I, s, fmt, mode, ew, p.overflow, p.zero_sign, flush_out(p))
+
+
+def every_add_order(I, p: ModelParams, c: Term, prods: list[Term], ew: int, trace) -> Term:
+    """Sum c and the products with one rounding per addition, in p.add_order."""
+    if p.add_order == "pairwise":
+        level = prods
+        while len(level) > 1:
+            nxt = [add_rounded(I, p, level[i:i + 2], ew) if i + 1 < len(level) else level[i]
+                   for i in range(0, len(level), 2)]
+            level = nxt
+        return add_rounded(I, p, [c, level[0]], ew, trace)
+    terms = [c] + prods
+    if p.add_order == "reverse":
+        terms = [c] + prods[::-1]
+    elif p.add_order == "largest_first":
+        terms = sort_by_magnitude(I, terms, ew)
+    acc = terms[0]
+    for t in terms[1:]:
+        acc = add_rounded(I, p, [acc, t], ew)
+    return acc
+
+
+def magnitude_key(I, t: Term, ew: int):
+    """An unsigned word ordered like |t| for finite terms of one shape."""
+    zero = bv.is_zero(I, t.sig)
+    e = I.ite(zero, bv.sconst(I, -(1 << (ew - 2)), ew), lead_exp(I, t, ew))
+    ebias = I.add(e, I.const(1 << (ew - 1), ew))
+    sw = I.width(t.sig)
+    norm = I.shl(t.sig, bv.resize_u(I, bv.clz(I, t.sig), sw))
+    return I.concat(ebias, norm)
+
+
+def sort_by_magnitude(I, terms: list[Term], ew: int) -> list[Term]:
+    """Terms in decreasing magnitude, by a network of compare-and-swap steps
+    (stable: equal magnitudes keep their order)."""
+    ts = _same_shape(I, terms)
+    n = len(ts)
+    for i in range(n):
+        for j in range(n - 1 - i):
+            a, b = ts[j], ts[j + 1]
+            swap = I.ult(magnitude_key(I, a, ew), magnitude_key(I, b, ew))
+            ts[j] = _select(I, swap, b, a)
+            ts[j + 1] = _select(I, swap, a, b)
+    return ts
+
+
+def _widen_term(I, t: Term, sw: int, frac: int) -> Term:
+    """The same value with ``frac`` fraction bits in a wider significand."""
+    extra = frac - t.frac
+    sig = I.concat(t.sig, I.const(0, extra)) if extra else t.sig
+    need = max(sw, I.width(sig))
+    sig = bv.resize_u(I, sig, need)
+    return replace(t, sig=sig, frac=frac)
+
+
+def _select(I, c, x: Term, y: Term) -> Term:
+    return Term(I.ite(c, x.sign, y.sign), I.ite(c, x.exp, y.exp), I.ite(c, x.sig, y.sig),
+                x.frac, I.ite(c, x.nan, y.nan), I.ite(c, x.inf, y.inf), x.lead)
+
+
+def _same_shape(I, terms: list[Term]) -> list[Term]:
+    """Terms widened to one significand width and fraction count, all
+    aligned the same way (by the leading one if any term is)."""
+    fr = max(t.frac for t in terms)
+    sw = max(I.width(t.sig) + fr - t.frac for t in terms)
+    lead = any(t.lead for t in terms)
+    return [replace(_widen_term(I, t, sw, fr), lead=lead) for t in terms]
+
+
+def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
+    """One block: c plus up to block_size products -> bits of result_format."""
+    out = result_format(p)
+    if p.normalisation == "every_add":
+        acc = every_add_order(I, p, c, prods, ew, trace)
+        return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+    if p.c_placement == "late":
+        return late_block(I, p, prods, c, ew, trace)
+    terms = [c] + prods
+    if p.align_rounding != "truncate":
+        terms = by_leading_one(terms)
+    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
+    if p.align_rounding != "truncate":
+        fmt = acc_internal(p)
+        bits = round_fixed(I, s, fmt, p.align_rounding, ew, p.overflow, p.zero_sign, False)
+        s = term_fixed(I, unpack(I, fmt, bits, ew, False), ew)
+    return round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+
+
+def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
+    """Late c placement: the products are summed (truncated to F bits), then
+    c is added to that sum with both rounded down (toward minus infinity) to
+    their own fraction counts, the sum rounded down to late_frac_bits, then
+    rounded to the output with final_rounding."""
+    s = block_sum(I, p, prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
+    dot = Term(I.ite(s.inf, s.inf_sign, s.sign), I.add(s.scale, I.const(p.F, ew)), s.mag, p.F,
+               s.nan, s.inf)
+    f2 = p.late_frac_bits
+    # a zero c still sits at exponent emin, so emin floors the alignment point
+    s2 = block_sum(I, p, [dot, c], ew, p.F, "floor", p.fc.emin,
+                   keeps=[f2 + 1, p.F], trace=trace)
+    mid = internal_format(p.fout.exp_bits, f2)
+    bits = round_fixed(I, s2, mid, "rd", ew, p.overflow, p.zero_sign, False)
+    return round_fixed(I, term_fixed(I, unpack(I, mid, bits, ew, False), ew), result_format(p), p.final_rounding, ew, p.overflow,
+                       p.zero_sign, flush_out(p))
+
+
+def dot(I, p: ModelParams, a: list, b: list, c, trace=None):
+    """d = c + sum a_i b_i as bits of out_format, block after block.
+
+    ``a`` and ``b`` are lists of words in in_format, ``c`` a word in
+    c_format. A dot product longer than block_size runs as consecutive
+    blocks (see p.chaining)."""
+    if len(a) != len(b) or not a:
+        raise ValueError("a and b must be non-empty and of equal length")
+    ew = exp_width(p)
+    ta = [unpack(I, p.fin, x, ew, flush_in(p)) for x in a]
+    tb = [unpack(I, p.fin, y, ew, flush_in(p)) for y in b]
+    prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
+    c_term = unpack(I, p.fc, c, ew, flush_in(p))
+    return dot_terms(I, p, prods, c_term, ew, trace)
+
+
+def order_terms(p: ModelParams, prods: list) -> list:
+    """Products in the order the blocks take them (p.term_order)."""
+    if p.term_order == "pairs_mod4":
+        first = [t for k, t in enumerate(prods) if k % 4 < 2]
+        return first + [t for k, t in enumerate(prods) if k % 4 >= 2]
+    return list(prods)
+
+
+def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None):
+    """The dot product from finished product Terms and the Term of c.
+
+    Blocks take the products in p.term_order, block_size at a time. With c
+    placed "after", the blocks start from zero and c is added to their
+    result at the end with one IEEE addition rounded with p.c_rounding."""
+    out = result_format(p)
+    prods = order_terms(p, prods)
+    if trace is not None:
+        for i, t in enumerate(prods):
+            trace.append((f"product {i}", t, "term"))
+    chunks = [prods[i:i + p.block_size] for i in range(0, len(prods), p.block_size)]
+    start = c_term
+    if p.c_placement == "after":
+        start = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
+    if p.chaining == "separate" and len(chunks) > 1:
+        bits = _separate_blocks(I, p, chunks, start, ew)
+    else:
+        bits = None
+        for k, chunk in enumerate(chunks):
+            if k:
+                start = unpack(I, out, bits, ew, flush_in(p))
+            bits = block(I, p, chunk, start, ew, trace if k == len(chunks) - 1 else None)
+            if trace is not None:
+                trace.append((f"block {k} result", bits, f"bits:{out.name}"))
+    if p.c_placement == "after":
+        bits = add_ieee(I, p, unpack(I, out, bits, ew, False), c_term, out, p.c_rounding, ew)
+        if trace is not None:
+            trace.append(("c added", bits, f"bits:{out.name}"))
+    return finish(I, p, bits, out)
+
+
+def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int):
+    """Every block summed from zero; the rounded block results added to c
+    one after another with IEEE additions rounded with p.c_rounding."""
+    out = result_format(p)
+    zero = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
+    results = [block(I, p, chunk, zero, ew) for chunk in chunks]
+    acc, bits = c_term, None
+    for bits in results:
+        t = unpack(I, out, bits, ew, flush_in(p))
+        bits = add_ieee(I, p, acc, t, out, p.c_rounding, ew)
+        acc = unpack(I, out, bits, ew, flush_in(p))
+    return bits
+
+
+def finish(I, p: ModelParams, bits, out: Format):
+    """Result bits in out_format, with the model's NaN."""
+    fout = p.fout
+    bits = widen(I, bits, out, fout)
+    if p.nan_bits is not None:
+        nan_val = fout.from_storage(int(p.nan_bits, 16))
+        is_nan = unpack(I, fout, bits, exp_width(p), False).nan
+        bits = I.ite(is_nan, I.const(nan_val, fout.bits), bits)
+    return bits

@@ -1,0 +1,109 @@
+"""The block's register: terms aligned to the largest exponent, truncated
+or rounded to F fraction bits, and summed with a number of carry bits."""
+
+from __future__ import annotations
+
+from tcsmt.datapath import bv
+from tcsmt.datapath.terms import Fixed, Term, align_exp, term_int_bits
+from tcsmt.model.params import ModelParams
+
+
+UNBOUNDED_SPARE = 2
+
+
+def guard_bits(F: int, frac: int, mode: str) -> int:
+    """Extra register bits below F for IEEE alignment rounding: enough that
+    the largest term is never cut (its ``frac`` bits fit) plus guard, round
+    and sticky. None for truncation and floor."""
+    if mode in ("truncate", "floor"):
+        return 0
+    return max(0, frac - F) + 3
+
+
+def alignment_point(I, terms: list[Term], ew: int, floor: int | None):
+    """The largest alignment exponent among the non-zero terms, raised to
+    ``floor`` if given. Zero terms do not take part."""
+    lowest = bv.sconst(I, -(1 << (ew - 2)), ew)
+    e_max = lowest
+    for t in terms:
+        e = I.ite(bv.is_zero(I, t.sig), lowest, align_exp(I, t, ew))
+        e_max = bv.smax(I, e_max, e)
+    if floor is not None:
+        e_max = bv.smax(I, e_max, bv.sconst(I, floor, ew))
+    return e_max
+
+
+def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
+    """Term -> signed rw-bit word in units of 2**(e_max - rl).
+
+    The term keeps ``keep`` fraction bits below ``e_max`` (keep <= rl); the
+    bits below are dropped toward zero ("truncate"), or OR-ed into the last
+    kept bit as a sticky bit (IEEE modes), or rounded toward minus infinity
+    ("floor"). Invariant: |result| < 2**(int bits + rl).
+    """
+    sw = I.width(t.sig)
+    d0 = t.frac + 1 if t.lead else 0           # how far exp may exceed e_max
+    l0 = keep - t.frac + d0                    # static left shift
+    lpos, lneg = max(0, l0), max(0, -l0)
+    x = I.concat(t.sig, I.const(0, lpos)) if lpos else t.sig
+    # dynamic right shift: (e_max - exp) + d0 + lneg, >= 0 for non-zero terms
+    amount = I.add(I.sub(e_max, t.exp), I.const(d0 + lneg, ew))
+    y = bv.lshr_by(I, x, amount)
+    mag = bv.resize_u(I, y, rw)
+    if mode != "truncate":
+        lost = bv.shifted_out(I, x, amount)
+        one = I.const(1, rw)
+        if mode == "floor":
+            mag = I.ite(I.and_(lost, t.sign), I.add(mag, one), mag)
+        else:
+            mag = I.ite(lost, I.bvor(mag, one), mag)
+    if rl > keep:
+        mag = I.shl(mag, I.const(rl - keep, rw))
+    return bv.neg_if(I, t.sign, mag)
+
+
+def specials(I, terms: list[Term]):
+    """(nan, inf, sign of the infinity) of a sum of terms."""
+    pos_inf = bv.any_(I, [I.and_(t.inf, I.not_(t.sign)) for t in terms])
+    neg_inf = bv.any_(I, [I.and_(t.inf, t.sign) for t in terms])
+    nan = I.or_(bv.any_(I, [t.nan for t in terms]), I.and_(pos_inf, neg_inf))
+    return nan, I.or_(pos_inf, neg_inf), neg_inf
+
+
+def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
+              floor: int | None, keeps: list[int] | None = None, trace=None,
+              carry: str | int | None = "model") -> Fixed:
+    """Align every term to the largest exponent, keep F fraction bits (plus
+    guard bits in IEEE modes), add them in a register with ``carry`` integer
+    bits above the largest term (p.carry_bits by default; None: enough never
+    to overflow), and return the signed sum."""
+    g = max(guard_bits(F, t.frac, mode) for t in terms)
+    keeps = keeps or [F + g] * len(terms)
+    rl = max(keeps)
+    ib = max(term_int_bits(I, t) for t in terms)
+    carry = p.carry_bits if carry == "model" else carry
+    if carry is None:
+        # |sum| < len(terms) * 2**ib: bits_for(len(terms)) more bits hold it;
+        # UNBOUNDED_SPARE more make "unbounded" differ from every count a
+        # query compares it with, so equality needs a real proof
+        ri = ib + bv.bits_for(len(terms)) + UNBOUNDED_SPARE + (1 if mode == "floor" else 0)
+    else:
+        ri = ib + carry
+    rw = 1 + ri + rl
+    e_max = alignment_point(I, terms, ew, floor)
+    aligned = [align(I, t, e_max, k, rl, rw, mode, ew) for t, k in zip(terms, keeps)]
+    total = aligned[0]
+    for x in aligned[1:]:
+        total = I.add(total, x)
+    neg, mag = bv.abs_s(I, total)
+    scale = I.sub(e_max, I.const(rl, ew))
+    nan, inf, inf_sign = specials(I, terms)
+    neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])
+    pos_zeros = bv.all_(I, [I.and_(I.not_(t.sign), bv.is_zero(I, t.sig)) for t in terms])
+    if trace is not None:
+        trace.append(("alignment point", e_max, "signed"))
+        for i, x in enumerate(aligned):
+            trace.append((f"aligned term {i}", x, f"fixed:{rl}"))
+        trace.append(("raw sum", total, f"fixed:{rl}"))
+        trace.append(("register", (rl, ib, ri), "layout"))
+    return Fixed(neg, mag, scale, nan, inf, inf_sign, neg_zeros, pos_zeros)

@@ -1,0 +1,104 @@
+"""Terms: a float as (sign, exponent, significand) words, unpacked from a
+format's bits, and the unrounded sums (Fixed) the datapath rounds.
+
+A Term's value is ``sig * 2**(exp - frac)`` where ``frac`` is a static int,
+``sig`` an unsigned word and ``exp`` a signed word of width ``ew``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcsmt.datapath import bv
+from tcsmt.model.formats import Format
+from tcsmt.model.params import ModelParams
+
+
+@dataclass(frozen=True)
+class Term:
+    sign: object      # Bool: negative
+    exp: object       # signed word, width ew
+    sig: object       # unsigned word
+    frac: int         # static: fraction bits of sig
+    nan: object       # Bool
+    inf: object       # Bool
+    lead: bool = False  # static: align by the leading one, not by exp
+
+
+def term_int_bits(I, t: Term) -> int:
+    return 1 if t.lead else max(1, I.width(t.sig) - t.frac)
+
+
+@dataclass
+class Fixed:
+    """An unrounded result: (-1)**sign * mag * 2**scale, with flags."""
+    sign: object
+    mag: object       # unsigned word
+    scale: object     # signed word, width ew
+    nan: object
+    inf: object
+    inf_sign: object
+    neg_zeros: object  # Bool: every term was -0
+    pos_zeros: object  # Bool: every term was +0
+
+
+def exp_width(p: ModelParams) -> int:
+    """A signed exponent width that holds every exponent and shift the
+    datapath computes for these formats (generous, static)."""
+    fmts = [p.fin, p.fc, p.fout, p.facc]
+    span = max(2 * (f.emax + f.frac_bits + 2) + 2 * (f.frac_bits - f.emin) for f in fmts)
+    span += 4 * (p.F + 64 + (p.late_frac_bits or 0))
+    return bv.bits_for(span) + 2
+
+
+def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
+    """Format bits -> Term. Subnormals have exponent emin and no hidden bit;
+    with ``flush`` they read as zero of the same sign."""
+    fb, eb = fmt.frac_bits, fmt.exp_bits
+    sign = bv.bit(I, bits, fmt.bits - 1)
+    expf = I.extract(bits, fb + eb - 1, fb)
+    frac = I.extract(bits, fb - 1, 0)
+    exp_zero = bv.is_zero(I, expf)
+    hidden = I.ite(exp_zero, I.const(0, 1), I.const(1, 1))
+    sig = I.concat(hidden, frac)
+    if flush:
+        sig = I.ite(exp_zero, I.const(0, fb + 1), sig)
+    expw = bv.resize_u(I, expf, ew)
+    expw = I.ite(exp_zero, I.const(1, ew), expw)
+    exp = I.sub(expw, I.const(fmt.bias, ew))
+    all_ones = I.eq(expf, bv.ones(I, eb))
+    frac_zero = bv.is_zero(I, frac)
+    if fmt.specials == "ieee":
+        nan = I.and_(all_ones, I.not_(frac_zero))
+        inf = I.and_(all_ones, frac_zero)
+    elif fmt.specials == "fn":
+        nan = I.and_(all_ones, I.eq(frac, bv.ones(I, fb)))
+        inf = I.bool_const(False)
+    else:
+        nan = inf = I.bool_const(False)
+    return Term(sign, exp, sig, fb, nan, inf)
+
+
+def lead_exp(I, t: Term, ew: int):
+    """Exponent of the term's leading one (meaningless for a zero term)."""
+    sw = I.width(t.sig)
+    top = I.const(sw - 1 - t.frac, ew)
+    return I.sub(I.add(t.exp, top), bv.resize_u(I, bv.clz(I, t.sig), ew))
+
+
+def align_exp(I, t: Term, ew: int):
+    return lead_exp(I, t, ew) if t.lead else t.exp
+
+
+def term_fixed(I, t: Term, ew: int) -> Fixed:
+    """A Term (from unpacked bits) as an unrounded Fixed of the same value."""
+    return Fixed(t.sign, t.sig, I.sub(t.exp, I.const(t.frac, ew)), t.nan, t.inf, t.sign,
+                 t.sign, I.not_(t.sign))
+
+
+def widen(I, bits, src: Format, dst: Format):
+    """Bits of an internal format with dst's exponent field -> dst's bits."""
+    if src.bits == dst.bits:
+        return bits
+    assert src.exp_bits == dst.exp_bits and src.frac_bits <= dst.frac_bits
+    return I.concat(bits, I.const(0, dst.frac_bits - src.frac_bits))

@@ -1,0 +1,147 @@
+"""Replaying recorded GPU outputs through the models, row by row.
+
+For each DEVICE/FORMAT folder and each recorded output format, the model of
+the device's architecture for that format pair predicts every row; the
+report counts the rows whose bits match. Known problems of the recordings
+(tcsmt.hardware.recorded.KNOWN_PROBLEMS) are applied by rule and named in the report;
+folders whose problem is open are reported but not judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tcsmt.hardware import recorded as hwdata
+from tcsmt.errors import UserError
+from tcsmt.model.formats import get_format
+from tcsmt.model.catalogue import arch_for_device, find_model
+from tcsmt.model.params import ModelParams
+
+F32 = get_format("float32")
+
+
+@dataclass
+class FolderReport:
+    device: str
+    folder: str
+    output: str
+    model: str | None
+    rows: int
+    matched: int
+    judged: bool
+    notes: list[str] = field(default_factory=list)
+    mismatches: list[int] = field(default_factory=list)   # first few row numbers (0-based)
+
+    @property
+    def ok(self) -> bool:
+        return not self.judged or self.matched == self.rows
+
+
+def model_for(arch: str, in_format: str, out: str) -> ModelParams | None:
+    """The architecture's own model for a format pair (not a named variant)."""
+    try:
+        return find_model(arch, f"{in_format}:{out}")
+    except UserError:
+        return None
+
+
+def prepare_c(rec: hwdata.Recording, p: ModelParams, c_zero: bool) -> np.ndarray:
+    """The recorded c as bits of the model's c_format (RNE where narrower,
+    as the recordings did for fp16 output)."""
+    if c_zero:
+        return np.zeros(rec.rows, dtype=np.uint64)
+    if p.fc.name == "float32":
+        return rec.c32.copy()
+    out = np.empty(rec.rows, dtype=np.uint64)
+    for i, w in enumerate(rec.c32.tolist()):
+        v = F32.value(int(w))
+        if isinstance(v, float):
+            out[i] = hwdata.convert_exact(int(w), F32, p.fc, "c")
+        else:
+            out[i] = p.fc.round_value(v, "rne", sign_of_zero=int(w) >> 31)
+    return out
+
+
+def recorded_outputs(rec: hwdata.Recording, out: str, p: ModelParams) -> np.ndarray:
+    """Recorded d as bits of the model's out_format (fp16 outputs are stored
+    widened to binary32)."""
+    d = rec.d[out]
+    if p.fout.name == "float32":
+        return d
+    return hwdata.binary32_to_format(d, p.fout, f"{rec.path}/d_{rec.device}_{out}")
+
+
+def predict(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+            engine: str = "auto") -> np.ndarray:
+    """Model outputs for rows of bits: the NumPy batch interpreter when it
+    can take the model, else the Python-int interpreter."""
+    if engine in ("auto", "batch"):
+        try:
+            from tcsmt.sim.batch import dot_batch
+            return dot_batch(p, a, b, c)
+        except ImportError:
+            if engine == "batch":
+                raise UserError("the batch interpreter is not available") from None
+        except UserError:
+            if engine == "batch":
+                raise
+    from tcsmt.sim.dot import dot_bits
+    rows = [dot_bits(p, [int(x) for x in ra], [int(x) for x in rb], int(rc))
+            for ra, rb, rc in zip(a, b, c)]
+    return np.array(rows, dtype=np.uint64)
+
+
+def check_folder(device: str, folder: Path, arch: str | None, engine: str = "auto",
+                 limit: int | None = None) -> list[FolderReport]:
+    rec = hwdata.read_folder(folder, device)
+    arch = arch or arch_for_device(device)
+    if arch is None:
+        raise UserError(f"unknown device {device!r}: name its architecture with --arch")
+    find_model(arch)  # unknown architecture -> one-line error
+    reports = []
+    for out in sorted(rec.d, key=lambda o: o != "fp32"):
+        problems = hwdata.known_problems(arch, rec.folder, out)
+        rules = {kp.rule for kp in problems}
+        p = model_for(arch, rec.in_format.name, out)
+        if p is None:
+            n = rec.rows if limit is None else min(limit, rec.rows)
+            reports.append(FolderReport(device, rec.folder, out, None, n, 0,
+                                        judged=not ({"unreliable", "open"} & rules),
+                                        notes=[f"no {arch} model for {rec.in_format.name} -> {out}"]
+                                        + [kp.why for kp in problems]))
+            continue
+        n = rec.rows if limit is None else min(limit, rec.rows)
+        c = prepare_c(rec, p, "c_zero" in rules)[:n]
+        pred = predict(p, rec.a[:n], rec.b[:n], c, engine)
+        want = recorded_outputs(rec, out, p)[:n]
+        bad = np.nonzero(pred != want)[0]
+        judged = not ({"unreliable", "open"} & rules)
+        notes = [kp.why for kp in problems]
+        reports.append(FolderReport(device, rec.folder, out, p.name, n, n - len(bad),
+                                    judged, notes, [int(i) for i in bad[:5]]))
+        for kp in problems:
+            if kp.hypothesis:
+                reports.append(hypothesis_report(rec, out, kp.hypothesis, c, n, engine))
+    return reports
+
+
+def hypothesis_report(rec, out: str, name: str, c, n: int, engine: str) -> FolderReport:
+    """The rows of an open-problem folder under a named reading (a model
+    that is not the architecture's own for these formats)."""
+    h = find_model(name)
+    pred = predict(h, rec.a[:n], rec.b[:n], c, engine)
+    want = recorded_outputs(rec, out, h)[:n]
+    bad = np.nonzero(pred != want)[0]
+    return FolderReport(rec.device, rec.folder, out, h.name, n, n - len(bad), False,
+                        [f"hypothesis: {h.description}"], [int(i) for i in bad[:5]])
+
+
+def run(root: str | Path, arch: str | None = None, engine: str = "auto",
+        limit: int | None = None) -> list[FolderReport]:
+    reports: list[FolderReport] = []
+    for device, folder in hwdata.discover(root):
+        reports.extend(check_folder(device, folder, arch, engine, limit))
+    return reports

@@ -1,0 +1,150 @@
+"""The hypothesis spaces ``tcsmt plan`` and ``tcsmt identify`` search.
+
+A space here is one or more parts, each a ``tcsmt.identify.space.Space`` (a base
+model and axes); its hypotheses are every part's models, in order, and
+hypothesis i of a plan is the i-th of them. One part is what
+``tcsmt.identify.space.default_space`` and ``load_space`` give.
+
+Why more than one part for fp8 (``identification_space``): the shipped fp8
+models differ from the default space in parameters that move together, and
+a full product of the extra axes would multiply the space by eight
+(122880 models at k = 32, hours of evaluation on two cores):
+
+  * Ada and Hopper wgmma keep 13 fraction bits (acc_format e8m13 AND
+    final_frac_bits = 13); the default space's acc_format = e8m13 alone
+    rounds the block result to binary32 and reproduces neither. So the
+    default axes run twice: once with a binary32 accumulator, once with an
+    e8m13 accumulator and 13-bit block results.
+  * Hopper and Blackwell mma.sync fp8 add c after the products with one
+    IEEE addition and take the terms in pairs_mod4 order; a small third
+    part holds those readings (c_placement = after, both term orders,
+    block sizes 8..32, alignment bits, final and c roundings).
+
+For fp16 and bf16 inputs with binary32 output the default space (part
+"default") gets a small second part, "c-late": AMD CDNA3 adds c after the
+product sum, rounded down to 31 fraction bits (c_placement = late), which
+no value of the default axes reproduces. It varies block size, alignment
+bits and final rounding (96 models), with AMD's special-value rules (IEEE
+sign of an exact zero sum, products beyond binary32 overflow); without it ``identify --device
+sim:cdna3`` could only say "outside the space". For tf32 and fp16 output
+(no shipped late-c model) the identification space is the default space.
+Parameters no part varies (min_exponent, carry_bits, c_placement for fp16,
+...) keep the neutral base's values; see tcsmt/identify.py for how shipped
+models with other values are handled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+
+from tcsmt.errors import UserError
+from tcsmt.model.params import ModelParams, params_from_dict, short_format
+from tcsmt.identify.space import DEFAULT_AXES, Space, default_space, load_space, neutral_base
+
+
+@dataclass
+class HypSpace:
+    parts: list[Space]
+    name: str = "space"
+    _models: list[ModelParams] | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        return sum(p.size for p in self.parts)
+
+    @property
+    def base(self) -> ModelParams:
+        return self.parts[0].base
+
+    def models(self) -> list[ModelParams]:
+        """Every hypothesis, named by its part (when there are several) and
+        its axis values."""
+        if self._models is None:
+            out: list[ModelParams] = []
+            for part in self.parts:
+                for m in part.models():
+                    out.append(replace(m, name=f"{part.name}:{m.name}") if len(self.parts) > 1 else m)
+            self._models = out
+        return self._models
+
+    def axes(self) -> dict[str, list]:
+        """Every varied parameter and the values any part gives it."""
+        out: dict[str, list] = {}
+        for part in self.parts:
+            for k, vs in part.axes.items():
+                for v in vs:
+                    if v not in out.setdefault(k, []):
+                        out[k].append(v)
+        return out
+
+    def digest(self) -> str:
+        """A hash of every hypothesis's name and parameters (plans check it)."""
+        h = hashlib.sha256()
+        for m in self.models():
+            h.update(repr(sorted(m.parameter_dict().items())).encode())
+        return h.hexdigest()
+
+    def record(self) -> dict:
+        return {"name": self.name, "size": self.size,
+                "parts": [{"name": p.name, "base": p.base.as_dict(), "axes": p.axes} for p in self.parts],
+                "sha256": self.digest()}
+
+
+def from_record(rec: dict, where: str) -> HypSpace:
+    try:
+        parts = [Space(params_from_dict(dict(p["base"]), f"{where}: space part {p['name']}"),
+                       {k: list(v) for k, v in p["axes"].items()}, name=p["name"])
+                 for p in rec["parts"]]
+        space = HypSpace(parts, name=rec["name"])
+    except (KeyError, TypeError, AttributeError) as e:
+        raise UserError(f"{where}: malformed \"space\" ({e})") from None
+    if rec.get("sha256") and space.digest() != rec["sha256"]:
+        raise UserError(f"{where}: the space's hypotheses do not match the hash recorded in the "
+                        "plan (the parameters or their meaning changed): plan again")
+    return space
+
+
+def single(space: Space) -> HypSpace:
+    return HypSpace([space], name=space.name)
+
+
+def identification_space(formats: str) -> HypSpace:
+    """The default space of ``tcsmt plan`` / ``tcsmt identify`` for a format
+    pair (see the module docstring)."""
+    base = neutral_base(formats)
+    if base.fin.bits != 8:
+        default = default_space(formats)
+        if base.fin.name not in ("float16", "bfloat16") or base.fout.name != "float32":
+            return single(default)
+        late_axes = {"block_size": [1, 2, 4, 8, 16, 32], "align_bits": [0, 1, 2, 3],
+                     "final_rounding": ["rz", "rne", "ru", "rd"]}
+        late = Space(base.replace(c_placement="late", late_frac_bits=31, c_rounding="rne",
+                                  zero_sign="ieee", product_overflow="inf"),
+                     late_axes, name="c-late")
+        default.name = "default"
+        return HypSpace([default, late], name=f"identify-{short_format(base.fin.name)}-"
+                                              f"{short_format(base.fout.name)}")
+    axes = {k: list(v) for k, v in DEFAULT_AXES.items()}
+    fin = base.fin.name.replace("float8_", "")
+    acc32 = Space(base, axes, name="acc-fp32")
+    e8m13 = Space(base.replace(acc_format="e8m13", final_frac_bits=13), axes, name="acc-e8m13")
+    after_axes = {"block_size": [8, 16, 32], "align_bits": [0, 1, 2, 3],
+                  "final_rounding": ["rz", "rne"], "c_rounding": ["rne", "rz"],
+                  "term_order": ["sequential", "pairs_mod4"]}
+    after = Space(base.replace(c_placement="after"), after_axes, name="c-after")
+    return HypSpace([acc32, e8m13, after], name=f"identify-{fin}-{base.fout.name}")
+
+
+def space_for(formats: str | None, space_file: str | None) -> HypSpace:
+    if space_file:
+        sp = load_space(space_file)
+        if formats:
+            want = neutral_base(formats)
+            if (want.fin.name, want.fout.name) != (sp.base.fin.name, sp.base.fout.name):
+                raise UserError(f"--space {space_file} is a space of {sp.base.formats_label}, "
+                                f"not of --formats {formats}")
+        return single(sp)
+    if not formats:
+        raise UserError("give --formats IN:OUT (such as fp16:fp32), --space FILE or --plan FILE")
+    return identification_space(formats)

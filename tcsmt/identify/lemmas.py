@@ -1,0 +1,149 @@
+"""Proofs that a device model's parameters outside a space change nothing.
+
+``tcsmt identify --device sim:ARCH`` ends in a class of the space; the
+shipped model may still differ from the class's hypotheses in parameters
+the space does not vary (min_exponent floors on NVIDIA, carry_bits = 3 on
+Volta). Asking the solvers whether the whole 16-term datapath with and
+without such a parameter ever differs times out (minutes, measured: no
+answer from any solver in 120 s for ampere's floor). Two small lemmas
+settle those parameters instead:
+
+* min_exponent (the floor of the alignment point): over every block of the
+  dot product, some term non-zero and the alignment point below the floor
+  is UNSAT. A block's terms are its products (inputs from the plan's
+  domain, products free: the over-approximation of tcsmt.smt.abstraction, so
+  UNSAT is a proof for the real products) and its c, left as ANY bit
+  pattern of its format (the first block's c, and every later block's
+  chained result). When every term is zero the sum is zero whatever the
+  alignment point, so the floor changes nothing then either. The lemma is
+  proved for the block with min(block_size, k) products; blocks with fewer
+  products (the last one) are the same question with some products zero,
+  which the free products already allow (a zero input).
+* carry_bits: ``tcsmt.search.prove.prove_carry_bits`` finds the fewest carry bits
+  that give the same outputs as unbounded ones on every input of a block
+  (with a witness that one fewer does not); the device's count is enough
+  when it is at least that.
+
+With the parameters settled, the device model with them set to the
+space's values must build the very same circuit as a hypothesis of the
+class (the recording interpretation gives equal roots): then the device is
+that hypothesis on the plan's domain.
+"""
+
+from __future__ import annotations
+
+from tcsmt.smt import abstraction
+from tcsmt.datapath import bv
+from tcsmt import datapath
+from tcsmt.model.params import ModelParams
+from tcsmt.smt import service
+from tcsmt.search.domain import Domain
+
+
+def floor_formula(p: ModelParams, k: int, domain: Domain):
+    """SAT exactly when some block's alignment point, without the floor, is
+    below p.min_exponent with a non-zero term (free products)."""
+    n = max(1, min(p.block_size, k))
+
+    def build(I):
+        ew = datapath.exp_width(p)
+        a = [I.var(f"a{i}", p.fin.bits) for i in range(n)]
+        b = [I.var(f"b{i}", p.fin.bits) for i in range(n)]
+        c = I.var("c", p.fc.bits)
+        c_dom = I.var("c_domain", p.fc.bits)          # the domain's c is not this block's c
+        out = domain.constraints(I, p.fin, p.fc, a, b, c_dom)
+        ta = [datapath.unpack(I, p.fin, x, ew, datapath.flush_in(p)) for x in a]
+        tb = [datapath.unpack(I, p.fin, y, ew, datapath.flush_in(p)) for y in b]
+        prods = [datapath.multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
+        terms = [datapath.unpack(I, p.fc, c, ew, datapath.flush_in(p))] + prods
+        if p.align_rounding != "truncate":
+            terms = datapath.by_leading_one(terms)
+        free = datapath.alignment_point(I, terms, ew, None)
+        floored = datapath.alignment_point(I, terms, ew, p.min_exponent)
+        nonzero = I.not_(bv.all_(I, [bv.is_zero(I, t.sig) for t in terms]))
+        return out + [nonzero, I.not_(I.eq(free, floored))]
+
+    f, _ = abstraction.free_products(build, description=f"tcsmt floor lemma: {p.name}, block of {n}, "
+                                                        f"min_exponent {p.min_exponent}")
+    return f
+
+
+def floor_lemma(p: ModelParams, k: int, domain: Domain, timeout: float = 120.0) -> dict:
+    """Whether p's min_exponent ever moves an alignment point on the domain."""
+    if p.min_exponent is None:
+        return {"parameter": "min_exponent", "verdict": "unsat", "how": "no floor"}
+    if p.normalisation != "block" or p.c_placement != "global":
+        return {"parameter": "min_exponent", "verdict": "unknown",
+                "how": "the lemma is written for block normalisation with c placed globally"}
+    ans = service.solve(floor_formula(p, k, domain), "portfolio", timeout, cross_check=True)
+    rec = {"parameter": "min_exponent", "value": p.min_exponent, "verdict": ans.status,
+           "proved_by": list(getattr(ans, "proved_by", []) or []) if ans.status == "unsat" else [],
+           "how": "free products; c any bit pattern; some term non-zero and the alignment point "
+                  "below the floor"}
+    if ans.status == "sat":
+        rec["values"] = {k2: hex(v) for k2, v in ans.values.items() if not k2.startswith("prod")}
+    elif ans.status != "unsat":
+        rec["reason"] = getattr(ans, "reason", "")
+    return rec
+
+
+def carry_lemma(p: ModelParams, timeout: float = 120.0) -> dict:
+    """Whether p's carry_bits are as good as unbounded ones."""
+    from tcsmt.errors import UserError
+    from tcsmt.search.prove import prove_carry_bits
+    if p.carry_bits is None:
+        return {"parameter": "carry_bits", "verdict": "unsat", "how": "unbounded"}
+    try:
+        doc = prove_carry_bits(p.replace(carry_bits=None), timeout=timeout, cross_check=True)
+    except UserError as e:
+        return {"parameter": "carry_bits", "value": p.carry_bits, "verdict": "unknown", "reason": str(e)}
+    fewest = _fewest(doc)
+    ok = fewest is not None and p.carry_bits >= fewest
+    return {"parameter": "carry_bits", "value": p.carry_bits, "fewest_that_suffice": fewest,
+            "verdict": "unsat" if ok else ("sat" if fewest is not None else "unknown"),
+            "how": "tcsmt.search.prove.prove_carry_bits (per block, every input)"}
+
+
+def _fewest(doc):
+    """The "fewest" count anywhere in prove_carry_bits's document."""
+    if isinstance(doc, dict):
+        if isinstance(doc.get("fewest"), int):
+            return doc["fewest"]
+        for v in doc.values():
+            got = _fewest(v)
+            if got is not None:
+                return got
+    return None
+
+
+def same_circuit(p: ModelParams, q: ModelParams, k: int) -> bool:
+    from tcsmt.identify.evaluate import trace
+    ra, rb = trace([p, q], k)
+    return ra.idx == rb.idx
+
+
+def settle_outside(device: ModelParams, hyp: ModelParams, outside: list[str], k: int,
+                   domain: Domain, timeout: float = 120.0) -> dict:
+    """Lemmas for the parameters in which the device differs from the space's
+    hypothesis, then the circuit check. verdict: unsat (the device is the
+    hypothesis on the domain), unknown, or sat (some parameter matters)."""
+    lemmas = []
+    reduced = device
+    for key in outside:
+        if key == "min_exponent":
+            lem = floor_lemma(device, k, domain, timeout)
+        elif key == "carry_bits":
+            lem = carry_lemma(device, timeout)
+        else:
+            lem = {"parameter": key, "verdict": "unknown", "how": "no lemma for this parameter"}
+        lemmas.append(lem)
+        if lem["verdict"] == "unsat":
+            reduced = reduced.replace(**{key: getattr(hyp, key)})
+    same = same_circuit(reduced, hyp, k)
+    if all(lem["verdict"] == "unsat" for lem in lemmas) and same:
+        verdict = "unsat"
+    elif any(lem["verdict"] == "sat" for lem in lemmas):
+        verdict = "sat"
+    else:
+        verdict = "unknown"
+    return {"verdict": verdict, "lemmas": lemmas, "same_circuit_after_lemmas": same}

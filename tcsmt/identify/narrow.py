@@ -1,0 +1,335 @@
+"""Identifying an unknown matrix unit from what it returned.
+
+``identify(obs, space, plan)`` keeps the hypotheses of the space that
+reproduce every observed row bit for bit:
+
+1. With a plan of the same k, the rows that are plan vectors are read
+   along the plan's tree first: each observed d picks a branch, and only
+   the classes below the last node reached are candidates. A d no branch
+   holds is a row no hypothesis explains.
+2. Every candidate is run on every row (tcsmt.identify.evaluate). A plan class
+   whose members build one circuit ("identical"), or were proved equal on
+   the plan's domain ("proved") with every row inside that domain, is run
+   once, through its first member; so is every class when every row is a
+   plan vector (a class's members agree on every plan vector).
+   The rows are taken in stages (64, 1024, all: ``_staged``), each stage
+   running only the hypotheses the one before left.
+3. What remains is grouped into classes (the plan's, or by outputs on a
+   pool of candidates when there is no plan); when more than one remains,
+   the vector to run next is the plan's next node, else the candidate
+   that splits the remaining hypotheses best.
+
+When no hypothesis reproduces every row, ``Identification.failure`` names
+the first row after which none is left, with the closest hypotheses: how
+many rows each reproduces and by how many units in the last place (ulps)
+and bits the others are off.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.model.formats import Format
+from tcsmt.identify.hypspace import HypSpace
+from tcsmt.hardware.observations import ObservationSet
+from tcsmt.identify.plan import Plan, classes_of
+from tcsmt.search.vectors import Vector
+from tcsmt.identify.evaluate import evaluate
+
+STAGES = (64, 1024)     # rows of the first evaluation stages (see _staged)
+NEXT_POOL = 1500        # candidates tried for the next vector without a plan
+CLOSEST = 5
+
+
+@dataclass
+class Identification:
+    obs: ObservationSet
+    source: str
+    space: HypSpace
+    plan: Plan | None
+    consistent: list[int] = field(default_factory=list)
+    classes: list[list[int]] = field(default_factory=list)
+    class_status: list[str] = field(default_factory=list)
+    walked: list[tuple[int, int]] = field(default_factory=list)   # (row, plan vector)
+    next_vector: Vector | None = None
+    next_note: str = ""
+    failure: dict | None = None
+    evaluated: int = 0
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.failure:
+            return "none"
+        return "identified" if len(self.classes) == 1 else "narrowed"
+
+
+def check_formats(obs: ObservationSet, space: HypSpace) -> None:
+    p = space.base
+    if (obs.fin.name, obs.fc.name, obs.fout.name) != (p.fin.name, p.fc.name, p.fout.name):
+        raise UserError(f"the observations are {obs.fin.name} x {obs.fin.name} + {obs.fc.name} -> "
+                        f"{obs.fout.name}; the space is {p.fin.name} x {p.fin.name} + "
+                        f"{p.fc.name} -> {p.fout.name}")
+
+
+def row_arrays(obs: ObservationSet):
+    a = np.array([r.a for r in obs.rows], dtype=np.uint64).reshape(len(obs.rows), obs.k)
+    b = np.array([r.b for r in obs.rows], dtype=np.uint64).reshape(len(obs.rows), obs.k)
+    c = np.array([r.c for r in obs.rows], dtype=np.uint64)
+    d = np.array([r.d for r in obs.rows], dtype=np.uint64)
+    return a, b, c, d
+
+
+# ---------------------------------------------------------------------------
+# Reading the plan's tree
+# ---------------------------------------------------------------------------
+
+def classes_under(node: dict) -> list[int]:
+    if "class" in node:
+        return [node["class"]]
+    return [j for ch in node["outputs"].values() for j in classes_under(ch)]
+
+
+def walk(plan: Plan, obs: ObservationSet):
+    """Follow the tree with the rows that are plan vectors. Returns (node
+    reached, [(row, vector)], failure or None). A failure is (row, node):
+    the row's d is none of the node's branches."""
+    by_vec: dict[tuple, int] = {}
+    for n, r in enumerate(obs.rows):
+        by_vec.setdefault((r.a, r.b, r.c), n)
+    keys = [(v.a + (0,) * (plan.k - len(v.a)), v.b + (0,) * (plan.k - len(v.b)), v.c)
+            for v in plan.vectors]
+    node, path = plan.tree, []
+    while "vector" in node:
+        row = by_vec.get(keys[node["vector"]])
+        if row is None:
+            break
+        path.append((row, node["vector"]))
+        child = node["outputs"].get(plan.fout.hex(obs.rows[row].d))
+        if child is None:
+            return node, path, (row, node)
+        node = child
+    return node, path, None
+
+
+# ---------------------------------------------------------------------------
+# Identification
+# ---------------------------------------------------------------------------
+
+def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, source: str = "",
+             log=None) -> Identification:
+    t0 = time.monotonic()
+    check_formats(obs, space)
+    models = space.models()
+    res = Identification(obs, source, space, plan)
+    usable = plan is not None and plan.k == obs.k
+    if plan is not None and not usable:
+        _say(log, f"the plan is for k = {plan.k}, the observations have k = {obs.k}: "
+                  "every hypothesis is run on every row instead")
+        res.plan = None
+    cand_classes: list[list[int]] | None = None
+    if usable:
+        node, res.walked, fail = walk(plan, obs)
+        under = classes_under(fail[1] if fail else node)
+        cand_classes = [plan.classes[j].members for j in under]
+    a, b, c, d = row_arrays(obs)
+    if cand_classes is None:
+        cand_classes = [[i] for i in range(len(models))]
+        statuses = ["single"] * len(models)
+    else:
+        statuses = [plan.classes[j].status for j in under]
+    in_domain = usable and all(plan.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c)
+                               for r in obs.rows)
+    if usable and _all_plan_vectors(plan, obs):
+        # every member of a plan class gives the same bits on every plan
+        # vector (that is how the classes were made): one member per class
+        statuses = ["identical"] * len(statuses)
+    out, idx, match, end = _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log)
+    res.evaluated = len(idx)
+    full = match.all(axis=1) if end == len(obs.rows) else np.zeros(len(idx), dtype=bool)
+    res.consistent = sorted(i for i, ok in zip(idx, full) if ok)
+    if not res.consistent and usable and len(under) < len(plan.classes):
+        # the closest hypotheses may lie off the path the rows took: run them all
+        _say(log, "no hypothesis left on the plan's path: running every class for the closest ones")
+        under = list(range(len(plan.classes)))
+        sts = [("identical" if _all_plan_vectors(plan, obs) else cl.status) for cl in plan.classes]
+        out, idx, match, end = _staged(models, [cl.members for cl in plan.classes], sts,
+                                       in_domain, a, b, c, d, log)
+    if not res.consistent:
+        res.failure = failure_report(models, idx, out, match, obs, end)
+    else:
+        _group(res, plan if usable else None, out, idx, full)
+        if len(res.consistent) > 1 and not usable:
+            _next_from_pool(res, models, log)     # splits the consistent set into classes
+        elif len(res.classes) > 1:
+            _next(res, plan, models, log)
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _all_plan_vectors(plan: Plan, obs: ObservationSet) -> bool:
+    keys = {(v.a + (0,) * (plan.k - len(v.a)), v.b + (0,) * (plan.k - len(v.b)), v.c)
+            for v in plan.vectors}
+    return all((r.a, r.b, r.c) in keys for r in obs.rows)
+
+
+def _say(log, text):
+    if log:
+        log(text)
+
+
+def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log):
+    """Run the candidates on the first STAGES[0] rows, then those left on
+    the first STAGES[1], then on every row: most hypotheses fail on the first
+    rows, so thousands of recorded rows cost little more than a hundred.
+    Returns (outputs, hypotheses, matches, rows) of the last stage run: on
+    every row when some hypothesis is left, else on the rows up to the stage
+    where none was."""
+    n = a.shape[0]
+    ends = sorted({min(n, s) for s in STAGES} | {n})
+    for end in ends:
+        out, idx = _run(models, cand_classes, statuses, in_domain, a[:end], b[:end], c[:end], log)
+        match = out == d[None, :end]
+        keep = {i for i, ok in zip(idx, match.all(axis=1)) if ok}
+        if not keep or end == n:
+            return out, idx, match, end
+        pairs = [([i for i in m if i in keep], st) for m, st in zip(cand_classes, statuses)]
+        cand_classes = [m for m, _ in pairs if m]
+        statuses = [st for m, st in pairs if m]
+    raise AssertionError("unreachable")
+
+
+def _run(models, cand_classes, statuses, in_domain, a, b, c, log):
+    """Outputs of every candidate on every row: [len(idx), rows], with idx
+    the hypothesis of each output row (members of a class run once get the
+    output of its first member)."""
+    runs: list[int] = []
+    for members, st in zip(cand_classes, statuses):
+        once = st == "identical" or (st == "proved" and in_domain)
+        runs += members[:1] if once else members
+    _say(log, f"running {len(runs)} hypotheses on {a.shape[0]} rows")
+    ev = evaluate([models[i] for i in runs], a, b, c)
+    bad = set(ev.unsupported)                 # positions in runs
+    row_of = {i: n for n, i in enumerate(runs) if n not in bad}
+    ran = set(runs)
+    idx, rows = [], []
+    for members in cand_classes:
+        for i in members:
+            n = row_of.get(i) if i in ran else row_of.get(members[0])
+            if n is None:
+                continue                      # the model (or its class's) cannot be run here
+            idx.append(i)
+            rows.append(n)
+    if not rows:
+        return np.zeros((0, a.shape[0]), dtype=ev.outputs.dtype), idx
+    return ev.outputs[rows], idx
+
+
+def _group(res: Identification, plan: Plan | None, out, idx, full) -> None:
+    if plan is not None:
+        cls_of = {i: j for j, cl in enumerate(plan.classes) for i in cl.members}
+        groups: dict[int, list[int]] = {}
+        for i in res.consistent:
+            groups.setdefault(cls_of[i], []).append(i)
+        res.classes = list(groups.values())
+        res.class_status = [plan.classes[j].status if len(g) > 1 else "single"
+                            for j, g in groups.items()]
+        return
+    res.classes = [res.consistent]
+    res.class_status = ["single" if len(res.consistent) == 1 else "open"]
+
+
+def _next(res: Identification, plan: Plan | None, models, log) -> None:
+    """The vector to run next: the plan's next node whose vector splits what
+    is left, else the candidate that splits it best."""
+    if plan is not None:
+        node = plan.tree
+        left = {j for j, cl in enumerate(plan.classes) if set(cl.members) & set(res.consistent)}
+        while "vector" in node:
+            kids = [ch for ch in node["outputs"].values() if set(classes_under(ch)) & left]
+            if len(kids) > 1:
+                res.next_vector = plan.vectors[node["vector"]]
+                res.next_note = "the plan's next vector"
+                return
+            node = kids[0]
+        return
+    _next_from_pool(res, models, log)
+
+
+def _next_from_pool(res: Identification, models, log) -> None:
+    from tcsmt.search.candidates import candidate_vectors
+    from tcsmt.identify.plan import plan_domain
+    from tcsmt.identify.plantree import pick
+    obs = res.obs
+    dom = plan_domain(obs.fin, obs.fout)
+    a, b, c = candidate_vectors(obs.fin, obs.fc, obs.k, dom, NEXT_POOL, seed=1)
+    group = res.consistent
+    _say(log, f"looking for the next vector: {len(group)} hypotheses on {a.shape[0]} candidates")
+    ev = evaluate([models[i] for i in group], a, b, c)
+    ok = [n for n in range(len(group)) if n not in set(ev.unsupported)]
+    parts = classes_of(ev.outputs, ok)
+    res.classes = [[group[n] for n in p] for p in parts]
+    res.class_status = ["single" if len(p) == 1 else "open" for p in parts]
+    if len(parts) > 1:
+        reps = ev.outputs[[p[0] for p in parts]]
+        col = pick(reps, (a[:, :] != 0).sum(axis=1))
+        res.next_vector = Vector(tuple(int(x) for x in a[col]), tuple(int(x) for x in b[col]), int(c[col]))
+        res.next_note = f"splits the {len(group)} hypotheses left into {len(set(reps[:, col].tolist()))} groups"
+    else:
+        res.next_note = ("no candidate splits the hypotheses left: they may be equal on every "
+                         "input (tcsmt equiv can prove it)")
+
+
+# ---------------------------------------------------------------------------
+# When nothing fits: the first row no hypothesis explains, the closest ones
+# ---------------------------------------------------------------------------
+
+def ordered(bits: np.ndarray, fmt: Format) -> np.ndarray:
+    """Bit patterns mapped to integers in the order of their values (so the
+    difference of two is their distance in units in the last place)."""
+    sign = (bits >> np.uint64(fmt.bits - 1)) & np.uint64(1)
+    mag = (bits & np.uint64((1 << (fmt.bits - 1)) - 1)).astype(np.int64)
+    return np.where(sign == 1, -mag, mag)
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint64)
+    n = np.zeros(x.shape, dtype=np.int64)
+    for s in range(64):
+        n += ((x >> np.uint64(s)) & np.uint64(1)).astype(np.int64)
+    return n
+
+
+def failure_report(models, idx, out, match, obs: ObservationSet, end: int | None = None) -> dict:
+    """The first row no hypothesis explains together with the rows before it,
+    and the closest hypotheses (on the first ``end`` rows, those run)."""
+    rows_run = obs.rows[:end] if end else obs.rows
+    if not idx:
+        return {"row": 0, "index": obs.rows[0].index, "closest": []}
+    alive = np.logical_and.accumulate(match, axis=1).any(axis=0)
+    first = int(np.argmin(alive)) if not alive.all() else len(rows_run) - 1
+    d = np.array([r.d for r in rows_run], dtype=np.uint64)
+    counts = match.sum(axis=1)
+    fout = obs.fout
+    behaviours = classes_of(out)
+    best = sorted(behaviours, key=lambda g: -int(counts[g[0]]))[:CLOSEST]
+    closest = []
+    for g in best:
+        r = g[0]
+        bad = ~match[r]
+        ulps = np.abs(ordered(out[r][bad], fout) - ordered(d[bad], fout))
+        nan = np.array([fout.classify(int(x)) == "nan" for x in np.concatenate([out[r][bad], d[bad]])])
+        closest.append({
+            "hypothesis": models[idx[r]].name, "same_outputs": len(g),
+            "rows_matched": int(counts[r]), "rows": len(rows_run),
+            "max_ulps": None if nan.any() or not bad.any() else int(ulps.max()),
+            "max_bits_differing": int(_popcount(out[r][bad] ^ d[bad]).max()) if bad.any() else 0,
+            "first_mismatch": int(rows_run[int(np.argmax(bad))].index) if bad.any() else None,
+            "at_failing_row": fout.hex(int(out[r][first])),
+        })
+    return {"row": first, "index": rows_run[first].index, "observed": fout.hex(int(d[first])),
+            "rows_run": len(rows_run), "closest": closest}

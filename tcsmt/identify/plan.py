@@ -1,0 +1,435 @@
+"""Plans: which vectors to run on an unknown matrix unit, in which order.
+
+``build_plan`` takes a hypothesis space (tcsmt.identify.hypspace) and returns a
+decision procedure: the first vector to run and, for every output a
+hypothesis gives, the next one, until one class of hypotheses remains.
+
+1. Candidates: a few thousand vectors of the plan's input domain
+   (tcsmt.search.candidates).
+2. Every hypothesis runs on every candidate (tcsmt.identify.evaluate); hypotheses
+   with the same outputs on all of them form a class.
+3. The solvers look for an input that splits each class with more than
+   one circuit in it (tcsmt.search.diff.run_diff: support restrictions first,
+   a few seconds per class; every witness is replayed). Witnesses are run
+   on the hypotheses of the classes still open, the classes split, and this
+   repeats while it finds witnesses. A class whose members build the same
+   circuit is equal by construction ("identical"); one the solvers prove
+   is "proved"; one neither split nor proved within the budget is "open"
+   (``tcsmt identify`` proves the class it ends in, with a cross-check).
+4. The tree (tcsmt.identify.plantree): at each node the vector whose outputs split
+   the remaining classes best.
+
+The plan is JSON (schema ``tcsmt-plan/1``, see ``plan_record``) with the
+keys ``tcsmt harness`` reads: "formats", "instruction" and "vectors".
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tcsmt import __version__
+from tcsmt.search.candidates import candidate_vectors
+from tcsmt.errors import UserError
+from tcsmt.fileio import data_folder
+from tcsmt.model.formats import Format, get_format
+from tcsmt.identify.hypspace import HypSpace
+from tcsmt.hardware.instructions import choose_instruction
+from tcsmt.model.params import ModelParams
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.search.domain import Domain
+from tcsmt.identify.evaluate import evaluate
+
+SCHEMA = "tcsmt-plan/1"
+SEARCH_TIMEOUT = 4.0       # seconds of solver search per open class and round
+SOLVER_BUDGET = 240.0      # seconds of solver search per plan
+MAX_ROUNDS = 6
+MAX_SEARCH_HYPS = 6        # circuits of one class put into one solver query
+
+
+def plan_domain(fin: Format, fout: Format) -> Domain:
+    """The inputs a plan chooses from: finite, and with a and b exponents
+    kept where no alignment floor of a shipped model can act.
+
+    The floors (min_exponent: about -132 for binary32 output, about -20 for
+    binary16 output) only act when every term's alignment exponent is below
+    them. Products of fp16 and fp8 inputs stay above -49, and c is aligned
+    at its own exponent, so for binary32 output no input reaches the floor:
+    the domain is every finite input. bf16 and tf32 products can reach
+    2^-252: their exponents are kept in -64..63 (products from 2^-128).
+    For binary16 output the exponents are kept in -9..15 (products from
+    2^-18, above the floors -19 to -21; subnormal a and b are left out, a
+    subnormal c is allowed)."""
+    if fout.bits == 16:
+        return Domain(exp_range=(-9, 15))
+    if fin.exp_bits >= 8:
+        return Domain(exp_range=(-64, 63))
+    return Domain()
+
+
+def plan_k(space: HypSpace, instruction: str | None = None):
+    """The instruction the plan's vectors run on, and its k."""
+    p = space.base
+    ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, instruction)
+    return ins, ins.k
+
+
+@dataclass
+class PlanClass:
+    members: list[int]                 # indices of hypotheses in the space
+    status: str = "single"             # single, identical, proved, open
+    proved_by: list[str] = field(default_factory=list)
+    note: str = ""
+
+    def record(self) -> dict:
+        d = {"members": self.members, "status": self.status}
+        if self.proved_by:
+            d["proved_by"] = self.proved_by
+        if self.note:
+            d["note"] = self.note
+        return d
+
+
+@dataclass
+class Plan:
+    space: HypSpace
+    instruction: str
+    k: int
+    domain: Domain
+    vectors: list[Vector]
+    classes: list[PlanClass]
+    tree: dict
+    stats: dict = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def fin(self) -> Format:
+        return self.space.base.fin
+
+    @property
+    def fc(self) -> Format:
+        return self.space.base.fc
+
+    @property
+    def fout(self) -> Format:
+        return self.space.base.fout
+
+    def models(self) -> list[ModelParams]:
+        return self.space.models()
+
+
+# ---------------------------------------------------------------------------
+# Building
+# ---------------------------------------------------------------------------
+
+def _say(log, text: str) -> None:
+    if log:
+        log(text)
+
+
+def classes_of(outputs: np.ndarray, members: list[int] | None = None) -> list[list[int]]:
+    """Hypotheses (rows of outputs, or the given rows) grouped by equal rows,
+    in order of their first member."""
+    rows = range(outputs.shape[0]) if members is None else members
+    groups: dict[bytes, list[int]] = {}
+    for i in rows:
+        groups.setdefault(outputs[i].tobytes(), []).append(int(i))
+    return list(groups.values())
+
+
+def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int = 4000,
+               seed: int = 0, solver_budget: float = SOLVER_BUDGET, log=None) -> Plan:
+    from tcsmt.identify.plantree import build_tree, tree_stats
+    t0 = time.monotonic()
+    models = space.models()
+    ins, k = plan_k(space, instruction)
+    p0 = models[0]
+    domain = plan_domain(p0.fin, p0.fout)
+    a, b, c = candidate_vectors(p0.fin, p0.fc, k, domain, pool_size, seed)
+    _say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors")
+    ev = evaluate(models, a, b, c, progress=_progress(log, "evaluated"))
+    bad = set(ev.unsupported)
+    if bad:
+        _say(log, f"{len(bad)} hypotheses need words wider than 64 bits and are left out")
+    live = [i for i in range(len(models)) if i not in bad]
+    groups = classes_of(ev.outputs, live)
+    t_eval = time.monotonic() - t0
+    _say(log, f"{len(groups)} classes after the candidates ({t_eval:.0f} s)")
+    vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]))
+            for n in range(a.shape[0])]
+    table = ev.outputs
+    search = _Search(models, ev.shape, k, domain, solver_budget, log)
+    classes, extra, extra_out = search.run(groups)
+    reps = [cl.members[0] for cl in classes]
+    rep_out = table[reps]
+    if extra:
+        vecs += extra
+        rep_out = np.concatenate([rep_out, extra_out[reps]], axis=1)
+    del table
+    tree, used = build_tree(rep_out, vecs, p0.fout)
+    order = sorted(used)
+    remap = {old: new for new, old in enumerate(order)}
+    tree = _renumber(tree, remap)
+    plan = Plan(space, ins.name, k, domain, [vecs[i] for i in order], classes, tree)
+    plan.stats = tree_stats(plan, time.monotonic() - t0, a.shape[0], search.summary(),
+                            t_eval)
+    return plan
+
+
+def _progress(log, what: str):
+    if not log:
+        return None
+    step = {"n": 0}
+
+    def report(done, total):
+        if done == total or done * 10 // total > step["n"]:
+            step["n"] = done * 10 // total
+            log(f"  {what} {done}/{total} batches")
+    return report
+
+
+def _renumber(node: dict, remap: dict[int, int]) -> dict:
+    if "class" in node:
+        return node
+    return {"vector": remap[node["vector"]],
+            "outputs": {h: _renumber(ch, remap) for h, ch in node["outputs"].items()}}
+
+
+# ---------------------------------------------------------------------------
+# The solver search on the classes the candidates leave together
+# ---------------------------------------------------------------------------
+
+class _Search:
+    """Solver search on the open classes, one class per difference pattern
+    (the parameters its members disagree on) per round: a witness for one
+    class of a pattern usually splits the others of that pattern too, and
+    every witness is run on every member of every open class."""
+
+    def __init__(self, models, shape, k, domain, budget, log):
+        self.models, self.shape, self.k, self.domain = models, shape, k, domain
+        self.budget, self.log = budget, log
+        self.spent = 0.0
+        self.counts = {"queries": 0, "sat": 0, "unsat": 0, "unknown": 0}
+        self.dead: set[tuple] = set()      # patterns whose query found no witness
+        self.dtype = np.uint32 if models[0].fout.bits <= 32 else np.uint64
+
+    def circuits(self, members: list[int]) -> list[int]:
+        """One member per distinct circuit (by the evaluator's twin numbers)."""
+        seen: dict[int, int] = {}
+        for i in members:
+            seen.setdefault(int(self.shape[i]), i)
+        return list(seen.values())
+
+    def pattern(self, members: list[int]) -> tuple:
+        ms = [self.models[i] for i in members]
+        keys = ms[0].parameter_dict()
+        return tuple(sorted(k for k in keys if len({str(getattr(m, k)) for m in ms}) > 1))
+
+    def mark(self, cl: PlanClass) -> PlanClass:
+        if len(cl.members) > 1:
+            cl.status = "identical" if len(self.circuits(cl.members)) == 1 else "open"
+        return cl
+
+    def run(self, groups: list[list[int]]):
+        classes = [self.mark(PlanClass(g)) for g in groups]
+        extra: list[Vector] = []
+        extra_out = np.zeros((len(self.models), 0), dtype=self.dtype)
+        for rnd in range(MAX_ROUNDS):
+            todo: dict[tuple, PlanClass] = {}
+            for cl in sorted((c for c in classes if c.status == "open"), key=lambda c: -len(c.members)):
+                pat = self.pattern(cl.members)
+                if pat not in self.dead:
+                    todo.setdefault(pat, cl)
+            if not todo or self.spent >= self.budget:
+                break
+            found = self.search_round(todo)
+            if not found:
+                continue
+            extra += found
+            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes)], axis=1)
+            classes = self.split(classes, extra_out)
+            _say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
+                           f"{sum(cl.status == 'open' for cl in classes)} open")
+        for cl in classes:
+            if cl.status == "open" and not cl.note:
+                cl.note = ("not split by the candidates" + (" or the solvers' search" if
+                           self.pattern(cl.members) in self.dead else "") + "; not proved equal")
+        return classes, extra, extra_out
+
+    def search_round(self, todo: dict[tuple, PlanClass]) -> list[Vector]:
+        from tcsmt.search.diff import run_diff
+        found: list[Vector] = []
+        for pat, cl in todo.items():
+            if self.spent >= self.budget:
+                break
+            circ = self.circuits(cl.members)[:MAX_SEARCH_HYPS]
+            hyps = [Hypothesis(f"H{j}", self.models[i]) for j, i in enumerate(circ)]
+            out = run_diff(hyps, self.k, self.domain, timeout=SEARCH_TIMEOUT)
+            self.spent += out.seconds
+            self.counts["queries"] += 1
+            self.counts[out.verdict] = self.counts.get(out.verdict, 0) + 1
+            _say(self.log, f"  search {', '.join(pat)}: {out.verdict} ({out.seconds:.1f} s)")
+            if out.verdict == "sat":
+                found.append(out.vector)
+                continue
+            self.dead.add(pat)
+            if out.verdict == "unsat" and len(circ) == len(self.circuits(cl.members)):
+                cl.status, cl.proved_by = "proved", out.proved_by
+            elif out.verdict == "unsat":
+                cl.note = f"the first {len(circ)} circuits proved equal; the others not asked"
+        return found
+
+    def outputs_on(self, vecs: list[Vector], classes: list[PlanClass]) -> np.ndarray:
+        """[models, len(vecs)] outputs: every member of an open class, and the
+        first member of every other class (its members are equal: one
+        circuit, or proved), copied to the rest."""
+        a = np.array([v.a for v in vecs], dtype=np.uint64)
+        b = np.array([v.b for v in vecs], dtype=np.uint64)
+        c = np.array([v.c for v in vecs], dtype=np.uint64)
+        run = sorted({i for cl in classes for i in (cl.members if cl.status == "open" else cl.members[:1])})
+        _say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
+        ev = evaluate([self.models[i] for i in run], a, b, c)
+        out = np.zeros((len(self.models), len(vecs)), dtype=self.dtype)
+        out[run] = ev.outputs
+        for cl in classes:
+            if cl.status != "open":
+                out[cl.members] = out[cl.members[0]]
+        return out
+
+    def split(self, classes: list[PlanClass], extra_out: np.ndarray) -> list[PlanClass]:
+        new: list[PlanClass] = []
+        for cl in classes:
+            if cl.status != "open":
+                new.append(cl)
+                continue
+            new += [self.mark(PlanClass(g)) for g in classes_of(extra_out, cl.members)]
+        return new
+
+    def summary(self) -> dict:
+        return {**self.counts, "seconds": round(self.spent, 1), "budget_seconds": self.budget,
+                "timeout_per_query": SEARCH_TIMEOUT,
+                "patterns_without_witness": [list(p) for p in sorted(self.dead)]}
+
+
+# ---------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------
+
+def vector_json(fin: Format, fc: Format, v: Vector) -> dict:
+    return {"a": [fin.hex(x) for x in v.a], "b": [fin.hex(x) for x in v.b], "c": fc.hex(v.c)}
+
+
+def plan_record(plan: Plan) -> dict:
+    """The plan as JSON: the harness keys (formats, instruction, vectors)
+    first, then what identify needs."""
+    fin, fc, fout = plan.fin, plan.fc, plan.fout
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": "tcsmt", "version": __version__},
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "formats": {"in": fin.name, "c": fc.name, "out": fout.name},
+        "instruction": plan.instruction,
+        "k": plan.k,
+        "domain": plan.domain.describe(),
+        "stats": plan.stats,
+        "vectors": [vector_json(fin, fc, v) for v in plan.vectors],
+        "tree": plan.tree,
+        "classes": [cl.record() for cl in plan.classes],
+        "space": plan.space.record(),
+    }
+
+
+def write_plan(path: str | Path, plan: Plan) -> None:
+    from tcsmt.fileio import write_text_atomic
+    import json
+    rec = plan_record(plan)
+    # one vector, one class per line: readable diffs, a few hundred kB
+    text = json.dumps(rec, separators=(",", ":"))
+    write_text_atomic(path, _pretty(rec) if len(text) < 50_000_000 else text)
+
+
+def _pretty(rec: dict) -> str:
+    import json
+    lines = ["{"]
+    keys = list(rec)
+    for n, key in enumerate(keys):
+        end = "," if n + 1 < len(keys) else ""
+        v = rec[key]
+        if key in ("vectors", "classes") and isinstance(v, list):
+            inner = ",\n".join("    " + json.dumps(x, separators=(", ", ": ")) for x in v)
+            lines.append(f'  "{key}": [\n{inner}\n  ]{end}')
+        elif key == "tree":
+            lines.append(f'  "tree": {json.dumps(v, separators=(",", ":"))}{end}')
+        else:
+            lines.append(f'  "{key}": {json.dumps(v)}{end}')
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def read_plan(path: str | Path) -> Plan:
+    import json
+    from tcsmt.hardware.harness import parse_vectors
+    from tcsmt.identify.hypspace import from_record
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}: not JSON: {e.msg} at line {e.lineno}") from None
+    where = str(path)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise UserError(f"{where}: not a plan (schema {data.get('schema') if isinstance(data, dict) else None!r}, "
+                        f"expected {SCHEMA!r})")
+    for key in ("formats", "instruction", "k", "domain", "vectors", "tree", "classes", "space"):
+        if key not in data:
+            raise UserError(f"{where}: missing key {key!r}")
+    vs = parse_vectors({"formats": data["formats"], "vectors": data["vectors"]}, where)
+    space = from_record(data["space"], where)
+    d = data["domain"]
+    domain = Domain(finite=d["finite"], subnormal_inputs=d["subnormal_inputs"], signs=d["signs"],
+                    exp_range=tuple(d["exp_range"]) if d["exp_range"] else None,
+                    c_exp_range=tuple(d["c_exp_range"]) if d["c_exp_range"] else None,
+                    c=d["c"], nonzero_min=d["nonzero_min"], nonzero_max=d["nonzero_max"])
+    vecs = [Vector(tuple(a), tuple(b), c) for a, b, c in vs.vectors]
+    classes = [PlanClass(list(c["members"]), c["status"], list(c.get("proved_by", [])), c.get("note", ""))
+               for c in data["classes"]]
+    plan = Plan(space, data["instruction"], int(data["k"]), domain, vecs, classes, data["tree"],
+                data.get("stats", {}), where)
+    if (plan.fin.name, plan.fc.name, plan.fout.name) != (vs.fin.name, vs.fc.name, vs.fout.name):
+        raise UserError(f"{where}: the formats do not match the space's")
+    return plan
+
+
+def plans_dir() -> Path:
+    """Where ``tcsmt plan`` writes: results/plans under the working folder,
+    like every other result."""
+    return Path("results") / "plans"
+
+
+def shipped_plans_dir() -> Path | None:
+    """The plans installed with the package (tcsmt.plans, built from the
+    source tree's results/plans), or the source tree's own folder."""
+    return data_folder("tcsmt.plans", "results/plans", "*.json")
+
+
+def plan_name(fin: Format, fout: Format) -> str:
+    from tcsmt.model.params import short_format
+    return f"{short_format(fin.name)}-{short_format(fout.name)}.json"
+
+
+def committed_plan(formats: str) -> Path | None:
+    from tcsmt.identify.space import neutral_base
+    p = neutral_base(formats)
+    name = plan_name(p.fin, p.fout)
+    for folder in (plans_dir(), shipped_plans_dir()):
+        if folder is not None and (folder / name).exists():
+            return folder / name
+    return None
+
+
+def fmt(name: str) -> Format:
+    return get_format(name)

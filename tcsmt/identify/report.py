@@ -1,0 +1,239 @@
+"""What ``tcsmt identify`` says: the report (text and JSON), the shipped
+models it is compared with, the proof that a class is one behaviour, and
+the model file.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from tcsmt.identify.hypspace import HypSpace
+from tcsmt.identify.narrow import Identification
+from tcsmt.model.params import ModelParams
+from tcsmt.identify.plan import vector_json
+from tcsmt.search.vectors import Hypothesis
+from tcsmt.search.domain import Domain
+
+SCHEMA = "tcsmt-identification/1"
+LIST_MAX = 40
+
+
+# ---------------------------------------------------------------------------
+# Where a model sits in a space
+# ---------------------------------------------------------------------------
+
+def projection(space: HypSpace, p: ModelParams) -> tuple[int | None, list[str]]:
+    """The hypothesis with p's values on every axis of a part of the space
+    (the part where p differs from it in the fewest other parameters), and
+    the parameters in which p differs from it: those are outside the space.
+    (None, [why]) when an axis value of p is not in any part."""
+    best: tuple[int, list[str]] | None = None
+    offset = 0
+    for part in space.parts:
+        values = {k: getattr(p, k) for k in part.axes}
+        if all(v in part.axes[k] for k, v in values.items()):
+            pos, stride = 0, 1
+            for k in reversed(list(part.axes)):
+                pos += part.axes[k].index(values[k]) * stride
+                stride *= len(part.axes[k])
+            h = space.models()[offset + pos]
+            diff = [k for k, v in p.parameter_dict().items() if getattr(h, k) != v]
+            if best is None or len(diff) < len(best[1]):
+                best = (offset + pos, diff)
+        offset += part.size
+    if best is None:
+        outside = sorted({k for part in space.parts for k in part.axes
+                          if getattr(p, k) not in part.axes[k]})
+        return None, outside
+    return best
+
+
+def shipped_models(obs) -> list[ModelParams]:
+    """The shipped models of the observations' device (by its name) with
+    the observations' formats."""
+    from tcsmt.model.catalogue import DEVICE_ARCH, all_models, arch_for_device
+    if obs.device.startswith("model "):           # simulated observations
+        name = obs.device.split()[1]
+        return [m for m in all_models() if m.name == name]
+    arch = arch_for_device(obs.device)
+    words = obs.device.upper().replace("-", " ").split()
+    for dev, a in DEVICE_ARCH.items():
+        if arch is None and dev.replace(" ", "") in words:
+            arch = a
+    return [m for m in all_models() if m.arch == arch and
+            (m.fin.name, m.fc.name, m.fout.name) == (obs.fin.name, obs.fc.name, obs.fout.name)]
+
+
+def shipped_check(res: Identification, models: list[ModelParams] | None = None) -> list[dict]:
+    from tcsmt.sim.batch import dot_batch
+    from tcsmt.identify.narrow import row_arrays
+    a, b, c, d = row_arrays(res.obs)
+    out = []
+    consistent = set(res.consistent)
+    for m in (shipped_models(res.obs) if models is None else models):
+        got = dot_batch(m, a, b, c)
+        idx, diff = projection(res.space, m)
+        rec = {"model": m.name, "rows_matched": int((got == d).sum()), "rows": len(res.obs.rows),
+               "space_hypothesis": res.space.models()[idx].name if idx is not None else None,
+               "space_hypothesis_consistent": idx in consistent if idx is not None else False,
+               "outside_the_space": {k: getattr(m, k) for k in diff} if idx is not None else
+               {k: getattr(m, k) for k in diff}}
+        out.append(rec)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Proof that a class is one behaviour (and equals a given model)
+# ---------------------------------------------------------------------------
+
+def distinct_circuits(models: list[ModelParams], k: int) -> list[ModelParams]:
+    """One model per distinct circuit (the recording graph's root)."""
+    from tcsmt.identify.evaluate import trace
+    roots = trace(models, k)
+    seen: dict[int, ModelParams] = {}
+    for r, m in zip(roots, models):
+        seen.setdefault(r.idx, m)
+    return list(seen.values())
+
+
+def prove_class(members: list[ModelParams], k: int, domain: Domain, device: ModelParams | None = None,
+                timeout: float = 600.0) -> dict:
+    """run_diff (with a cross-check) on one member per circuit, and the
+    device's model first when given: unsat proves every output equal on the
+    domain; sat gives a replayed witness."""
+    from tcsmt.search.diff import run_diff
+    circ = distinct_circuits(members, k)
+    hyps = ([Hypothesis("device", device)] if device is not None else []) + \
+        [Hypothesis(f"H{j}", m) for j, m in enumerate(circ)]
+    if len(hyps) == 1:
+        return {"verdict": "unsat", "proved_by": [], "how": "one circuit: nothing to prove",
+                "circuits": 1, "seconds": 0.0}
+    pairs = [(0, j) for j in range(1, len(hyps))]
+    out = run_diff(hyps, k, domain, timeout=timeout, cross_check=True, pairs=pairs)
+    rec = {"verdict": out.verdict, "proved_by": out.proved_by, "circuits": len(circ),
+           "seconds": round(out.seconds, 1), "notes": out.notes}
+    if out.verdict == "sat":
+        p = hyps[0].params
+        rec["witness"] = vector_json(p.fin, p.fc, out.vector)
+        from tcsmt.search.vectors import outputs
+        rec["witness_outputs"] = {h.label: p.fout.hex(v) for h, v in
+                                  zip(hyps, outputs(out.vector, hyps).values())}
+    elif out.verdict == "unknown":
+        rec["reason"] = out.reason
+    return rec
+
+
+# ---------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------
+
+def parameter_values(models: list[ModelParams], axes: dict[str, list]) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for k in axes:
+        vals = []
+        for m in models:
+            v = getattr(m, k)
+            if v not in vals:
+                vals.append(v)
+        out[k] = vals
+    return out
+
+
+def report_record(res: Identification, extra: dict | None = None) -> dict:
+    models = res.space.models()
+    obs = res.obs
+    cons = [models[i] for i in res.consistent]
+    rec = {
+        "schema": SCHEMA,
+        "observations": {"source": res.source, "device": obs.device, "instruction": obs.instruction,
+                         "formats": obs.formats(), "k": obs.k, "rows": len(obs.rows),
+                         "known_problems": obs.meta.get("known_problems", [])},
+        "space": {"name": res.space.name, "hypotheses": res.space.size},
+        "plan": res.plan.source if res.plan is not None else None,
+        "plan_rows_walked": len(res.walked),
+        "hypotheses_run": res.evaluated,
+        "verdict": res.verdict,
+        "consistent": {
+            "hypotheses": len(res.consistent),
+            "classes": [{"size": len(g), "status": st, "first": models[g[0]].name}
+                        for g, st in itertools.islice(zip(res.classes, res.class_status), LIST_MAX)],
+            "parameters": parameter_values(cons, res.space.axes()),
+            "names": [m.name for m in cons[:LIST_MAX]],
+        },
+        "next_vector": vector_json(obs.fin, obs.fc, res.next_vector) if res.next_vector else None,
+        "next_note": res.next_note,
+        "failure": res.failure,
+        "seconds": round(res.seconds, 1),
+    }
+    rec.update(extra or {})
+    return rec
+
+
+def text_lines(rec: dict) -> list[str]:
+    o = rec["observations"]
+    out = [f"observations: {o['source']} ({o['device']}; {o['instruction']}; "
+           f"{o['rows']} rows, k = {o['k']})",
+           f"space: {rec['space']['name']} ({rec['space']['hypotheses']} hypotheses)"
+           + (f"; plan: {rec['plan']} ({rec['plan_rows_walked']} rows read along its tree)"
+              if rec["plan"] else "")]
+    for kp in o.get("known_problems") or []:
+        out.append(f"known problem of the recording ({kp['rule']}): {kp['why']}")
+    cons = rec["consistent"]
+    if rec["verdict"] == "none":
+        f = rec["failure"]
+        out.append(f"no hypothesis in the space explains observation {f['index']} "
+                   f"(d = {f.get('observed')}, with the rows before it)")
+        out.append("closest hypotheses (rows reproduced; the others off by):")
+        for c in f["closest"]:
+            off = "nan" if c["max_ulps"] is None else f"{c['max_ulps']} ulp"
+            out.append(f"  {c['rows_matched']}/{c['rows']} rows, up to {off} and "
+                       f"{c['max_bits_differing']} bit{'' if c['max_bits_differing'] == 1 else 's'} off, first miss at observation "
+                       f"{c['first_mismatch']}: {c['hypothesis']}"
+                       + (f" (and {c['same_outputs'] - 1} with the same outputs)" if c["same_outputs"] > 1 else ""))
+    else:
+        n, ncls = cons["hypotheses"], len(cons["classes"])
+        out.append(f"consistent: {n} hypothes{'is' if n == 1 else 'es'} in {ncls}"
+                   f"{'+' if ncls >= LIST_MAX else ''} class{'' if ncls == 1 else 'es'}")
+        for k, vs in cons["parameters"].items():
+            out.append(f"  {k}: {', '.join('none' if v is None else str(v) for v in vs)}")
+        if rec["next_vector"]:
+            v = rec["next_vector"]
+            out.append(f"run next ({rec['next_note']}): a = {v['a']}, b = {v['b']}, c = {v['c']}")
+        elif rec["next_note"]:
+            out.append(rec["next_note"])
+    for s in rec.get("shipped", []):
+        where = ("are consistent" if s["space_hypothesis_consistent"] else "are NOT consistent") \
+            if s["space_hypothesis"] else "are not in the space"
+        outside = ", ".join(f"{k}={v}" for k, v in s["outside_the_space"].items())
+        out.append(f"shipped model {s['model']}: reproduces {s['rows_matched']}/{s['rows']} rows; "
+                   f"its values on the space's axes {where}"
+                   + (f"; outside the space: {outside}" if outside else ""))
+        if s["space_hypothesis_consistent"] and rec["verdict"] != "none":
+            n, ncls = cons["hypotheses"], len(cons["classes"])
+            out.append(f"  -> narrowed to the shipped model's class ({n} hypothes{'is' if n == 1 else 'es'})"
+                       if rec["verdict"] == "identified" else
+                       f"  -> narrowed to a set of {n} hypotheses in {ncls}"
+                       f"{'+' if ncls >= LIST_MAX else ''} classes that contains the shipped model")
+    if rec.get("proof"):
+        out.append(proof_line(rec["proof"]))
+    if rec.get("model_file"):
+        out.append(f"model file: {rec['model_file']}")
+    out.append(f"verdict: {rec['verdict']} ({rec['seconds']} s)")
+    return out
+
+
+def proof_line(p: dict) -> str:
+    if p["verdict"] == "unsat":
+        by = ", ".join(p["proved_by"]) or p.get("how", "")
+        if p.get("circuits") == 1:
+            return "proof: its hypotheses build one circuit (nothing to prove)"
+        return f"proof: the {p['circuits']} circuits are equal on every input of the plan's domain ({by})"
+    if p["verdict"] == "sat":
+        return f"proof: refuted: the witness {p['witness']} gives {p['witness_outputs']}"
+    return f"proof: undecided ({p.get('reason', '')})"
+
+
+def outputs_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool((a == b).all())

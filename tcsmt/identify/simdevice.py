@@ -1,0 +1,201 @@
+"""``tcsmt identify --device sim:ARCH``: a shipped model plays the unknown unit.
+
+The loop is the one a user runs by hand on hardware: take the plan's first
+vector, run it on the device (here: the model, ``tcsmt.sim.dot.dot_bits``),
+follow the branch of the output it returns, until one class of hypotheses
+remains. Then the class is checked against the device's model with the
+solvers: one formula holds the device's model and one member per distinct
+circuit of the class, and asks for an input of the plan's domain on which
+some member's output differs from the device's (run_diff, cross-checked).
+UNSAT proves that the class is the device's behaviour on that domain, also
+where the device's model has parameters the space does not vary
+(min_exponent floors, carry_bits = 3 on Volta). SAT means the device is
+outside the space: its witness is replayed and reported.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tcsmt.errors import UserError
+from tcsmt.identify.report import projection, prove_class
+from tcsmt.model.catalogue import find_model
+from tcsmt.model.params import ModelParams
+from tcsmt.identify.plan import Plan, vector_json
+from tcsmt.sim.dot import dot_bits
+
+
+def parse_device(text: str) -> str:
+    kind, sep, arch = text.partition(":")
+    if kind != "sim" or not sep or not arch.strip():
+        raise UserError(f"--device {text!r}: expected sim:ARCH (such as sim:hopper); real devices "
+                        "run the plan's probe: tcsmt harness PLAN.json -o probe.cu")
+    return arch.strip()
+
+
+def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: float = 600.0,
+            log=None) -> dict:
+    """The loop with ``arch`` (an architecture or model name, or a
+    ModelParams) as the device."""
+    p = arch if isinstance(arch, ModelParams) else find_model(arch, formats)
+    arch = p.arch if isinstance(arch, ModelParams) else arch
+    if (p.fin.name, p.fc.name, p.fout.name) != (plan.fin.name, plan.fc.name, plan.fout.name):
+        raise UserError(f"{p.name} computes {p.formats_label}; the plan is for "
+                        f"{plan.fin.name}:{plan.fout.name}")
+    t0 = time.monotonic()
+    models = plan.models()
+    node, steps = plan.tree, []
+    failure = None
+    while "vector" in node:
+        v = plan.vectors[node["vector"]]
+        d = dot_bits(p, list(v.a), list(v.b), v.c)
+        dh = plan.fout.hex(d)
+        child = node["outputs"].get(dh)
+        steps.append({"run": len(steps) + 1, "vector": node["vector"], **vector_json(plan.fin, plan.fc, v),
+                      "d": dh, "branches": len(node["outputs"])})
+        if log:
+            log(f"run {len(steps)}: vector {node['vector']} -> d = {dh} "
+                f"({len(node['outputs'])} outputs possible here)")
+        if child is None:
+            failure = {"run": len(steps), "d": dh, "closest": _closest_branches(plan, node, d)}
+            break
+        node = child
+    rec = {"device": f"sim:{arch}", "model": p.name, "runs": len(steps), "steps": steps,
+           "plan": plan.source}
+    idx, outside = projection(plan.space, p)
+    rec["space_hypothesis"] = models[idx].name if idx is not None else None
+    rec["outside_the_space"] = {k: getattr(p, k) for k in outside}
+    if failure:
+        rec.update(verdict="outside the space", failure=failure)
+        rec["seconds"] = round(time.monotonic() - t0, 1)
+        return rec
+    cl = plan.classes[node["class"]]
+    members = [models[i] for i in cl.members]
+    rec.update(cls=node["class"], class_size=len(members), class_status=cl.status,
+               members=[m.name for m in members], projection_in_class=idx in cl.members)
+    if prove:
+        _prove(rec, p, plan, members, idx, outside, steps, timeout, log)
+    else:
+        rec["verdict"] = "recovered (not proved: --no-prove)"
+    rec["runs"] = len(steps)
+    rec["seconds"] = round(time.monotonic() - t0, 1)
+    return rec
+
+
+MAX_REFINE = 8
+
+
+def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> None:
+    """1. The class: its members equal on the plan's domain (one circuit:
+    nothing to prove; else the solvers; a witness that splits it is run on
+    the device, one more run, and the members that agree stay).
+    2. The device: equal to the space's hypothesis with its values (same
+    circuit, after lemmas for the parameters the space does not vary;
+    tcsmt.identify.lemmas), else the solvers on the device against the class."""
+    from tcsmt.identify.lemmas import same_circuit, settle_outside
+    models = plan.models()
+    for _ in range(MAX_REFINE):
+        if log:
+            log(f"proving the class ({len(members)} hypothes{'is' if len(members) == 1 else 'es'}) "
+                "one behaviour on the plan's domain")
+        proof = prove_class(members, plan.k, plan.domain, None, timeout)
+        if proof["verdict"] != "sat":
+            break
+        w = proof["witness"]
+        a = [int(x, 16) for x in w["a"]]
+        b = [int(x, 16) for x in w["b"]]
+        c = int(w["c"], 16)
+        d = dot_bits(p, a, b, c)
+        steps.append({"run": len(steps) + 1, "vector": "solver witness", **w, "d": plan.fout.hex(d),
+                      "branches": None})
+        if log:
+            log(f"run {len(steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
+        members = [m for m in members if dot_bits(m, a, b, c) == d]
+        if not members:
+            rec.update(proof=proof, verdict="outside the space")
+            return
+    rec["proof"] = proof
+    rec["class_left"] = [m.name for m in members]
+    names = {m.name for m in members}
+    if idx is not None and models[idx].name in names:
+        hyp = models[idx]
+        if outside:
+            dev = settle_outside(p, hyp, outside, plan.k, plan.domain, min(timeout, 300.0))
+        else:
+            same = same_circuit(p, hyp, plan.k)
+            dev = {"verdict": "unsat" if same else "unknown", "lemmas": [],
+                   "same_circuit_after_lemmas": same}
+        dev["hypothesis"] = hyp.name
+    else:
+        dev = prove_class(members, plan.k, plan.domain, p, timeout)
+    rec["device_proof"] = dev
+    verdicts = {proof["verdict"], dev["verdict"]}
+    rec["verdict"] = ("outside the space" if "sat" in verdicts else
+                      "recovered" if verdicts == {"unsat"} else "recovered, not proved")
+
+
+def _closest_branches(plan: Plan, node: dict, d: int) -> list[dict]:
+    """The node's outputs nearest to d (in ulps), with the classes under them."""
+    from tcsmt.identify.narrow import classes_under
+    from tcsmt.model.formats import parse_bits
+    f = plan.fout
+
+    def pos(bits):
+        sign, mag = bits >> (f.bits - 1), bits & ((1 << (f.bits - 1)) - 1)
+        return -mag if sign else mag
+
+    rows = []
+    for h, ch in node["outputs"].items():
+        bits = parse_bits(h, f)
+        js = classes_under(ch)
+        rows.append({"d": h, "ulps": abs(pos(bits) - pos(d)), "bits_differing": bin(bits ^ d).count("1"),
+                     "classes": len(js), "example": plan.models()[plan.classes[js[0]].members[0]].name})
+    return sorted(rows, key=lambda r: (r["ulps"], r["bits_differing"]))[:5]
+
+
+def sim_lines(rec: dict) -> list[str]:
+    out = [f"device {rec['device']} ({rec['model']}), plan {rec['plan']}"]
+    for s in rec["steps"]:
+        src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
+        out.append(f"  run {s['run']}{src}: a = [{' '.join(s['a'])}], b = [{' '.join(s['b'])}], "
+                   f"c = {s['c']} -> d = {s['d']}")
+    out.append(f"runs needed: {rec['runs']}")
+    if rec.get("failure"):
+        f = rec["failure"]
+        out.append(f"no hypothesis in the space explains run {f['run']} (d = {f['d']}); closest outputs:")
+        for c in f["closest"]:
+            out.append(f"  {c['d']}: {c['ulps']} ulp, {c['bits_differing']} bits off "
+                       f"({c['classes']} classes, e.g. {c['example']})")
+    else:
+        n = rec["class_size"]
+        out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}, {rec['class_status']}): "
+                   f"{rec['members'][0]}" + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
+        out.append(f"  the device model's values on the space's axes "
+                   f"{'are' if rec['projection_in_class'] else 'are NOT'} in this class")
+    if rec["outside_the_space"]:
+        out.append("  parameters outside the space: " +
+                   ", ".join(f"{k}={v}" for k, v in rec["outside_the_space"].items()))
+    if rec.get("proof"):
+        from tcsmt.identify.report import proof_line
+        out.append("  class " + proof_line(rec["proof"]))
+    if rec.get("device_proof"):
+        out += device_proof_lines(rec["device_proof"])
+    out.append(f"verdict: {rec['verdict']} ({rec['seconds']} s)")
+    return out
+
+
+def device_proof_lines(dev: dict) -> list[str]:
+    from tcsmt.identify.report import proof_line
+    if "lemmas" not in dev:
+        return ["  device " + proof_line(dev)]
+    out = []
+    for lem in dev["lemmas"]:
+        by = ", ".join(lem.get("proved_by", [])) or lem.get("how", "")
+        what = {"unsat": "changes nothing", "sat": "CHANGES outputs", "unknown": "undecided"}[lem["verdict"]]
+        extra = (f"; {lem['fewest_that_suffice']} carry bits suffice" if "fewest_that_suffice" in lem else "")
+        out.append(f"  device's {lem['parameter']} = {lem.get('value')}: {what} on the plan's domain ({by}{extra})")
+    same = dev["same_circuit_after_lemmas"]
+    out.append(f"  device model {'builds the same circuit as' if same else 'differs from'} "
+               f"{dev['hypothesis']}" + (" once those are set to the space's values" if dev["lemmas"] else "")
+               + (": proved equal" if dev["verdict"] == "unsat" else ""))
+    return out

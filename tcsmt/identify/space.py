@@ -1,0 +1,123 @@
+"""Hypothesis spaces: every combination of a few parameters over a base model.
+
+A space is a base model (formats and the parameters held fixed) and axes:
+for each varied parameter, the values it may take. ``models()`` gives one
+ModelParams per combination, named by its values. A space file is TOML:
+
+    base = "ampere-fp16-fp32"        # a model name, or an architecture
+    [axes]
+    block_size = [1, 2, 4, 8, 16, 32]
+    align_bits = [0, 1, 2, 3]
+
+``default_space(formats)`` is the space ``tcsmt plan`` and ``tcsmt coverage``
+use when none is given.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcsmt.errors import UserError
+from tcsmt.model.formats import get_format
+from tcsmt.model.params import FIELD_NAMES, ModelParams, params_from_dict
+
+DEFAULT_AXES: dict[str, list] = {
+    "block_size": [1, 2, 4, 8, 16, 32],
+    "align_bits": [0, 1, 2, 3],
+    "align_rounding": ["truncate", "rz", "rne", "ru", "rd"],
+    "final_rounding": ["rz", "rne", "ru", "rd"],
+    "product_alignment": ["raw", "normalised"],
+    "normalisation": ["block", "every_add"],
+    "subnormals": ["keep", "flush", "flush_inputs", "flush_outputs"],
+    "chaining": ["recursive", "separate"],
+}
+
+
+@dataclass
+class Space:
+    base: ModelParams
+    axes: dict[str, list] = field(default_factory=dict)
+    name: str = "space"
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for values in self.axes.values():
+            n *= len(values)
+        return n
+
+    def combinations(self):
+        keys = list(self.axes)
+        for values in itertools.product(*(self.axes[k] for k in keys)):
+            yield dict(zip(keys, values))
+
+    def model(self, values: dict) -> ModelParams:
+        label = ",".join(f"{k}={v}" for k, v in values.items())
+        data = self.base.as_dict()
+        data.update(values)
+        data["name"] = label
+        data["default"] = False
+        return params_from_dict(data, f"space {self.name}: {label}")
+
+    def models(self) -> list[ModelParams]:
+        return [self.model(v) for v in self.combinations()]
+
+
+def neutral_base(formats: str) -> ModelParams:
+    """A base model for a format pair with nothing architecture-specific:
+    unbounded carries, no alignment floor, NVIDIA's special-value rules."""
+    fin_s, _, fout_s = formats.partition(":")
+    try:
+        fin, fout = get_format(fin_s), get_format(fout_s or "float32")
+    except UserError:
+        raise UserError(f"bad --formats {formats!r}: expected IN:OUT such as fp16:fp32") from None
+    fc = fout if fout.name == "float16" else get_format("float32")
+    fp8 = fin.bits == 8
+    data = dict(
+        name=f"space-{fin.name}-{fout.name}", arch="space", in_format=fin.name,
+        c_format=fc.name, out_format=fout.name, block_size=8, align_bits=1,
+        carry_bits="unbounded", align_rounding="truncate", normalisation="block",
+        product_alignment="raw", final_rounding="rz" if fout.name == "float32" else "rne",
+        chaining="recursive", c_placement="global", subnormals="keep", min_exponent="none",
+    )
+    if fin.name == "float64":
+        raise UserError("the fp64 units are IEEE FMA chains: there is no block datapath to identify")
+    del fp8
+    return params_from_dict(data, f"default space for {formats}")
+
+
+def default_space(formats: str) -> Space:
+    base = neutral_base(formats)
+    axes = {k: list(v) for k, v in DEFAULT_AXES.items()}
+    if base.fin.bits == 8:
+        # fp8 units may keep only 13 fraction bits (Ada, Hopper wgmma)
+        axes["acc_format"] = ["float32", "e8m13"]
+    return Space(base, axes, name=f"default-{base.fin.name}-{base.fout.name}")
+
+
+def load_space(path: str | Path) -> Space:
+    from tcsmt.model.catalogue import find_model
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{path}: not valid TOML: {e}") from None
+    if "base" not in data:
+        raise UserError(f"{path}: key 'base': missing (a model name or architecture)")
+    base = find_model(str(data["base"]), data.get("formats"))
+    axes = data.get("axes", {})
+    if not isinstance(axes, dict) or not axes:
+        raise UserError(f"{path}: key 'axes': expected a table of parameter = [values]")
+    for k, v in axes.items():
+        if k not in FIELD_NAMES or k in ("name", "arch", "devices", "description", "default"):
+            raise UserError(f"{path}: key 'axes.{k}': not a model parameter")
+        if not isinstance(v, list) or not v:
+            raise UserError(f"{path}: key 'axes.{k}': expected a non-empty list")
+    space = Space(base, {k: list(v) for k, v in axes.items()}, name=path.stem)
+    space.model(next(space.combinations()))   # validate one combination now
+    return space

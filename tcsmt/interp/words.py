@@ -1,0 +1,122 @@
+"""Words and Bools of the NumPy interpretation, and the helpers the
+primitives (tcsmt.interp.arrays) and fused forms (tcsmt.interp.fused) share.
+
+A word is an ``NpWord``: a static width ``w`` (at most 64) and a value that
+is a Python int (a constant) or an unsigned array whose dtype follows the
+width; while ``dirty``, bits from w up to the dtype's width may be set. A
+Bool is an ``NpBool``: a Python bool or a bool array. Both refuse bool().
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.interp.ints import _MSG, DataBranchError
+
+MAX_BITS = 64
+U64 = np.uint64
+_DBITS = [0] + [8] * 8 + [16] * 8 + [32] * 16 + [64] * 32     # dtype bits by width
+_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
+         64: np.dtype(np.uint64)}
+_SINT = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32),
+         64: np.dtype(np.int64)}
+_MASK = [(1 << w) - 1 for w in range(MAX_BITS + 1)]
+_SLACK = [w < _DBITS[w] for w in range(MAX_BITS + 1)]          # can a w-bit word be dirty
+
+
+def dtype_bits(w: int) -> int:
+    """Bits of the unsigned dtype that holds a w-bit word."""
+    return _DBITS[w]
+
+
+class WidthError(UserError):
+    """A word wider than the NumPy interpretation can hold."""
+
+
+class NpWord:
+    """A w-bit word: a Python int constant, or an unsigned array (dtype by
+    width) whose low w bits are the value; bits above w may be set while
+    ``dirty``."""
+
+    __slots__ = ("v", "w", "dirty")
+
+    def __init__(self, v, w: int, dirty: bool = False):
+        self.v, self.w, self.dirty = v, w, dirty
+
+    def __bool__(self):
+        raise DataBranchError(_MSG)
+
+    def __eq__(self, other):  # pragma: no cover - guard against accidental use
+        raise DataBranchError("compare words with the interpretation's eq")
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"NpWord({self.v!r}, {self.w})"
+
+
+class NpBool:
+    """A Bool: a Python bool (the same for every sample) or a bool array."""
+
+    __slots__ = ("b",)
+
+    def __init__(self, b):
+        self.b = b
+
+    def __bool__(self):
+        raise DataBranchError(_MSG)
+
+    def __repr__(self):
+        return f"NpBool({self.b!r})"
+
+
+_TRUE, _FALSE = NpBool(True), NpBool(False)
+
+
+def _fold(arr) -> NpBool:
+    """A Bool from a bool array (or NumPy bool); a uniform one becomes a constant."""
+    if not arr.any():
+        return _FALSE
+    if arr.all():
+        return _TRUE
+    return NpBool(arr)
+
+
+def _bool(v) -> NpBool:
+    if type(v) is bool:
+        return _TRUE if v else _FALSE
+    return _fold(v)
+
+
+def _clean(x: NpWord):
+    """x's value with every bit at w and above cleared (masked in place once)."""
+    if x.dirty:
+        x.v = x.v & _MASK[x.w]
+        x.dirty = False
+    return x.v
+
+
+def _cast(v, w: int):
+    """An array value in the dtype of w-bit words (a constant unchanged)."""
+    if type(v) is int:
+        return v
+    want = _UINT[_DBITS[w]]
+    return v if v.dtype == want else v.astype(want)
+
+
+def _scalar(v: int, w: int):
+    """A constant as a NumPy scalar of the w-bit dtype."""
+    return _UINT[_DBITS[w]].type(v)
+
+
+def _shift(fn, x, amounts):
+    """fn(x, amounts), written into the (new) array of clamped amounts when
+    it has the result's shape."""
+    if np.ndim(x) == 0 or x.shape == amounts.shape:
+        return fn(x, amounts, out=amounts)
+    return fn(x, amounts)
+
+
+def _mismatch(x: NpWord, y: NpWord):
+    return ValueError(f"width mismatch: {x.w} and {y.w}")

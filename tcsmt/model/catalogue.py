@@ -1,0 +1,111 @@
+"""The shipped architecture models: finding, listing and choosing them.
+
+Model files live in ``models/`` of the source tree, installed as the package
+data ``tcsmt.models``. A model is named ``ARCH-IN-OUT`` (``ampere-fp16-fp32``);
+``--arch ampere`` picks the architecture's default model, and
+``--arch ampere --formats bf16:fp32`` another of its format pairs.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from tcsmt.errors import UserError
+from tcsmt.fileio import data_folder
+from tcsmt.model.formats import get_format
+from tcsmt.model.params import ModelParams, apply_overrides, load_model
+from tcsmt.model.params import short_format as short
+
+
+def models_dir() -> Path:
+    """Folder of the shipped model files (installed package data, or the
+    source tree's models/ when run from a checkout)."""
+    d = data_folder("tcsmt.models", "models", "*.toml")
+    if d is None:
+        raise UserError("no model files found: is tcsmt installed with its models?")
+    return d
+
+
+@functools.lru_cache(maxsize=None)
+def _load_all(folder: str) -> tuple[ModelParams, ...]:
+    return tuple(load_model(p) for p in sorted(Path(folder).glob("*.toml")))
+
+
+def all_models() -> list[ModelParams]:
+    return list(_load_all(str(models_dir())))
+
+
+def architectures() -> list[str]:
+    seen: list[str] = []
+    for m in all_models():
+        if m.arch not in seen:
+            seen.append(m.arch)
+    return seen
+
+
+def _formats_match(m: ModelParams, formats: str) -> bool:
+    fin, _, fout = formats.partition(":")
+    try:
+        if get_format(fin).name != m.fin.name:
+            return False
+        return not fout or get_format(fout).name == m.fout.name
+    except UserError:
+        raise UserError(f"bad --formats {formats!r}: expected IN:OUT such as fp16:fp32") from None
+
+
+def find_model(spec: str, formats: str | None = None) -> ModelParams:
+    """A model by file path, model name (ampere-bf16-fp32), or architecture
+    name (ampere, with ``formats`` IN:OUT choosing among its models)."""
+    spec = spec.strip()
+    if spec.endswith(".toml") or "/" in spec:
+        return load_model(spec)
+    models = all_models()
+    by_name = {m.name: m for m in models}
+    if spec in by_name and formats is None:
+        return by_name[spec]
+    arch = spec.lower()
+    if arch in ARCH_ALIASES:
+        arch = ARCH_ALIASES[arch]
+    mine = [m for m in models if m.arch == arch]
+    if not mine:
+        known = ", ".join(architectures())
+        raise UserError(f"unknown architecture {spec!r} (known: {known}; `tcsmt models` lists them)")
+    if formats:
+        match = [m for m in mine if _formats_match(m, formats)]
+        plain = [m for m in match if m.name == f"{arch}-{short(m.in_format)}-{short(m.out_format)}"]
+        match = plain + [m for m in match if m not in plain]
+        if not match:
+            have = ", ".join(m.formats_label for m in mine)
+            raise UserError(f"{arch} has no model for formats {formats} (it has: {have})")
+        return match[0]
+    defaults = [m for m in mine if m.default]
+    return defaults[0] if defaults else mine[0]
+
+
+def resolve(spec: str, formats: str | None = None, overrides: list[str] | None = None) -> ModelParams:
+    """``find_model`` then ``--set`` overrides."""
+    return apply_overrides(find_model(spec, formats), list(overrides or []))
+
+
+# Device names that appear in recorded data, and what architecture they are.
+DEVICE_ARCH = {
+    "V100": "volta", "TITAN V": "volta",
+    "T4": "turing",
+    "A100": "ampere", "A2": "ampere", "A30": "ampere", "A10": "ampere", "RTX3060": "ampere",
+    "ADA": "ada", "L40S": "ada", "L4": "ada", "RTX4090": "ada",
+    "H100": "hopper", "H200": "hopper", "H800": "hopper",
+    "B200": "blackwell", "B100": "blackwell", "GB200": "blackwell",
+    "MI300": "cdna3", "MI300X": "cdna3",
+}
+
+ARCH_ALIASES = {"lovelace": "ada", "ada-lovelace": "ada", "h100": "hopper", "a100": "ampere",
+                "v100": "volta", "b200": "blackwell", "mi300": "cdna3"}
+
+
+def arch_for_device(device: str) -> str | None:
+    key = device.upper().replace(" ", "").replace("_", "")
+    for name, arch in DEVICE_ARCH.items():
+        if key == name.replace(" ", ""):
+            return arch
+    return None

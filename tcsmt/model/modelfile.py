@@ -1,0 +1,101 @@
+"""Writing an identified model as a file for models/.
+
+The file has every ModelParams key, in the order of the shipped files, and
+a ``# source:`` comment on each value saying where it came from: identified
+from which observations, not separable (values that give the same bits on
+every input of the plan's domain), or held fixed by the space searched.
+It is written atomically and checked with ``tcsmt.model.params.load_model``
+before it replaces anything.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tcsmt.fileio import write_atomic
+from tcsmt.errors import UserError
+from tcsmt.model.params import FIELD_NAMES, ModelParams, load_model
+
+KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",
+             "in_format", "c_format", "out_format", "acc_format", "block_size", "align_bits",
+             "carry_bits", "align_rounding", "normalisation", "add_order", "product_alignment",
+             "min_exponent", "c_placement", "late_frac_bits", "c_rounding", "term_order",
+             "final_rounding", "final_frac_bits", "chaining", "subnormals", "overflow", "zero_sign",
+             "product_overflow", "product_rounding", "nan_bits"]
+assert sorted(KEY_ORDER) == sorted(FIELD_NAMES), "KEY_ORDER must list every ModelParams field"
+
+NONE_WORD = {"carry_bits": "unbounded"}
+
+
+def toml_value(key: str, v) -> str:
+    if v is None:
+        return json.dumps(NONE_WORD.get(key, "none"))
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(json.dumps(str(x)) for x in v) + "]"
+    return json.dumps(str(v))
+
+
+def render(p: ModelParams, sources: dict[str, str], header: list[str]) -> str:
+    """TOML text: header comment lines, then every key with its source."""
+    lines = [f"# {h}" for h in header]
+    lines += ["# Model file of tcsmt: keys are ModelParams fields; every value names its source.", ""]
+    for key in KEY_ORDER:
+        lines.append(f"# source: {' '.join(sources[key].split())}")
+        lines.append(f"{key} = {toml_value(key, getattr(p, key))}")
+    return "\n".join(lines) + "\n"
+
+
+def write_model(path: str | Path, text: str) -> ModelParams:
+    """Check the text with load_model from a temporary file beside ``path``,
+    then rename it over ``path`` (a reader sees the old file or the new one)."""
+    return write_atomic(path, lambda f: f.write(text), check=load_model, suffix=".toml")
+
+
+def identified_sources(members: list[ModelParams], axes: dict[str, list], evidence: str,
+                       proof: str, space_name: str) -> dict[str, str]:
+    """The source comment of every key for a class of equal hypotheses."""
+    out = {}
+    for key in KEY_ORDER:
+        values = []
+        for m in members:
+            v = getattr(m, key)
+            if v not in values:
+                values.append(v)
+        if key in ("name", "arch", "description", "default", "devices", "instruction"):
+            out[key] = f"tcsmt identify ({evidence})"
+        elif key in ("in_format", "c_format", "out_format"):
+            out[key] = f"the observations' formats ({evidence})"
+        elif key in axes and len(values) == 1:
+            out[key] = (f"identified from {evidence}: every hypothesis of the space {space_name} "
+                        f"left has this value (the space tried {_list(axes[key])})")
+        elif key in axes:
+            out[key] = (f"not separable by any input of the plan's domain: {_list(values)} give the "
+                        f"same bits ({proof}); the first is written; identified from {evidence}")
+        else:
+            out[key] = f"not identified: held fixed by the space {space_name} (its base model's value)"
+    return out
+
+
+def _list(values) -> str:
+    return ", ".join("none" if v is None else str(v) for v in values)
+
+
+def slug(text: str) -> str:
+    keep = "".join(ch.lower() if ch.isalnum() else "-" for ch in text)
+    while "--" in keep:
+        keep = keep.replace("--", "-")
+    return keep.strip("-") or "device"
+
+
+def model_for_class(members: list[ModelParams], name: str, arch: str, device: str,
+                    instruction: str, description: str) -> ModelParams:
+    """The class's first member, named for the device it was identified on."""
+    if not members:
+        raise UserError("no hypothesis to write")
+    return members[0].replace(name=name, arch=arch, devices=(device,) if device else (),
+                              instruction=instruction, description=description, default=False)

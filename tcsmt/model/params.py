@@ -1,0 +1,340 @@
+"""The model's parameters: one record per architecture and format pair.
+
+A model file in ``models/`` is TOML whose keys are exactly the field names of
+``ModelParams``; every value carries a ``# source:`` comment. ``load_model``
+checks a file completely and reports the first problem in one line naming
+the file and the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from tcsmt.errors import ModelFileError, UserError
+from tcsmt.model.formats import Format, ROUNDING_MODES, get_format
+
+ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd")
+NORMALISATIONS = ("block", "every_add")
+ADD_ORDERS = ("sequential", "reverse", "pairwise", "largest_first")
+PRODUCT_ALIGNMENTS = ("raw", "normalised")
+CHAININGS = ("recursive", "separate")
+C_PLACEMENTS = ("global", "late", "after")
+SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs")
+OVERFLOWS = ("inf", "ieee")
+ZERO_SIGNS = ("positive", "ieee")
+PRODUCT_OVERFLOWS = ("keep", "inf")
+PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
+TERM_ORDERS = ("sequential", "pairs_mod4")
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """Every choice the block-FMA datapath makes.
+
+    Formats
+      in_format, c_format, out_format: the formats of a and b, of c, and of d.
+      acc_format: the format whose fraction width the accumulator extends
+      (float32 for tensor cores, float64 for an fp64 FMA chain).
+
+    Inside one block
+      block_size: products summed before one normalisation.
+      align_bits: fraction bits kept below acc_format's last bit when terms
+        are aligned, so terms keep F = acc_format.frac_bits + align_bits
+        fraction bits below the alignment point.
+      carry_bits: integer bits of the accumulator above the largest term;
+        None for an accumulator wide enough never to overflow.
+      align_rounding: what happens to the bits shifted out: "truncate" (toward
+        zero, no sticky bit) or an IEEE mode (rz, rne, ru, rd) applied to the
+        sum with guard bits and a sticky bit.
+      normalisation: "block" (once per block) or "every_add" (each addition
+        rounded to the accumulator format, as a chain of IEEE additions).
+      add_order: order of additions when normalisation is every_add.
+      product_alignment: exponent a product is aligned by: "raw" (ea + eb,
+        significand in [0, 4)) or "normalised" (its leading one).
+      min_exponent: floor of the alignment exponent, or None.
+      c_placement: "global" (c aligned with the products); "late" (the
+        products are summed first, c is added to that unrounded sum, both
+        rounded down, as AMD CDNA3); or "after" (the blocks sum the products
+        from zero, chained as usual, and c is added to their rounded result
+        at the end with one IEEE addition rounded with c_rounding).
+      late_frac_bits: with late placement, the fraction bits the sum of the
+        product sum and c is rounded down to before the final rounding.
+      c_rounding: rounding of the IEEE additions of c with "after"
+        placement, and of block results with "separate" chaining.
+      term_order: the order blocks take the products in: "sequential"
+        (k = 1..K) or "pairs_mod4" (the terms with k mod 4 in {0, 1}
+        first, then those in {2, 3}: Hopper's mma.sync fp8, run as two fp16
+        instructions).
+
+    Result
+      final_rounding: rounding of the block result (rz, rne, ru, rd).
+      final_frac_bits: fraction bits of the block result when narrower than
+        out_format's (13 for the e8m13 results of fp8 on Ada and Hopper).
+      chaining: how blocks of a longer dot product combine: "recursive" (each
+        block's rounded result is the next block's c) or "separate" (every
+        block is summed from zero and the rounded block results are added to
+        c one after another, each addition rounded with c_rounding).
+      subnormals: keep, flush (inputs and outputs), flush_inputs, flush_outputs.
+      overflow: "inf" (any overflow gives infinity) or "ieee" (toward-zero
+        modes give the largest finite number).
+      zero_sign: "positive" (an exact zero sum is +0) or "ieee".
+      product_overflow: "keep" (products are exact beyond acc_format's
+        range) or "inf" (a product beyond it is an infinity).
+      product_rounding: "exact" (products kept exactly), or each product
+        rounded to nearest even into "in_format" or "out_format" first.
+      nan_bits: the NaN d holds, as a hex pattern in out_format, or None for
+        out_format's positive NaN with every fraction bit set.
+    """
+
+    name: str
+    arch: str
+    in_format: str
+    c_format: str
+    out_format: str
+    block_size: int
+    align_bits: int
+    carry_bits: int | None
+    align_rounding: str
+    normalisation: str
+    product_alignment: str
+    final_rounding: str
+    chaining: str
+    c_placement: str
+    subnormals: str
+    min_exponent: int | None
+    acc_format: str = "float32"
+    add_order: str = "sequential"
+    final_frac_bits: int | None = None
+    late_frac_bits: int | None = None
+    c_rounding: str = "rne"
+    term_order: str = "sequential"
+    overflow: str = "inf"
+    zero_sign: str = "positive"
+    product_overflow: str = "keep"
+    product_rounding: str = "exact"
+    nan_bits: str | None = None
+    devices: tuple[str, ...] = ()
+    instruction: str = ""
+    description: str = ""
+    default: bool = False
+    source_file: str = field(default="", compare=False)
+
+    # -- derived -------------------------------------------------------------
+
+    @property
+    def fin(self) -> Format:
+        return get_format(self.in_format)
+
+    @property
+    def fc(self) -> Format:
+        return get_format(self.c_format)
+
+    @property
+    def fout(self) -> Format:
+        return get_format(self.out_format)
+
+    @property
+    def facc(self) -> Format:
+        return get_format(self.acc_format)
+
+    @property
+    def F(self) -> int:
+        """Fraction bits kept below the alignment point."""
+        return self.facc.frac_bits + self.align_bits
+
+    @property
+    def formats_label(self) -> str:
+        return f"{short_format(self.in_format)}:{short_format(self.out_format)}"
+
+    def replace(self, **changes) -> "ModelParams":
+        p = dataclasses.replace(self, **changes)
+        validate(p, origin=f"{self.name} (overridden)")
+        return p
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.pop("source_file")
+        d["devices"] = list(self.devices)
+        return d
+
+    def parameter_dict(self) -> dict:
+        """Only the values that change the arithmetic."""
+        d = self.as_dict()
+        for k in ("name", "arch", "devices", "instruction", "description", "default"):
+            d.pop(k)
+        return d
+
+
+SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+         "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+
+
+def short_format(name: str) -> str:
+    return SHORT.get(name, name)
+
+
+CHOICES = {
+    "align_rounding": ALIGN_ROUNDINGS, "normalisation": NORMALISATIONS,
+    "add_order": ADD_ORDERS, "product_alignment": PRODUCT_ALIGNMENTS,
+    "final_rounding": ROUNDING_MODES, "chaining": CHAININGS, "c_rounding": ROUNDING_MODES,
+    "c_placement": C_PLACEMENTS, "subnormals": SUBNORMALS,
+    "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
+    "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
+    "term_order": TERM_ORDERS,
+}
+FORMAT_KEYS = ("in_format", "c_format", "out_format", "acc_format")
+OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits")
+FIELD_NAMES = [f.name for f in fields(ModelParams) if f.name != "source_file"]
+REQUIRED = [f.name for f in fields(ModelParams)
+            if f.default is dataclasses.MISSING and f.name != "source_file"]
+
+
+def _bad(origin: str, key: str, msg: str) -> ModelFileError:
+    return ModelFileError(f"{origin}: key '{key}': {msg}")
+
+
+def validate(p: ModelParams, origin: str) -> None:
+    """Raise ModelFileError naming ``origin`` and the key at the first problem."""
+    for key in FORMAT_KEYS:
+        try:
+            get_format(getattr(p, key))
+        except UserError as e:
+            raise _bad(origin, key, str(e)) from None
+    for key, allowed in CHOICES.items():
+        v = getattr(p, key)
+        if v not in allowed:
+            raise _bad(origin, key, f"{v!r} is not one of {', '.join(allowed)}")
+    if not isinstance(p.block_size, int) or not 1 <= p.block_size <= 256:
+        raise _bad(origin, "block_size", f"{p.block_size!r} is not an integer in 1..256")
+    if not isinstance(p.align_bits, int) or not 0 <= p.align_bits <= 64:
+        raise _bad(origin, "align_bits", f"{p.align_bits!r} is not an integer in 0..64")
+    if p.carry_bits is not None and (not isinstance(p.carry_bits, int) or not 0 <= p.carry_bits <= 16):
+        raise _bad(origin, "carry_bits", f"{p.carry_bits!r} is not an integer in 0..16 or \"unbounded\"")
+    if p.min_exponent is not None and not isinstance(p.min_exponent, int):
+        raise _bad(origin, "min_exponent", f"{p.min_exponent!r} is not an integer or \"none\"")
+    if p.final_frac_bits is not None and (
+            not isinstance(p.final_frac_bits, int) or not 1 <= p.final_frac_bits <= p.fout.frac_bits):
+        raise _bad(origin, "final_frac_bits",
+                   f"{p.final_frac_bits!r} is not an integer in 1..{p.fout.frac_bits}")
+    if p.c_placement == "late":
+        if not isinstance(p.late_frac_bits, int) or not p.fout.frac_bits <= p.late_frac_bits <= 60:
+            raise _bad(origin, "late_frac_bits",
+                       "late c placement needs an integer late_frac_bits of at least out_format's fraction bits")
+        if p.normalisation != "block":
+            raise _bad(origin, "c_placement", "late c placement needs normalisation = \"block\"")
+    if p.fin.frac_bits * 2 + 2 > 1200:
+        raise _bad(origin, "in_format", "format too wide")
+    if p.nan_bits is not None:
+        try:
+            v = int(str(p.nan_bits), 16)
+        except ValueError:
+            raise _bad(origin, "nan_bits", f"{p.nan_bits!r} is not a hex pattern") from None
+        if get_format(p.out_format).classify(get_format(p.out_format).from_storage(v)) != "nan":
+            raise _bad(origin, "nan_bits", f"{p.nan_bits} is not a NaN of {p.out_format}")
+
+
+def _convert(origin: str, key: str, raw):
+    """TOML value to field value (words for None, lists to tuples)."""
+    if key in OPTIONAL_INT_KEYS:
+        if raw is None or isinstance(raw, str) and raw.lower() in ("none", "unbounded"):
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise _bad(origin, key, f"{raw!r} is not an integer")
+        return raw
+    if key == "devices":
+        if isinstance(raw, tuple):
+            raw = list(raw)
+        if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            raise _bad(origin, key, "expected a list of device names")
+        return tuple(raw)
+    if key == "default":
+        if not isinstance(raw, bool):
+            raise _bad(origin, key, "expected true or false")
+        return raw
+    if key in ("block_size", "align_bits"):
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise _bad(origin, key, f"{raw!r} is not an integer")
+        return raw
+    if key == "nan_bits":
+        if raw is None or isinstance(raw, str) and raw.lower() == "none":
+            return None
+    if not isinstance(raw, str):
+        raise _bad(origin, key, f"{raw!r} is not a string")
+    return raw
+
+
+def params_from_dict(data: dict, origin: str) -> ModelParams:
+    unknown = [k for k in data if k not in FIELD_NAMES]
+    if unknown:
+        raise _bad(origin, unknown[0], "unknown key")
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise _bad(origin, missing[0], "missing")
+    values = {k: _convert(origin, k, v) for k, v in data.items()}
+    p = ModelParams(**values, source_file=origin)
+    validate(p, origin)
+    return p
+
+
+def _syntax_where(text: str, message: str) -> str:
+    """``key 'K': `` for a TOML error that lies after key K on its line
+    (tomllib says "(at line L, column C)"), else ``""``."""
+    m = re.search(r"at line (\d+), column (\d+)", message)
+    lines = text.splitlines()
+    if not m or not 1 <= int(m.group(1)) <= len(lines):
+        return ""
+    k = re.match(r"\s*([A-Za-z0-9_-]+)", lines[int(m.group(1)) - 1])
+    return f"key '{k.group(1)}': " if k and int(m.group(2)) > k.end(1) else ""
+
+
+def load_model(path: str | Path) -> ModelParams:
+    path = Path(path)
+    origin = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ModelFileError(f"{origin}: cannot read: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ModelFileError(f"{origin}: {_syntax_where(text, str(e))}not valid TOML: {e}") from None
+    if "name" not in data:
+        data = {"name": path.stem, **data}
+    return params_from_dict(data, origin)
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``key=value`` from ``--set``; the value is read as TOML, else as a string."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise UserError(f"--set {text!r}: expected key=value")
+    if key not in FIELD_NAMES or key in ("name", "source_file"):
+        raise UserError(f"--set {text!r}: unknown parameter {key!r}")
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key, value
+
+
+def apply_overrides(p: ModelParams, overrides: list[str]) -> ModelParams:
+    if not overrides:
+        return p
+    seen: dict[str, object] = {}
+    for text in overrides:
+        key, value = parse_override(text)
+        if key in seen and seen[key] != value:
+            raise UserError(f"conflicting overrides for {key}: {seen[key]!r} and {value!r}")
+        seen[key] = value
+    origin = f"{p.name} with --set " + " ".join(overrides)
+    values = {k: _convert(origin, k, v) for k, v in seen.items()}
+    suffix = ",".join(f"{k}={v}" for k, v in seen.items())
+    new = dataclasses.replace(p, name=f"{p.name}[{suffix}]", **values)
+    validate(new, origin)
+    return new

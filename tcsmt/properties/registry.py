@@ -1,0 +1,110 @@
+"""Properties: questions about one or more model parameters.
+
+A property is a module in ``queries/`` (installed as ``tcsmt.queries``) that
+defines ``PROPERTY``, a ``Property``: which hypotheses it tells apart (each a
+set of parameter overrides on an architecture's model), which inputs are
+allowed (a tcsmt.search.domain.Domain and the number of products k), and for
+which models the question makes sense. A
+query module never touches a solver; ``tcsmt.search.find`` turns it into formulas,
+solves them, replays the witnesses and writes the result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tcsmt.errors import UserError
+from tcsmt.model.params import ModelParams
+from tcsmt.search.domain import Domain
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    label: str
+    overrides: tuple[tuple[str, object], ...] = ()
+
+    def apply(self, base: ModelParams) -> ModelParams:
+        if not self.overrides:
+            return base
+        changes = dict(self.overrides)
+        suffix = ",".join(f"{k}={v}" for k, v in self.overrides)
+        return base.replace(name=f"{base.name}[{suffix}]", **changes)
+
+
+def hyp(label: str, **overrides) -> Hypothesis:
+    return Hypothesis(label, tuple(overrides.items()))
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    description: str
+    parameters: tuple[str, ...]
+    hypotheses: Callable[[ModelParams], list[Hypothesis]]
+    domain: Callable[[ModelParams], Domain] = lambda p: Domain()
+    k: Callable[[ModelParams], int] = lambda p: p.block_size   # products per dot product
+    applies: Callable[[ModelParams], str | None] = lambda p: None   # None, or why not
+    formats: str | None = None       # preferred IN:OUT when the default model does not apply
+    kind: str = "separate"           # "separate" or "monotonic"
+    notes: str = ""
+    # (hypothesis x, hypothesis y, k, domain) -> a formula whose UNSAT proves
+    # that x and y agree on every input of the domain, or None
+    lemma: Callable | None = None
+
+    def check(self, p: ModelParams) -> None:
+        why = self.applies(p)
+        if why:
+            raise UserError(f"property {self.name} does not apply to {p.name}: {why}")
+
+
+def not_fp64(p: ModelParams) -> str | None:
+    return "an IEEE fp64 FMA chain has no block datapath to ask about" if p.facc.name == "float64" else None
+
+
+def all_properties() -> dict[str, Property]:
+    import tcsmt.queries as pkg
+    found: dict[str, Property] = {}
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"tcsmt.queries.{info.name}")
+        prop = getattr(mod, "PROPERTY", None)
+        if isinstance(prop, Property):
+            found[prop.name] = prop
+    return found
+
+
+def get_property(name: str) -> Property:
+    props = all_properties()
+    key = name.strip().lower().replace("_", "-")
+    if key not in props:
+        raise UserError(f"unknown property {name!r} (known: {', '.join(sorted(props))})")
+    return props[key]
+
+
+@dataclass
+class Models:
+    """The hypotheses of a property resolved against one base model."""
+    base: ModelParams
+    labels: list[str] = field(default_factory=list)
+    models: list[ModelParams] = field(default_factory=list)
+
+
+def resolve_hypotheses(prop: Property, base: ModelParams) -> Models:
+    prop.check(base)
+    out = Models(base)
+    seen = set()
+    for h in prop.hypotheses(base):
+        m = h.apply(base)
+        key = m.parameter_dict().__repr__()
+        if key in seen:
+            continue            # two labels for the same model: keep the first
+        seen.add(key)
+        out.labels.append(h.label)
+        out.models.append(m)
+    if len(out.models) < 2 and prop.kind == "separate":
+        raise UserError(f"property {prop.name} has fewer than two distinct hypotheses for {base.name}")
+    return out

@@ -1,0 +1,280 @@
+"""Result files: vectors and proofs as versioned JSON, written atomically, replayable.
+
+Schema ``tcsmt-result/1``: one JSON object per query.
+
+    schema        "tcsmt-result/1"
+    tool          {"name": "tcsmt", "version": "0.1.0"}
+    created       when the file was written (ISO 8601, UTC)
+    query         {"kind": "diff", "equiv" or a property's name,
+                   "description": one line,
+                   "k": products per dot product (len(a) == len(b) == k),
+                   "domain": the allowed inputs (see tcsmt.search.domain.Domain):
+                       {"finite", "signs", "exp_range", "c_exp_range", "nonzero"},
+                   "command": the command line, or ""}
+    formats       {"a": in_format, "b": in_format, "c": c_format}
+    hypotheses    N >= 1 models the vectors are run through, each
+                  {"id": short unique name ("A", "B", "carry_bits=3"),
+                   "label": a longer name (the model's),
+                   "spec": how it was asked for ("ampere --set carry_bits=3"),
+                   "parameters": every parameter that changes the arithmetic
+                                 (ModelParams.parameter_dict()); replay uses
+                                 these, not the model files, which may change}
+    verdict       "sat": the vectors below separate hypotheses;
+                  "unsat": proved that no input of the domain separates them;
+                  "unknown": no answer within the time limit
+    proof         for "unsat": {"proved_by": [solvers that answered unsat],
+                                "cross_checked": two or more of them}; else null
+    solver        {"name": the solver that answered, "version", "seconds",
+                   "formula": which formulation answered ("full", or a
+                               restriction such as "support-2"),
+                   "runs": [{"solver", "status", "seconds", "version"?,
+                             "reason"?, "formula"?}, ...] every solver run,
+                   "notes": [...]}
+    smt2_sha256   sha256 of the SMT-LIB text whose answer is reported
+    seconds       wall time of the whole query
+    vectors       M >= 0 input vectors, each
+                  {"a": [{"hex": "0x3c00", "decimal": "1"}, ...k],
+                   "b": [...k], "c": {"hex", "decimal"},
+                   "outputs": {hypothesis id: {"hex", "decimal"}} (d under
+                              each hypothesis, in its out_format),
+                   "separates": [[id1, id2], ...] every pair of hypotheses
+                                whose outputs differ, ids in hypothesis order}
+
+Hex patterns are in each format's storage width (tf32 in a 32-bit word);
+"decimal" is the exact value ("-0", "inf", "nan" for those). ``replay``
+runs every vector through the concrete model of every hypothesis and
+reports any output or "separates" entry that does not match.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcsmt import __version__
+from tcsmt.errors import UserError
+from tcsmt.fileio import write_json_atomic
+from tcsmt.model.formats import Format, get_format, parse_bits
+from tcsmt.model.params import OPTIONAL_INT_KEYS, ModelParams, params_from_dict
+from tcsmt.search.vectors import Hypothesis, Vector, outputs, separated_pairs
+from tcsmt.sim.dot import Result
+
+SCHEMA = "tcsmt-result/1"
+VERDICTS = ("sat", "unsat", "unknown")
+TOP_KEYS = ("schema", "tool", "created", "query", "formats", "hypotheses", "verdict",
+            "proof", "solver", "smt2_sha256", "seconds", "vectors")
+
+
+# ---------------------------------------------------------------------------
+# Building a result
+# ---------------------------------------------------------------------------
+
+def number(fmt: Format, bits: int) -> dict:
+    r = Result(bits, fmt)
+    return {"hex": r.hex, "decimal": r.decimal}
+
+
+def vector_record(vec: Vector, hyps: list[Hypothesis]) -> dict:
+    """A vector with its outputs under every hypothesis, computed by replay."""
+    fin, fc = hyps[0].params.fin, hyps[0].params.fc
+    outs = outputs(vec, hyps)
+    return {"a": [number(fin, x) for x in vec.a], "b": [number(fin, y) for y in vec.b],
+            "c": number(fc, vec.c),
+            "outputs": {h.id: number(h.params.fout, outs[h.id]) for h in hyps},
+            "separates": separated_pairs(outs, [h.id for h in hyps])}
+
+
+def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verdict: str,
+                solver: dict, smt2_sha256: str, seconds: float,
+                proved_by: list[str] = (), created: str | None = None) -> dict:
+    """A complete result document (validated)."""
+    p = hyps[0].params
+    doc = {
+        "schema": SCHEMA,
+        "tool": {"name": "tcsmt", "version": __version__},
+        "created": created or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "query": query,
+        "formats": {"a": p.in_format, "b": p.in_format, "c": p.c_format},
+        "hypotheses": [h.record() for h in hyps],
+        "verdict": verdict,
+        "proof": ({"proved_by": list(proved_by), "cross_checked": len(set(proved_by)) >= 2}
+                  if verdict == "unsat" else None),
+        "solver": solver,
+        "smt2_sha256": smt2_sha256,
+        "seconds": round(seconds, 3),
+        "vectors": [vector_record(v, hyps) for v in vectors],
+    }
+    validate(doc)
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# Writing and reading
+# ---------------------------------------------------------------------------
+
+def write_result(path: str | Path, doc: dict) -> Path:
+    """Validate, then write atomically (never half a file)."""
+    validate(doc)
+    write_json_atomic(path, doc)
+    return Path(path)
+
+
+def load(path: str | Path) -> dict:
+    """A result file, parsed and validated (UserError naming the file)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}: not JSON: {e}") from None
+    validate(doc, str(path))
+    return doc
+
+
+def _fail(where: str, msg: str) -> UserError:
+    return UserError(f"{where}: {msg}")
+
+
+def validate(doc, where: str = "result") -> None:
+    """Check a result document's shape; UserError at the first problem."""
+    if not isinstance(doc, dict):
+        raise _fail(where, "not a JSON object")
+    schema = doc.get("schema")
+    if schema != SCHEMA:
+        raise _fail(where, f"schema {schema!r} is not {SCHEMA!r}")
+    missing = [k for k in TOP_KEYS if k not in doc]
+    if missing:
+        raise _fail(where, f"missing key {missing[0]!r}")
+    if doc["verdict"] not in VERDICTS:
+        raise _fail(where, f"verdict {doc['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    if doc["verdict"] == "unsat" and not (doc["proof"] or {}).get("proved_by"):
+        raise _fail(where, "an unsat verdict needs proof.proved_by")
+    hyps = _check_hypotheses(doc["hypotheses"], where)
+    fmts = _check_formats(doc["formats"], where)
+    k = doc["query"].get("k") if isinstance(doc["query"], dict) else None
+    if not isinstance(doc["vectors"], list):
+        raise _fail(where, "vectors is not a list")
+    for i, v in enumerate(doc["vectors"]):
+        _check_vector(v, fmts, hyps, k, f"{where}: vector {i}")
+
+
+def _check_hypotheses(hyps, where: str) -> dict[str, ModelParams]:
+    if not isinstance(hyps, list) or not hyps:
+        raise _fail(where, "hypotheses is not a non-empty list")
+    out: dict[str, ModelParams] = {}
+    for h in hyps:
+        if not isinstance(h, dict) or not isinstance(h.get("id"), str) or "parameters" not in h:
+            raise _fail(where, "a hypothesis needs an id and parameters")
+        if h["id"] in out:
+            raise _fail(where, f"hypothesis id {h['id']!r} appears twice")
+        out[h["id"]] = params_from_record(h, where)
+    return out
+
+
+def params_from_record(h: dict, where: str = "result") -> ModelParams:
+    """The ModelParams a hypothesis record describes."""
+    params = h.get("parameters")
+    if not isinstance(params, dict):
+        raise _fail(where, f"hypothesis {h.get('id')!r}: parameters is not an object")
+    data = {k: ("none" if v is None and (k in OPTIONAL_INT_KEYS or k == "nan_bits") else v)
+            for k, v in params.items()}
+    data.update(name=str(h.get("label") or h["id"]), arch="(from result file)")
+    return params_from_dict(data, f"{where}: hypothesis {h['id']!r}")
+
+
+def _check_formats(fmts, where: str) -> dict[str, Format]:
+    if not isinstance(fmts, dict) or set(fmts) != {"a", "b", "c"}:
+        raise _fail(where, "formats must name a, b and c")
+    try:
+        return {k: get_format(v) for k, v in fmts.items()}
+    except UserError as e:
+        raise _fail(where, str(e)) from None
+
+
+def _check_number(n, fmt: Format, where: str) -> int:
+    if not isinstance(n, dict) or not isinstance(n.get("hex"), str):
+        raise _fail(where, "expected {\"hex\": ..., \"decimal\": ...}")
+    try:
+        bits = parse_bits(n["hex"], fmt)
+    except UserError as e:
+        raise _fail(where, str(e)) from None
+    if n.get("decimal") != number(fmt, bits)["decimal"]:
+        raise _fail(where, f"decimal {n.get('decimal')!r} is not the value of {n['hex']} "
+                           f"({number(fmt, bits)['decimal']})")
+    return bits
+
+
+def _check_vector(v, fmts, hyps: dict[str, ModelParams], k, where: str) -> None:
+    if not isinstance(v, dict):
+        raise _fail(where, "not an object")
+    for side in ("a", "b"):
+        xs = v.get(side)
+        if not isinstance(xs, list) or (k is not None and len(xs) != k) or not xs:
+            raise _fail(where, f"{side} is not a list of {k} numbers")
+        for j, x in enumerate(xs):
+            _check_number(x, fmts[side], f"{where}: {side}[{j}]")
+    if len(v["a"]) != len(v["b"]):
+        raise _fail(where, "a and b differ in length")
+    _check_number(v.get("c"), fmts["c"], f"{where}: c")
+    outs = v.get("outputs")
+    if not isinstance(outs, dict) or set(outs) != set(hyps):
+        raise _fail(where, "outputs must have one entry per hypothesis")
+    for hid, n in outs.items():
+        _check_number(n, hyps[hid].fout, f"{where}: output {hid}")
+    seps = v.get("separates")
+    if not isinstance(seps, list) or any(
+            not isinstance(p, list) or len(p) != 2 or not set(p) <= set(hyps) for p in seps):
+        raise _fail(where, "separates must be a list of pairs of hypothesis ids")
+
+
+# ---------------------------------------------------------------------------
+# Replay
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ReplayReport:
+    path: str
+    hypotheses: int = 0
+    vectors: int = 0
+    checked: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def read_vector(v: dict, fmts: dict[str, Format]) -> Vector:
+    return Vector(tuple(parse_bits(x["hex"], fmts["a"]) for x in v["a"]),
+                  tuple(parse_bits(y["hex"], fmts["b"]) for y in v["b"]),
+                  parse_bits(v["c"]["hex"], fmts["c"]))
+
+
+def replay(path: str | Path) -> ReplayReport:
+    """Run every vector of a result file through the concrete model of every
+    hypothesis it names; list each output or separation that differs."""
+    doc = load(path)
+    fmts = {k: get_format(v) for k, v in doc["formats"].items()}
+    ids = [h["id"] for h in doc["hypotheses"]]
+    hyps = [Hypothesis(h["id"], params_from_record(h, str(path))) for h in doc["hypotheses"]]
+    report = ReplayReport(str(path), len(hyps), len(doc["vectors"]))
+    for i, v in enumerate(doc["vectors"]):
+        outs = outputs(read_vector(v, fmts), hyps)
+        for h in hyps:
+            report.checked += 1
+            want = parse_bits(v["outputs"][h.id]["hex"], h.params.fout)
+            if outs[h.id] != want:
+                got = number(h.params.fout, outs[h.id])
+                report.problems.append(
+                    f"vector {i}, hypothesis {h.id}: the file says {v['outputs'][h.id]['hex']}, "
+                    f"the model gives {got['hex']} ({got['decimal']})")
+        claimed = sorted(sorted(p, key=ids.index) for p in v["separates"])
+        actual = separated_pairs(outs, ids)
+        if claimed != sorted(actual):
+            report.problems.append(f"vector {i}: the file says it separates {claimed}, "
+                                   f"the model separates {actual}")
+    return report

@@ -1,0 +1,198 @@
+"""Candidate input vectors for telling hypotheses apart by running them.
+
+``tcsmt plan`` runs every hypothesis of a space on these vectors and keeps
+those that split the hypotheses best. They are of the kinds the papers'
+hand-made tests use, plus random ones, each kind aimed at a parameter:
+
+  readable     few non-zero products of simple values (tcsmt.search.pool)
+  random       every product non-zero, as in the recorded data
+  cancelling   c cancels the product sum up to a few units: the alignment
+               bits, truncation versus IEEE rounding, the final rounding
+  carries      many large products of one sign: carry bits, block sizes
+  tiny         subnormal or near-subnormal c and inputs: subnormal handling
+  chained      equal products spread over every position: block boundaries
+  edges        a product in [2, 4) and one bit 20-30 places below it: the
+               alignment point (raw or normalised products, alignment bits)
+
+Every vector lies in the given input domain (checked with
+``Domain.contains``); the result is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import numpy as np
+
+from tcsmt.model.formats import Format
+from tcsmt.search.pool import candidates as readable_candidates
+from tcsmt.search.pool import nice_values
+from tcsmt.search.domain import Domain
+
+
+def _exp_bounds(fmt: Format, domain: Domain) -> tuple[int, int]:
+    lo, hi = fmt.emin, fmt.emax
+    if domain.exp_range:
+        lo, hi = max(lo, domain.exp_range[0]), min(hi, domain.exp_range[1])
+    return lo, hi
+
+
+def _draw(rng: random.Random, fmt: Format, lo: int, hi: int, sign: int | None = None) -> int:
+    """A random finite normal number with an exponent in lo..hi."""
+    e = rng.randint(max(lo, fmt.emin), min(hi, fmt.emax))
+    frac = rng.getrandbits(fmt.frac_bits)
+    if fmt.specials == "fn" and e == fmt.emax:
+        frac = min(frac, fmt.max_frac_at_emax - 1 if fmt.max_frac_at_emax else 0)
+    s = rng.getrandbits(1) if sign is None else sign
+    return fmt.pack(s, e + fmt.bias, frac)
+
+
+def _subnormal(rng: random.Random, fmt: Format) -> int:
+    return fmt.pack(rng.getrandbits(1), 0, rng.randint(1, (1 << fmt.frac_bits) - 1))
+
+
+def _exact_sum(fin: Format, a: list[int], b: list[int]) -> Fraction:
+    return sum((fin.value(x) * fin.value(y) for x, y in zip(a, b)), Fraction(0))
+
+
+def _random_rows(rng, fin, fc, k, domain, n):
+    lo, hi = _exp_bounds(fin, domain)
+    lo, hi = max(lo, -6), min(hi, 4)
+    for _ in range(n):
+        a = [_draw(rng, fin, lo, hi) for _ in range(k)]
+        b = [_draw(rng, fin, lo, hi) for _ in range(k)]
+        yield a, b, _draw(rng, fc, -6, 6)
+
+
+def _sparse(rng, fin, k, lo, hi, m):
+    a, b = [0] * k, [0] * k
+    for pos in rng.sample(range(k), m):
+        a[pos] = _draw(rng, fin, lo, hi)
+        b[pos] = _draw(rng, fin, lo, hi)
+    return a, b
+
+
+def _cancelling_rows(rng, fin, fc, k, domain, n):
+    """c is minus the exact product sum rounded to c's format, moved by a
+    few units in the last place."""
+    lo, hi = _exp_bounds(fin, domain)
+    lo, hi = max(lo, -8), min(hi, 8)
+    for _ in range(n):
+        m = rng.choice([1, 2, 2, 3, 4, k])
+        a, b = _sparse(rng, fin, k, lo, hi, min(m, k))
+        s = _exact_sum(fin, a, b)
+        c = fc.round_value(-s, rng.choice(["rz", "rne", "ru", "rd"]))
+        step = rng.choice([0, 0, 1, -1, 2])
+        if step and fc.classify(c) in ("normal", "subnormal"):
+            c = max(0, c + step) if fc.classify(max(0, c + step)) in ("normal", "subnormal", "zero") else c
+        yield a, b, c
+
+
+def _carry_rows(rng, fin, fc, k, domain, n):
+    """Products of one sign near the top of their binade, c of that size too."""
+    lo, hi = _exp_bounds(fin, domain)
+    e = max(lo, min(hi, 0))
+    for _ in range(n):
+        m = rng.randint(max(2, k // 2), k)
+        sign = rng.getrandbits(1)
+        a, b = [0] * k, [0] * k
+        for pos in rng.sample(range(k), m):
+            a[pos] = fin.pack(sign, e + fin.bias, rng.randint(1 << (fin.frac_bits - 1), (1 << fin.frac_bits) - 1)
+                              if fin.frac_bits > 1 else 1)
+            b[pos] = fin.pack(0, e + fin.bias, rng.randint(0, (1 << fin.frac_bits) - 1))
+        c = fc.round_value(Fraction(rng.choice([1, 3, 7, 15])) / 4 * (1 - 2 * sign), "rz")
+        yield a, b, c
+
+
+def _tiny_rows(rng, fin, fc, k, domain, n):
+    """Subnormal c with zero, tiny or cancelling products; subnormal inputs."""
+    lo, hi = _exp_bounds(fin, domain)
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            a, b = [0] * k, [0] * k
+            c = _subnormal(rng, fc)
+        elif kind == 1:
+            a, b = _sparse(rng, fin, k, lo, min(hi, lo + 4), rng.choice([1, 2]))
+            c = _subnormal(rng, fc) if rng.random() < 0.5 else _draw(rng, fc, fc.emin, fc.emin + 3)
+        elif kind == 2:
+            a, b = [0] * k, [0] * k
+            pos = rng.randrange(k)
+            a[pos] = _subnormal(rng, fin)
+            b[pos] = _draw(rng, fin, lo, hi)
+            c = rng.choice([0, _subnormal(rng, fc), _draw(rng, fc, -4, 4)])
+        else:
+            a, b = _sparse(rng, fin, k, lo, min(hi, lo + 6), 2)
+            j = next(x for x in range(k) if a[x])
+            s = fin.value(a[j]) * fin.value(b[j])
+            c = fc.round_value(-s, "rz")          # leaves the other tiny product
+        yield a, b, c
+
+
+def _chained_rows(rng, fin, fc, k, domain, n):
+    """One value repeated over positions chosen to straddle block edges."""
+    nice = [x for x in nice_values(fin, span=4)]
+    for _ in range(n):
+        v, w = rng.choice(nice), rng.choice(nice)
+        m = rng.choice([2, 3, 4, 5, 8, 9, 16, 17, k])
+        pos = sorted(rng.sample(range(k), min(m, k)))
+        a, b = [0] * k, [0] * k
+        for p in pos:
+            a[p], b[p] = v, w
+        if rng.random() < 0.5:
+            a[pos[-1]] ^= 1 << (fin.bits - 1)
+        c = fc.round_value(Fraction(rng.choice([0, 1, -1, 3])) / rng.choice([1, 2, 1 << 10, 1 << 20]), "rz")
+        yield a, b, c
+
+
+def _edge_rows(rng, fin, fc, k, domain, n):
+    """A product with its significand in [2, 4) (large fractions), and c or a
+    second product with one bit 20 to 30 places below it: where the
+    alignment point sits (raw or normalised products, alignment bits)
+    decides whether that bit is kept."""
+    lo, hi = _exp_bounds(fin, domain)
+    top = (1 << fin.frac_bits) - 1
+    for _ in range(n):
+        a, b = [0] * k, [0] * k
+        pos = rng.sample(range(k), 2 if k > 1 else 1)
+        e = rng.randint(max(lo, -3), min(hi, 3))
+        big = lambda: fin.pack(rng.getrandbits(1), e + fin.bias,  # noqa: E731
+                               rng.randint(top - (top >> 2), top))
+        a[pos[0]], b[pos[0]] = big(), big()
+        p = fin.value(a[pos[0]]) * fin.value(b[pos[0]])
+        sign = -1 if (p > 0) == (rng.random() < 0.7) else 1
+        tiny = Fraction(2) ** (2 * e + 1 - rng.randint(20, 30)) * sign
+        c = fc.round_value(tiny, "rz")
+        if len(pos) > 1 and rng.random() < 0.3:
+            a[pos[1]] = fin.round_value(tiny / Fraction(2) ** (2 * e), "rz")
+            b[pos[1]] = fin.round_value(Fraction(2) ** (2 * e), "rz")
+            c = 0
+        yield a, b, c
+
+
+KINDS = (("random", _random_rows, 0.2), ("cancelling", _cancelling_rows, 0.25),
+         ("carries", _carry_rows, 0.1), ("tiny", _tiny_rows, 0.1), ("chained", _chained_rows, 0.1), ("edges", _edge_rows, 0.1))
+
+
+def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int = 4000,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """About ``size`` distinct vectors in the domain: a, b [N, k], c [N] bits."""
+    rng = random.Random(seed)
+    rows: dict[tuple, None] = {}
+    ra, rb, rc = readable_candidates(fin, fc, k, domain, int(size * 0.15), seed)
+    for i in range(ra.shape[0]):
+        rows[(tuple(int(x) for x in ra[i]), tuple(int(x) for x in rb[i]), int(rc[i]))] = None
+    for _name, make, share in KINDS:
+        for a, b, c in make(rng, fin, fc, k, domain, int(size * share)):
+            rows[(tuple(a), tuple(b), int(c))] = None
+    keep = [r for r in rows if _finite(fin, fc, r) and domain.contains(fin, fc, list(r[0]), list(r[1]), r[2])]
+    a = np.array([r[0] for r in keep], dtype=np.uint64).reshape(len(keep), k)
+    b = np.array([r[1] for r in keep], dtype=np.uint64).reshape(len(keep), k)
+    c = np.array([r[2] for r in keep], dtype=np.uint64)
+    return a, b, c
+
+
+def _finite(fin: Format, fc: Format, row) -> bool:
+    ok = ("zero", "subnormal", "normal")
+    return (all(fin.classify(x) in ok for x in row[0] + row[1]) and fc.classify(row[2]) in ok)

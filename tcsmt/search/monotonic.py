@@ -1,0 +1,166 @@
+"""Monotonicity: two inputs x <= y (elementwise) with f(x) > f(y), or a proof
+that there are none.
+
+The inputs: every a_i and b_i non-negative in both x and y, so the exact
+dot product can only grow from x to y; c may have any sign, with
+c_x <= c_y. Comparisons of finite floating-point values are written once
+over the vocabulary (``float_le``), so the solver's constraints and the
+concrete check of a witness are the same definition.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tcsmt.datapath import bv
+from tcsmt import datapath
+from tcsmt.model.formats import Format
+from tcsmt.interp.ints import INT, IntWord
+from tcsmt.model.params import ModelParams
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.report.results import make_result
+from tcsmt.search import diff
+from tcsmt.smt import service
+from tcsmt.search.domain import Domain
+from tcsmt.smt.smtlib import build_formula
+from tcsmt.search.find import few_bits
+
+
+def float_le(I, fmt: Format, x, y):
+    """x <= y for finite encodings of fmt (-0 == +0)."""
+    sx, sy = bv.bit(I, x, fmt.bits - 1), bv.bit(I, y, fmt.bits - 1)
+    mx = I.extract(x, fmt.bits - 2, 0)
+    my = I.extract(y, fmt.bits - 2, 0)
+    both_zero = I.and_(bv.is_zero(I, mx), bv.is_zero(I, my))
+    pos = I.and_(I.not_(sx), I.not_(sy), I.ule(mx, my))
+    neg = I.and_(sx, sy, I.ule(my, mx))
+    mixed = I.and_(sx, I.not_(sy))
+    return I.or_(both_zero, pos, neg, mixed)
+
+
+def float_lt(I, fmt: Format, x, y):
+    return I.not_(float_le(I, fmt, y, x))
+
+
+def constraints(I, p: ModelParams, k: int, x, y, dx, dy) -> list:
+    """x <= y elementwise, a and b non-negative, both finite, f(x) > f(y)."""
+    (ax, bx, cx), (ay, by, cy) = x, y
+    dom = Domain()
+    out = dom.constraints(I, p.fin, p.fc, ax, bx, cx) + dom.constraints(I, p.fin, p.fc, ay, by, cy)
+    for u, v in zip(ax + bx, ay + by):
+        out += [I.not_(bv.msb(I, u)), I.not_(bv.msb(I, v)), float_le(I, p.fin, u, v)]
+    out.append(float_le(I, p.fc, cx, cy))
+    out.append(float_lt(I, p.fout, dy, dx))
+    return out
+
+
+def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
+            equal: bool = False, sig_bits: int | None = None):
+    """The question; ``support`` keeps only some products free (others +0),
+    ``same_products`` makes y's a and b equal to x's (only c grows),
+    ``equal`` makes every free product the same a0*b0 (one multiplier, as in
+    F21's example): restrictions that can find a witness, never prove there
+    is none."""
+    def build(I):
+        xs = diff.declare_inputs(I, p, k, support)
+        if equal:
+            a0, b0 = I.var("a_eq", p.fin.bits), I.var("b_eq", p.fin.bits)
+            on = set(support or range(k))
+            zero = I.const(0, p.fin.bits)
+            xs = ([a0 if i in on else zero for i in range(k)],
+                  [b0 if i in on else zero for i in range(k)], xs[2])
+            extra = [] if sig_bits is None else [few_bits(I, p.fin, a0, sig_bits),
+                                                 few_bits(I, p.fin, b0, sig_bits)]
+        else:
+            extra = []
+        ys = _declare(I, p, k, support)
+        if same_products:
+            ys = (xs[0], xs[1], ys[2])
+        dx = datapath.dot(I, p, *xs)
+        dy = datapath.dot(I, p, *ys)
+        return constraints(I, p, k, xs, ys, dx, dy) + extra
+    what = ("only c differs" if same_products else "x and y free") + \
+        (", equal products" if equal else "") + \
+        ("" if support is None else f", products {list(support)} free")
+    return build_formula(build, description=f"tcsmt monotonicity {p.name} k={k} ({what})")
+
+
+def _declare(I, p: ModelParams, k: int, support):
+    free = set(range(k)) if support is None else set(support)
+    a = [I.var(f"ya{i}", p.fin.bits) if i in free else I.const(0, p.fin.bits) for i in range(k)]
+    b = [I.var(f"yb{i}", p.fin.bits) if i in free else I.const(0, p.fin.bits) for i in range(k)]
+    return a, b, I.var("yc", p.fc.bits)
+
+
+def check_witness(p: ModelParams, k: int, x: Vector, y: Vector) -> tuple[int, int]:
+    """Replay: the same constraints with the Python-int interpretation."""
+    from tcsmt.sim.dot import dot_bits
+    dx, dy = dot_bits(p, list(x.a), list(x.b), x.c), dot_bits(p, list(y.a), list(y.b), y.c)
+    w = lambda v, f: IntWord(v, f.bits)  # noqa: E731
+    xs = ([w(v, p.fin) for v in x.a], [w(v, p.fin) for v in x.b], w(x.c, p.fc))
+    ys = ([w(v, p.fin) for v in y.a], [w(v, p.fin) for v in y.b], w(y.c, p.fc))
+    ok = all(c.b for c in constraints(INT, p, k, xs, ys, w(dx, p.fout), w(dy, p.fout)))
+    if not ok:
+        raise diff.WitnessError(f"monotonicity witness x={x} y={y} does not replay on {p.name}")
+    return dx, dy
+
+
+def run_monotonicity(prop, base: ModelParams, solver: str, timeout: float, readable: bool,
+                     cross_check: bool, command: str | None) -> dict:
+    t0 = time.monotonic()
+    k = prop.k(base)
+    # every product equal and non-zero first: the large sums where truncation
+    # after alignment breaks monotonicity; then fewer non-zero products
+    sizes = [k] + sorted(m for m in {3, 6, 12} if m < k)
+    forms = [(f"same-ab/equal/bits-2/support-{m}", formula(base, k, tuple(range(m)), True, True, 2))
+             for m in sizes] if readable else []
+    forms += [(f"same-ab/equal/support-{m}", formula(base, k, tuple(range(m)), True, True))
+              for m in sizes]
+    forms += [(f"same-ab/support-{m}", formula(base, k, diff.support_positions(k, m), True))
+              for m in (3, 6) if m < k]
+    forms += [("same-ab", formula(base, k, None, True))]
+    forms += [(f"support-{m}", formula(base, k, diff.support_positions(k, m))) for m in (1, 2) if m < k]
+    forms.append((diff.FULL, formula(base, k)))
+    names, notes = service.choose_solvers(solver)
+    full = forms[-1]
+    jobs = [service.Job(full[1], names[0], full[0])]
+    jobs += [service.Job(f, s, tag, 10.0) for tag, f in forms[:-1] for s in names[:1]]
+    jobs += [service.Job(full[1], s, full[0]) for s in names[1:]]
+    jobs += [service.Job(f, s, tag, 4.0) for tag, f in forms[:-1] for s in names[1:]]
+    votes = {diff.FULL: 2 if cross_check and len(names) > 1 else 1}
+    runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == diff.FULL,
+                        unsat_votes=votes)
+    diff._refuse_disagreement(runs)
+    sat = [r for r in runs if r.status == "sat"]
+    hyp = Hypothesis("model", base, base.name)
+    vectors, verdict = [], "unknown"
+    if sat:
+        v = sat[0].values
+        x = diff.decode(v, k)
+        if "/equal" in sat[0].tag:
+            m = int(sat[0].tag.rsplit("-", 1)[1])
+            x = Vector(tuple(v.get("a_eq", 0) if i < m else 0 for i in range(k)),
+                       tuple(v.get("b_eq", 0) if i < m else 0 for i in range(k)), x.c)
+        if sat[0].tag.startswith("same-ab"):
+            y = Vector(x.a, x.b, v.get("yc", 0))
+        else:
+            y = Vector(tuple(v.get(f"ya{i}", 0) for i in range(k)),
+                       tuple(v.get(f"yb{i}", 0) for i in range(k)), v.get("yc", 0))
+        check_witness(base, k, x, y)
+        vectors, verdict = [x, y], "sat"
+    elif any(r.status == "unsat" and r.tag == diff.FULL for r in runs):
+        verdict = "unsat"
+    proved = [r.solver for r in runs if r.status == "unsat" and r.tag == diff.FULL]
+    query = {"kind": prop.name, "description": prop.description, "model": base.name, "k": k,
+             "domain": {"a_b": "non-negative, finite", "c": "finite, c_x <= c_y",
+                        "x_le_y": "elementwise"},
+             "monotonic_pair": "vectors[0] is x, vectors[1] is y: x <= y and f(x) > f(y)"
+             if vectors else None,
+             "command": command or ""}
+    win = sat[0] if sat else next((r for r in runs if r.status == "unsat"), None)
+    solver_info = {"name": win.solver if win else solver, "version": win.version if win else "",
+                   "seconds": round(win.seconds, 3) if win else 0.0,
+                   "formula": win.tag if win else "", "runs": [r.summary() for r in runs],
+                   "notes": notes}
+    return make_result(query, [hyp], vectors, verdict, solver_info, forms[-1][1].sha256,
+                       time.monotonic() - t0, proved)

@@ -1,0 +1,128 @@
+"""A pool of readable candidate vectors, run through every hypothesis at once.
+
+Before a property asks the solvers anything, ``search`` builds a few
+thousand inputs of the kind the papers' hand-made tests use (few non-zero
+products; values 2^e, (1 + 2^-j) 2^e, (2 - 2^-j) 2^e, (1 - 2^-j) 2^e, their
+negatives; c near a product or far below it), runs them through every
+hypothesis with the batch simulator (the datapath with the NumPy
+interpretation) and picks, greedily, vectors that separate the most pairs.
+What it separates is read off the concrete model, like any witness; the
+solvers are left the pairs the pool does not separate, the question whether
+one vector can do all, and every proof.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.model.formats import Format
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.search.domain import Domain
+
+POOL_SIZE = 3000
+
+
+def nice_values(fmt: Format, span: int = 12) -> list[int]:
+    """Bit patterns of fmt with few significant bits near 1, both signs."""
+    vals: set[int] = set()
+    fb = fmt.frac_bits
+    shapes = [Fraction(1)]
+    for j in range(1, fb + 1):
+        shapes += [1 + Fraction(1, 2**j), 2 - Fraction(1, 2**j), Fraction(3, 2) + Fraction(1, 2**j)]
+    for e in range(-span, span + 1):
+        for m in shapes:
+            v = m * Fraction(2) ** e
+            for s in (1, -1):
+                bits = fmt.round_value(s * v, "rz")
+                if fmt.value(bits) == s * v:
+                    vals.add(bits)
+    for e_extreme in (fmt.emin, fmt.emin - fb, fmt.emax):   # smallest normal, subnormal, largest
+        v = Fraction(2) ** e_extreme
+        bits = fmt.round_value(v, "rz")
+        if fmt.value(bits) == v:
+            vals.add(bits)
+    if fmt.bits <= 8:
+        vals = {x for x in range(1 << fmt.bits) if fmt.classify(x) in ("normal", "subnormal")}
+    return sorted(vals)
+
+
+def c_values(fc: Format, span: int = 30) -> list[int]:
+    """c candidates: zero, powers of two, and values one unit below or above them."""
+    vals = {0}
+    for e in range(-span, span + 1):
+        base = Fraction(2) ** e
+        ulp = Fraction(2) ** (e - fc.frac_bits)
+        for v in (base, base - ulp / 2, base + ulp, base * 3 / 2, base - ulp):
+            for s in (1, -1):
+                bits = fc.round_value(s * v, "rz")
+                if fc.value(bits) == s * v:
+                    vals.add(bits)
+    return sorted(vals)
+
+
+def candidates(fin: Format, fc: Format, k: int, domain: Domain, size: int = POOL_SIZE,
+               seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[size, k] a and b bit patterns and [size] c bit patterns."""
+    rng = random.Random(seed)
+    nice, cs = nice_values(fin), c_values(fc)
+    a = np.zeros((size, k), dtype=np.uint64)
+    b = np.zeros((size, k), dtype=np.uint64)
+    c = np.zeros(size, dtype=np.uint64)
+    lo = max(1, domain.nonzero_min)
+    hi = min(k, domain.nonzero_max if domain.nonzero_max is not None else k)
+    counts = [m for m in (1, 2, 3, 4, k) if lo <= m <= hi] or [hi]
+    for i in range(size):
+        m = rng.choice(counts)
+        for pos in rng.sample(range(k), m):
+            a[i, pos] = rng.choice(nice)
+            b[i, pos] = rng.choice(nice)
+        c[i] = rng.choice(cs)
+    return a, b, c
+
+
+def evaluate(hyps: list[Hypothesis], a, b, c) -> np.ndarray | None:
+    """[len(hyps), rows] outputs, or None when a model is too wide for the
+    batch simulator."""
+    from tcsmt.sim.batch import dot_batch
+    outs = []
+    for h in hyps:
+        try:
+            outs.append(dot_batch(h.params, a, b, c))
+        except UserError:
+            return None
+    return np.stack(outs)
+
+
+def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int, int]],
+           size: int = POOL_SIZE, seed: int = 0) -> list[Vector]:
+    """Vectors from the pool, greedily, each separating the most pairs not
+    yet separated; only vectors inside the domain are taken."""
+    p = hyps[0].params
+    a, b, c = candidates(p.fin, p.fc, k, domain, size, seed)
+    outs = evaluate(hyps, a, b, c)
+    if outs is None:
+        return []
+    open_pairs = list(pairs)
+    chosen: list[Vector] = []
+    rejected: set[int] = set()
+    while open_pairs:
+        score = np.zeros(a.shape[0], dtype=np.int64)
+        for i, j in open_pairs:
+            score += outs[i] != outs[j]
+        # fewer non-zero products first among equal scores: more readable
+        nonzero = (a != 0).sum(axis=1)
+        order = np.lexsort((nonzero, -score))
+        pick = next((int(r) for r in order if score[r] > 0 and int(r) not in rejected), None)
+        if pick is None:
+            break
+        vec = Vector(tuple(int(x) for x in a[pick]), tuple(int(x) for x in b[pick]), int(c[pick]))
+        if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c):
+            rejected.add(pick)
+            continue
+        chosen.append(vec)
+        open_pairs = [(i, j) for i, j in open_pairs if outs[i, pick] == outs[j, pick]]
+    return chosen

@@ -1,0 +1,188 @@
+"""Proofs of sufficiency: how many carry bits an accumulator needs.
+
+``prove_carry_bits`` finds the fewest carry bits k with which the block's
+accumulator gives the same bits as an unbounded one for every finite input:
+
+* sufficiency, by a lemma: no finite input makes the block's sum leave the
+  range a k-carry register holds (the unbounded register's sum, which is
+  exact, always fits). Modular addition then gives the k-bit register the
+  very same sum, so every later stage, and the output, is the same. The
+  lemma is UNSAT, proved by one solver and cross-checked by a second; it
+  is far easier for solvers than comparing two rounded outputs;
+* necessity: a witness on which k - 1 carry bits give different output
+  bits from the unbounded accumulator, found by the solvers and replayed on
+  the concrete model before it is written.
+
+The result is a tcsmt-result/1 document whose hypotheses are k - 1, k and
+unbounded carry bits, whose vector is the witness, and whose ``proof``
+holds the lemma's solvers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from tcsmt import datapath
+from tcsmt.errors import UserError
+from tcsmt.model.params import ModelParams, apply_overrides
+from tcsmt.search.vectors import Hypothesis
+from tcsmt.report.results import make_result
+from tcsmt.search import diff
+from tcsmt.smt import service
+from tcsmt.search.domain import Domain
+from tcsmt.smt.service import Job
+from tcsmt.smt.smtlib import Formula, build_formula
+
+MAX_CARRY = 12
+
+
+def overflow_formula(p: ModelParams, k: int, carry: int, domain: Domain) -> Formula:
+    """Satisfiable when some input's block sum does not fit a register with
+    ``carry`` carry bits (the sum taken from the unbounded accumulator)."""
+    unbounded = apply_overrides(p, ["carry_bits=unbounded"])
+
+    def build(I):
+        a, b, c = diff.declare_inputs(I, p, k)
+        out = domain.constraints(I, p.fin, p.fc, a, b, c)
+        trace: list = []
+        datapath.dot(I, unbounded, a, b, c, trace=trace)
+        sums = [x for name, x, _ in trace if name == "raw sum"]
+        layouts = [x for name, x, _ in trace if name == "register"]
+        overflows = []
+        for total, (rl, ib, _) in zip(sums, layouts):     # every register of the block
+            w = I.width(total)
+            top = ib + carry + rl            # a carry-bit register holds [-2^top, 2^top)
+            if top < w - 1:
+                hi = I.const(1 << top, w)
+                overflows.append(I.not_(I.and_(I.sle(I.neg(hi), total), I.slt(total, hi))))
+        return out + [I.or_(*overflows) if overflows else I.bool_const(False)]
+
+    return build_formula(build, description=f"tcsmt prove carry-bits {p.name}: a block sum "
+                                            f"outside a {carry}-carry-bit register (k={k})")
+
+
+def check_single_block(p: ModelParams) -> None:
+    if p.normalisation != "block":
+        raise UserError(f"{p.name} rounds after every addition: it has no block accumulator "
+                        "whose carry bits could be counted")
+
+
+def prove_carry_bits(base: ModelParams, solver: str = "portfolio", timeout: float = 60.0,
+                     cross_check: bool = True, command: str = "") -> dict:
+    """Start at the count that holds any sum of the block's terms by their
+    widths alone, move up while some input overflows, then down while one
+    carry bit fewer still gives the same outputs."""
+    check_single_block(base)
+    t0 = time.monotonic()
+    k, domain = base.block_size, Domain()
+    terms = k + (0 if base.c_placement == "late" else 1)
+    carry = max(0, bits_for(terms) - 1)
+    lemmas: dict[int, service.Answer] = {}
+    while True:
+        ans = _lemma(base, k, carry, domain, solver, timeout, cross_check)
+        lemmas[carry] = ans
+        if ans.status == "unsat":
+            break
+        if carry >= MAX_CARRY:
+            raise UserError(f"{base.name}: even {MAX_CARRY} carry bits overflow")
+        carry += 1
+    witness = None
+    while carry > 0:
+        out = _witness(base, k, carry - 1, domain, solver, timeout)
+        if out.verdict == "sat":
+            witness = out
+            break
+        ans = _lemma(base, k, carry - 1, domain, solver, timeout, cross_check)
+        lemmas[carry - 1] = ans
+        if ans.status != "unsat":
+            raise UserError(f"{base.name}: {carry - 1} carry bits overflow on some input, yet no "
+                            f"input with different outputs was found ({out.verdict}: {out.reason})")
+        carry -= 1
+    return _document(base, k, domain, carry, lemmas, witness, t0, command)
+
+
+def bits_for(n: int) -> int:
+    return max(1, (n - 1).bit_length())
+
+
+def _lemma(base, k, carry, domain, solver, timeout, cross_check) -> service.Answer:
+    ans = service.solve(overflow_formula(base, k, carry, domain), solver, timeout, cross_check)
+    if ans.status not in ("sat", "unsat"):
+        raise UserError(f"no answer on whether {carry} carry bits suffice for {base.name} "
+                        f"within {timeout:g} s ({ans.reason})")
+    return ans
+
+
+def _witness(base, k, carry, domain, solver, timeout) -> diff.Outcome:
+    """Inputs on which ``carry`` carry bits and unbounded ones give different
+    outputs; equal products (one multiplier) race the full formula."""
+    short = Hypothesis(str(carry), apply_overrides(base, [f"carry_bits={carry}"]),
+                       f"{base.name} --set carry_bits={carry}")
+    full = Hypothesis("unbounded", apply_overrides(base, ["carry_bits=unbounded"]),
+                      f"{base.name} --set carry_bits=unbounded")
+    hyps = [short, full]
+    forms = [("equal-products", equal_products_formula(hyps, k, domain))]
+    forms += diff.formulations(hyps, k, domain)
+    if carry >= 2:      # sums of one or two products cannot overflow: leave those formulas out
+        forms = [forms[0], forms[-1]]
+    out = diff.run_diff(hyps, k, domain, solver, timeout, forms=forms, order=_witness_order,
+                        parallel=os.cpu_count() or 1)
+    return out      # not shrunk: an overflow needs every product large, little to simplify
+
+
+def _witness_order(forms, names) -> list[Job]:
+    """Each solver on every formula, the first solver first and Z3 before
+    cvc5 (cvc5 is the slowest of the three on these sums)."""
+    ranked = names[:1] + sorted(names[1:], key=lambda s: s != "z3")
+    return [Job(f, s, tag, None) for s in ranked for tag, f in forms]
+
+
+def equal_products_formula(hyps, k: int, domain: Domain) -> Formula:
+    """Every product a0*b0 (one multiplier): large sums are easy to reach."""
+    p = hyps[0].params
+
+    def build(I):
+        a0, b0, c = I.var("a0", p.fin.bits), I.var("b0", p.fin.bits), I.var("c", p.fc.bits)
+        a, b = [a0] * k, [b0] * k
+        out = domain.constraints(I, p.fin, p.fc, a, b, c)
+        # a1.. and b1.. only name the copies, so a witness decodes like any other
+        out += [I.eq(I.var(f"{n}{i}", p.fin.bits), x) for i in range(1, k)
+                for n, x in (("a", a0), ("b", b0))]
+        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
+        out += [I.eq(I.var(f"d{j}", I.width(d)), d) for j, d in enumerate(dots)]
+        return out + [I.not_(I.eq(dots[0], dots[1]))]
+
+    return build_formula(build, description=f"tcsmt prove: equal products, k={k}")
+
+
+def _document(base, k, domain, fewest, lemmas, witness, t0, command) -> dict:
+    proof = lemmas[fewest]
+    hyps = [Hypothesis("unbounded", apply_overrides(base, ["carry_bits=unbounded"]),
+                       f"{base.name} --set carry_bits=unbounded"),
+            Hypothesis(str(fewest), apply_overrides(base, [f"carry_bits={fewest}"]),
+                       f"{base.name} --set carry_bits={fewest}")]
+    vectors, notes = [], list(proof.notes)
+    if witness is not None:
+        hyps.append(Hypothesis(str(fewest - 1), apply_overrides(base, [f"carry_bits={fewest - 1}"]),
+                               f"{base.name} --set carry_bits={fewest - 1}"))
+        vectors.append(witness.vector)
+        notes += witness.notes
+    query = {"kind": "prove carry-bits", "model": base.name, "k": k,
+             "description": "the fewest carry bits with which the block's accumulator gives the "
+                            "same bits as an unbounded one for every finite input",
+             "domain": domain.describe(), "fewest": fewest,
+             "method": "lemma: no finite input's block sum leaves the range of a "
+                       f"{fewest}-carry-bit register (UNSAT); hence the outputs are equal. "
+                       "Vector: outputs differ with one carry bit fewer (replayed).",
+             "lemmas": {str(c): {"verdict": a.status, "solvers": [r.summary() for r in a.runs
+                                                               if r.status in ("sat", "unsat")]}
+                        for c, a in sorted(lemmas.items())},
+             "witness": ({"solver": witness.winner.solver, "formula": witness.tag,
+                          "seconds": round(witness.seconds, 3)} if witness else None),
+             "command": command}
+    solver_info = {"name": proof.solver, "version": proof.version, "seconds": round(proof.seconds, 3),
+                   "runs": [r.summary() for r in proof.runs], "notes": notes}
+    f = overflow_formula(base, k, fewest, domain)
+    return make_result(query, hyps, vectors, "unsat", solver_info, f.sha256,
+                       time.monotonic() - t0, proof.proved_by)

@@ -1,0 +1,185 @@
+"""Simulating one dot product under a model (the Python-int interpretation).
+
+    >>> from tcsmt import dot, model
+    >>> r = dot("ampere", a=[0x3c00, 0x3c00], b=[0x3c00, 0x0001], c=0x3f800000)
+    >>> r.hex, r.decimal
+    ('0x40000000', '2')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from tcsmt import datapath
+from tcsmt.errors import UserError
+from tcsmt.model.formats import Format, format_value, get_format
+from tcsmt.interp.ints import INT, IntBool, IntWord
+from tcsmt.model.catalogue import resolve
+from tcsmt.model.params import ModelParams
+
+
+@dataclass(frozen=True)
+class Result:
+    bits: int
+    format: Format
+
+    @property
+    def hex(self) -> str:
+        return self.format.hex(self.bits)
+
+    @property
+    def value(self) -> Fraction | float:
+        return self.format.value(self.bits)
+
+    @property
+    def decimal(self) -> str:
+        if self.format.is_negative_zero(self.bits):
+            return "-0"
+        return format_value(self.value)
+
+    @property
+    def kind(self) -> str:
+        return self.format.classify(self.bits)
+
+
+def model(spec: str | ModelParams, formats: str | None = None,
+          overrides: list[str] | None = None) -> ModelParams:
+    """The model record for an architecture or model name (or a file)."""
+    if isinstance(spec, ModelParams):
+        from tcsmt.model.params import apply_overrides
+        return apply_overrides(spec, list(overrides or []))
+    return resolve(spec, formats, overrides)
+
+
+def check_inputs(p: ModelParams, a, b, c) -> tuple[list[int], list[int], int]:
+    a, b = [int(x) for x in a], [int(x) for x in b]
+    if len(a) != len(b):
+        raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
+    if not a:
+        raise UserError("a and b need at least one term")
+    for name, xs, fmt in (("a", a, p.fin), ("b", b, p.fin), ("c", [int(c)], p.fc)):
+        for x in xs:
+            if not 0 <= x < (1 << fmt.bits):
+                raise UserError(f"{name} = {x:#x} is not a {fmt.name} bit pattern "
+                                f"({fmt.bits} bits)")
+    return a, b, int(c)
+
+
+def dot(spec: str | ModelParams, a, b, c, formats: str | None = None,
+        overrides: list[str] | None = None) -> Result:
+    """d = c + sum(a_i * b_i) under a model; a, b and c are bit patterns
+    (ints) in the model's in_format and c_format."""
+    p = model(spec, formats, overrides)
+    a, b, c = check_inputs(p, a, b, c)
+    out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
+                       [INT.const(x, p.fin.bits) for x in b], INT.const(c, p.fc.bits))
+    return Result(out.v, p.fout)
+
+
+def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int) -> int:
+    """The same as ``dot`` for callers that hold a ModelParams and checked bits."""
+    out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
+                       [INT.const(x, p.fin.bits) for x in b], INT.const(c, p.fc.bits))
+    return out.v
+
+
+def to_bits(fmt: Format, value) -> int:
+    """An exact value (int, Fraction, float, or a string such as '1.5' or
+    '2^-24') as fmt's bits; refuses values fmt cannot hold exactly."""
+    v = parse_value(value)
+    if isinstance(v, float):   # inf or nan
+        if v != v:
+            return fmt.nan_bits()
+        return fmt.inf_bits(1 if v < 0 else 0)
+    bits = fmt.round_value(v, "rne")
+    if fmt.value(bits) != v:
+        raise UserError(f"{value} is not exactly representable in {fmt.name}")
+    return bits
+
+
+def parse_value(value) -> Fraction | float:
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return value
+        return Fraction(value)
+    text = str(value).strip().replace(" ", "")
+    low = text.lower()
+    if low in ("inf", "+inf", "-inf", "nan"):
+        return float(low)
+    try:
+        if "^" in text or "**" in text:
+            return _parse_power(text)
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise UserError(f"{value!r} is not a number (write 1.5, -3/4, 2^-24 or 1.5*2^-3)") from None
+
+
+def _parse_power(text: str) -> Fraction:
+    sign = Fraction(1)
+    if text.startswith("-"):
+        sign, text = Fraction(-1), text[1:]
+    coef, _, power = text.rpartition("*") if "*2^" in text or "*2**" in text else ("1", "", text)
+    power = power.replace("**", "^")
+    base, _, exp = power.partition("^")
+    if base != "2":
+        raise ValueError(text)
+    return sign * Fraction(coef or "1") * Fraction(2) ** int(exp)
+
+
+# ---------------------------------------------------------------------------
+# --explain: every stage of the datapath
+# ---------------------------------------------------------------------------
+
+def explain(p: ModelParams, a: list[int], b: list[int], c: int) -> list[tuple[str, str]]:
+    """(stage, text) lines for the last block of the dot product."""
+    trace: list = []
+    out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
+                       [INT.const(x, p.fin.bits) for x in b], INT.const(c, p.fc.bits), trace=trace)
+    lines: list[tuple[str, str]] = []
+    e_max = None
+    for name, obj, kind in trace:
+        if kind == "term":
+            lines.append((name, _term_text(obj)))
+        elif kind == "signed":
+            e_max = _signed(obj)
+            lines.append((name, f"2^{e_max} (terms keep {p.F} fraction bits below it)"))
+        elif kind.startswith("fixed:"):
+            rl = int(kind.split(":")[1])
+            val = Fraction(_signed(obj)) * Fraction(2) ** (e_max - rl)
+            label = name
+            if name.startswith("aligned term ") and p.c_placement == "global":
+                i = int(name.rsplit(" ", 1)[1])
+                label = "aligned c" if i == 0 else f"aligned product {i - 1}"
+            lines.append((label, f"{format_value(val)}  ({_signed(obj)} x 2^{e_max - rl})"))
+            if name == "raw sum" and val != 0:
+                e = val.numerator.bit_length() - val.denominator.bit_length()
+                e = e - 1 if abs(val) < Fraction(2) ** e else e
+                m = abs(val) / Fraction(2) ** e
+                lines.append(("normalised", f"{'-' if val < 0 else ''}{format_value(m)} x 2^{e}"))
+        elif kind.startswith("bits:"):
+            fmt = get_format(kind.split(":", 1)[1]) if not kind.endswith(p.fout.name) else p.fout
+            lines.append((name, f"{fmt.hex(obj.v)} = {format_value(fmt.value(obj.v))}"))
+    res = Result(out.v, p.fout)
+    lines.append(("rounded", f"{res.hex} = {res.decimal} ({p.final_rounding} to {p.fout.name})"))
+    return lines
+
+
+def _signed(w: IntWord) -> int:
+    return w.v - (1 << w.w) if w.v >> (w.w - 1) else w.v
+
+
+def _term_text(t: datapath.Term) -> str:
+    if isinstance(t.nan, IntBool) and t.nan.b:
+        return "NaN"
+    neg = t.sign.b
+    if t.inf.b:
+        return "-inf" if neg else "inf"
+    e = _signed(t.exp)
+    v = Fraction(t.sig.v) * Fraction(2) ** (e - t.frac)
+    sig = Fraction(t.sig.v, 1 << t.frac)
+    return f"{'-' if neg else ''}{format_value(sig)} x 2^{e} = {format_value(-v if neg else v)} (exact)"
