@@ -39,10 +39,10 @@ import statistics
 import time
 
 from tcsmt.model.catalogue import resolve
-from tcsmt.search.vectors import Hypothesis
-from tcsmt.smt import service
 from tcsmt.search.diff import FULL, default_k, diff_formula, run_diff
 from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis
+from tcsmt.smt import service
 from tcsmt.smt.smtlib import build_formula
 
 PAIRS = [

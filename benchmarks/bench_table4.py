@@ -17,12 +17,12 @@ import argparse
 import statistics
 import time
 
-from tcsmt.search import find
 from tcsmt.model.catalogue import find_model
-from tcsmt.properties.run import hypotheses, resolve_base
 from tcsmt.properties.registry import get_property
-from tcsmt.search.prove import prove_carry_bits, _witness
+from tcsmt.properties.run import hypotheses, resolve_base
+from tcsmt.search import find
 from tcsmt.search.domain import Domain
+from tcsmt.search.prove import _witness, prove_carry_bits
 
 # (label, property, arch, formats, hypothesis pair, paper Z3 s, paper cvc5 s)
 TABLE4 = [
@@ -59,7 +59,9 @@ def carry_query(arch, formats, carry, solver, timeout):
 
 
 def cell(seconds, verdict):
-    return f"{seconds:7.2f} {verdict[:5]:5}" if verdict in ("sat", "unsat") else f"{'>' + format(seconds, '.0f'):>7} {verdict[:5]:5}"
+    if verdict in ("sat", "unsat"):
+        return f"{seconds:7.2f} {verdict[:5]:5}"
+    return f"{'>' + format(seconds, '.0f'):>7} {verdict[:5]:5}"
 
 
 def main():

@@ -9,10 +9,10 @@ cores), interpreted as a simulator, a batch simulator and SMT formulas.
 
 __version__ = "0.1.0"
 
-from tcsmt.model.params import ModelParams, load_model  # noqa: E402
-from tcsmt.sim.dot import Result, dot, model  # noqa: E402
 from tcsmt.model.catalogue import all_models, find_model  # noqa: E402
+from tcsmt.model.params import ModelParams, load_model  # noqa: E402
 from tcsmt.sim.batch import matmul  # noqa: E402
+from tcsmt.sim.dot import Result, dot, model  # noqa: E402
 
 __all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "matmul",
            "model"]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Callable, TypeVar
+from typing import IO, TypeVar
 
 T = TypeVar("T")
 

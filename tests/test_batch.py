@@ -21,17 +21,17 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
-
 from batch_cases import KINDS, rows
+
 from tcsmt import matmul
-from tcsmt.sim import batch
+from tcsmt.errors import UserError
 from tcsmt.hardware import conformance
 from tcsmt.hardware import recorded as hwdata
 from tcsmt.interp import trace as interp_trace
-from tcsmt.sim.batch import dot_batch, supported
-from tcsmt.errors import UserError
-from tcsmt.model.formats import get_format
 from tcsmt.model.catalogue import all_models, arch_for_device, find_model
+from tcsmt.model.formats import get_format
+from tcsmt.sim import batch
+from tcsmt.sim.batch import dot_batch, supported
 from tcsmt.sim.dot import dot_bits, model
 
 DATA = hwdata.default_data_dir()
@@ -45,7 +45,7 @@ def scalar(p, a, b, c) -> np.ndarray:
                      for ra, rb, rc in zip(a, b, c)], dtype=np.uint64)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def recording(device: str, folder: str) -> hwdata.Recording:
     return hwdata.read_folder(DATA / device / folder, device)
 
@@ -245,7 +245,8 @@ def test_matmul_tiles_give_the_same_result():
 
 
 def test_matmul_formats_and_overrides():
-    A, B, C = rand((2, 20), ml_dtypes.bfloat16, 4), rand((20, 3), ml_dtypes.bfloat16, 5), rand((2, 3), np.float32, 6)
+    A, B = rand((2, 20), ml_dtypes.bfloat16, 4), rand((20, 3), ml_dtypes.bfloat16, 5)
+    C = rand((2, 3), np.float32, 6)
     D = matmul(A, B, C, arch="hopper", formats="bf16:fp32", overrides=["align_bits=0", "block_size=4"])
     p = model("hopper", "bf16:fp32", ["align_bits=0", "block_size=4"])
     scalar_matmul_check(p, A, B, C, D)

@@ -246,8 +246,8 @@ def test_unknown_suite_and_property():
 
 
 def test_regen_plans_the_case_studies(tmp_path):
-    from tcsmt.cases import jobs as cases_regen
-    from tcsmt.regen import jobs as regen  # noqa: F401  (registers the jobs)
+    from tcsmt.cases import jobs as cases_regen  # noqa: F401  (registers the case-study jobs)
+    from tcsmt.regen import jobs as regen
     plan = regen.plan_jobs(["volta"], None, 60.0, tmp_path)
     names = {j.name for j in plan.jobs}
     assert {"compare-algorithms/volta-k4", "compare-algorithms/volta-k4-reproduce",

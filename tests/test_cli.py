@@ -20,7 +20,6 @@ from decimal import Decimal, getcontext
 from pathlib import Path
 
 import pytest
-
 from cli_run import script, tcsmt
 
 ROOT = Path(__file__).resolve().parent.parent

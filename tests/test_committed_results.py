@@ -8,10 +8,10 @@ import pytest
 
 from tcsmt.cases.compare import replay_compare
 from tcsmt.cases.coverage import replay_coverage
+from tcsmt.errors import UserError
 from tcsmt.model.catalogue import architectures
 from tcsmt.properties.registry import all_properties
 from tcsmt.properties.run import resolve_base, result_path
-from tcsmt.errors import UserError
 from tcsmt.report.results import SCHEMA, replay
 
 ROOT = Path(__file__).resolve().parent.parent / "results"

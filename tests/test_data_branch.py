@@ -15,9 +15,8 @@ import random
 
 import pytest
 
-from tcsmt import all_models, model
+from tcsmt import all_models, datapath, model
 from tcsmt.datapath import bv
-from tcsmt import datapath
 from tcsmt.errors import ModelFileError
 from tcsmt.interp.ints import INT, DataBranchError
 from tcsmt.model.params import CHOICES
@@ -71,7 +70,8 @@ def flag_with_not(I, nan):
 
 WRONG_STAGES = [
     ("if on a comparison", lambda: larger_with_if(I, I.const(3, 4), I.const(5, 4))),
-    ("and on two Bools", lambda: round_up_with_and(I, I.bool_const(True), I.bool_const(False), I.const(2, 4))),
+    ("and on two Bools",
+     lambda: round_up_with_and(I, I.bool_const(True), I.bool_const(False), I.const(2, 4))),
     ("while on data", lambda: normalise_with_while(I, I.const(1, 4))),
     ("conditional expression", lambda: sign_with_conditional_expression(I, I.const(9, 4))),
     ("if on a word", lambda: zero_test_on_a_word(I, I.const(0, 4))),

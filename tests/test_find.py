@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from cli_run import script, tcsmt
+
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import params_from_dict
 from tcsmt.sim.dot import Result, dot

@@ -34,11 +34,19 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcsmt.errors import UserError
-from tcsmt.model.formats import (FORMATS, ROUNDING_MODES, Format, format_value, get_format,
-                           internal_format, parse_bits)
+from tcsmt.model.formats import (
+    FORMATS,
+    ROUNDING_MODES,
+    Format,
+    format_value,
+    get_format,
+    internal_format,
+    parse_bits,
+)
 
 ML_FORMATS = ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
               "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]

@@ -16,13 +16,26 @@ from pathlib import Path
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.model.formats import get_format
-from tcsmt.hardware.harness import (cuda_program, observations_from_hwdata, parse_vectors, random_vectors,
-                           read_vectors, simulated_observations, write_probe)
 from tcsmt.hardware.cuda import MAIN
-from tcsmt.hardware.instructions import (BY_NAME, DEFAULTS, INSTRUCTIONS, Instruction, check_layout,
-                                choose_instruction)
+from tcsmt.hardware.harness import (
+    cuda_program,
+    observations_from_hwdata,
+    parse_vectors,
+    random_vectors,
+    read_vectors,
+    simulated_observations,
+    write_probe,
+)
+from tcsmt.hardware.instructions import (
+    BY_NAME,
+    DEFAULTS,
+    INSTRUCTIONS,
+    Instruction,
+    check_layout,
+    choose_instruction,
+)
 from tcsmt.hardware.observations import compare, parse_observations, read_observations
+from tcsmt.model.formats import get_format
 from tcsmt.sim.dot import dot_bits, model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,7 +198,7 @@ def test_program_for_every_instruction(tmp_path, ins):
     if ins.api == "mma":
         assert f'asm volatile("{ins.name} ' in src
     else:
-        assert f"wmma::fragment<wmma::matrix_a, M, N, K," in src and "mma_sync(" in src
+        assert "wmma::fragment<wmma::matrix_a, M, N, K," in src and "mma_sync(" in src
 
 
 def test_program_shape_matches_simulated_output(tmp_path):

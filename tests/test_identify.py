@@ -17,18 +17,18 @@ import pytest
 from tcsmt.cli.main import main
 from tcsmt.errors import UserError
 from tcsmt.hardware.harness import observations_from_hwdata, read_vectors, simulated_observations
+from tcsmt.hardware.observations import parse_observations
+from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import identification_space, single
 from tcsmt.identify.narrow import identify
-from tcsmt.identify.report import projection
-from tcsmt.model.catalogue import all_models, find_model
-from tcsmt.model.modelfile import KEY_ORDER
-from tcsmt.hardware.observations import parse_observations
-from tcsmt.model.params import load_model
 from tcsmt.identify.plan import build_plan, committed_plan, read_plan, write_plan
 from tcsmt.identify.plantree import leaves
+from tcsmt.identify.report import projection
 from tcsmt.identify.simdevice import run_sim
 from tcsmt.identify.space import load_space
-from tcsmt.identify.evaluate import evaluate
+from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.modelfile import KEY_ORDER
+from tcsmt.model.params import load_model
 from tcsmt.sim.batch import dot_batch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +99,8 @@ def test_space_evaluation_equals_the_batch_simulator():
     models = identification_space("fp16:fp32").models()[::997]
     rng = np.random.default_rng(5)
     a = rng.integers(0, 0x7c00, size=(64, 16), dtype=np.uint64)
-    b = rng.integers(0, 0x7c00, size=(64, 16), dtype=np.uint64) | (rng.integers(0, 2, (64, 16), dtype=np.uint64) << np.uint64(15))
+    b = (rng.integers(0, 0x7c00, size=(64, 16), dtype=np.uint64)
+         | (rng.integers(0, 2, (64, 16), dtype=np.uint64) << np.uint64(15)))
     c = rng.integers(0, 0x7f000000, size=64, dtype=np.uint64)
     ev = evaluate(models, a, b, c, workers=1)
     for i, m in enumerate(models):
@@ -115,7 +116,7 @@ def test_plan_separates_every_class_and_is_a_vectors_file(small):
     assert plan.stats["worst_case_runs"] == max(d for _, d in leaves(plan.tree))
     # the tree's branch for each class is that class's output, recomputed here
     models = plan.models()
-    for j, depth in leaves(plan.tree):
+    for j, _depth in leaves(plan.tree):
         node, m = plan.tree, models[plan.classes[j].members[0]]
         while "vector" in node:
             v = plan.vectors[node["vector"]]
@@ -272,8 +273,8 @@ def test_sim_recovers_bf16_models(arch):
 def test_floor_lemma_finds_a_floor_that_acts():
     """The lemma is not always UNSAT: a floor at -20 moves the alignment
     point of small products."""
-    from tcsmt.identify.plan import plan_domain
     from tcsmt.identify.lemmas import floor_lemma
+    from tcsmt.identify.plan import plan_domain
     p = find_model("ampere").replace(min_exponent=-20)
     assert floor_lemma(p, 16, plan_domain(p.fin, p.fout), 60)["verdict"] == "sat"
 
@@ -404,7 +405,8 @@ def test_cli_on_a_recorded_folder(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("folder,model", [("A100/fp16", "ampere-fp16-fp32"), ("H100/bf16", "hopper-bf16-fp32")])
+@pytest.mark.parametrize("folder,model", [("A100/fp16", "ampere-fp16-fp32"),
+                                          ("H100/bf16", "hopper-bf16-fp32")])
 def test_recorded_folder_in_the_default_space(folder, model):
     obs = parse_observations(observations_from_hwdata(HWDATA / folder))
     space = identification_space(f"{obs.fin.name}:fp32")

@@ -22,9 +22,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 import reference as R
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tcsmt import model
 from tcsmt.model.formats import Format, get_format
 from tcsmt.model.params import apply_overrides
@@ -102,7 +103,8 @@ def test_reference_matches_numpy_float32_chain(k, data):
     b = data.draw(st.lists(st.one_of(anything, near_one), min_size=k, max_size=k))
     c = data.draw(st.one_of(st.integers(0, 0xFFFFFFFF),
                             st.builds(lambda s, e, f: (s << 31) | (e << 23) | f,
-                                      st.integers(0, 1), st.integers(120, 134), st.integers(0, (1 << 23) - 1))))
+                                      st.integers(0, 1), st.integers(120, 134),
+                                      st.integers(0, (1 << 23) - 1))))
     with np.errstate(all="ignore"):
         acc = np.array([c], dtype=np.uint32).view(np.float32)[0]
         for x, y in zip(f16_values(a), f16_values(b)):
@@ -184,12 +186,13 @@ PINNED = [
     ("cancellation to a subnormal fp32 sum", "bfloat16", "float32",
      [Fraction(2) ** -63], [Fraction(2) ** -63], -Fraction(2) ** -126 * (1 + Fraction(1, 1 << 23)),
      {m: -Fraction(2) ** -149 for m in MODES}),
-    ("carry out: (2 - 2^-23) + 2^-23 = 2", "float16", "float32", [Fraction(1, 1 << 12)], [Fraction(1, 1 << 11)],
-     2 - Fraction(1, 1 << 23), {m: 2 for m in MODES}),
+    ("carry out: (2 - 2^-23) + 2^-23 = 2", "float16", "float32", [Fraction(1, 1 << 12)],
+     [Fraction(1, 1 << 11)], 2 - Fraction(1, 1 << 23), {m: 2 for m in MODES}),
     ("tie: 1 + 2^-24", "float16", "float32", [Fraction(1, 1 << 12)], [Fraction(1, 1 << 12)], 1,
      {"rne": 1, "rz": 1, "ru": 1 + 2 * P, "rd": 1}),
     ("tie to even upward: (1 + 2^-23) + 2^-24", "float16", "float32", [Fraction(1, 1 << 12)],
-     [Fraction(1, 1 << 12)], 1 + 2 * P, {"rne": 1 + 4 * P, "rz": 1 + 2 * P, "ru": 1 + 4 * P, "rd": 1 + 2 * P}),
+     [Fraction(1, 1 << 12)], 1 + 2 * P,
+     {"rne": 1 + 4 * P, "rz": 1 + 2 * P, "ru": 1 + 4 * P, "rd": 1 + 2 * P}),
     ("negative tie: -1 - 2^-24", "float16", "float32", [Fraction(1, 1 << 12)], [-Fraction(1, 1 << 12)], -1,
      {"rne": -1, "rz": -1, "ru": -1, "rd": -1 - 2 * P}),
     # one rounding per addition: the tie is settled before the tiny product
@@ -372,7 +375,7 @@ FP64_PINNED = [
     ([1], [Fraction(1, 1 << 53)], 1, 1),                                   # tie to even
     ([1], [Fraction(1, 1 << 53)], 1 + Fraction(1, 1 << 52), 1 + Fraction(1, 1 << 51)),
     ([1, 1], [Fraction(1, 1 << 53), Fraction(1, 1 << 53)], 1, 1),          # one rounding per addition
-    ([Fraction(2) ** -1074], [Fraction(1, 2)], 0, 0),                      # below the smallest subnormal: tie to 0
+    ([Fraction(2) ** -1074], [Fraction(1, 2)], 0, 0),    # below the smallest subnormal: tie to 0
     ([Fraction(2) ** -1074], [Fraction(3, 4)], 0, Fraction(2) ** -1074),
     ([Fraction(2) ** -1072], [Fraction(3, 2) * Fraction(2) ** 1000],
      -Fraction(3, 2) * Fraction(2) ** -72 + Fraction(2) ** -124, Fraction(2) ** -124),

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.interp.ints import INT, DataBranchError, IntBool
 from tcsmt.interp.arrays import NpBool, NpWord, NumpyInterp, WidthError, dtype_bits
+from tcsmt.interp.ints import INT, DataBranchError, IntBool
 
 N = NumpyInterp("test-model")
 SMALL = [1, 2, 3, 4, 5]
@@ -154,9 +154,11 @@ def test_extract_every_range(w):
     ranges = [(hi, lo) for hi in range(w) for lo in range(hi + 1)]
     if len(ranges) > 60:
         rng = np.random.default_rng(w)
-        ranges = [ranges[i] for i in rng.choice(len(ranges), 60, replace=False)] + [(w - 1, 0), (w - 1, w - 1)]
+        ranges = ([ranges[i] for i in rng.choice(len(ranges), 60, replace=False)]
+                  + [(w - 1, 0), (w - 1, w - 1)])
     for hi, lo in ranges:
-        check_unary(lambda x: N.extract(x, hi, lo), lambda x: INT.extract(x, hi, lo), w)
+        check_unary(lambda x, hi=hi, lo=lo: N.extract(x, hi, lo),
+                    lambda x, hi=hi, lo=lo: INT.extract(x, hi, lo), w)
 
 
 @pytest.mark.parametrize("w", SMALL + WIDE)
@@ -164,8 +166,8 @@ def test_zext_sext(w):
     for n in sorted({0, 1, 3, 8, 64 - w} - {-1}):
         if w + n > 64:
             continue
-        check_unary(lambda x: N.zext(x, n), lambda x: INT.zext(x, n), w)
-        check_unary(lambda x: N.sext(x, n), lambda x: INT.sext(x, n), w)
+        check_unary(lambda x, n=n: N.zext(x, n), lambda x, n=n: INT.zext(x, n), w)
+        check_unary(lambda x, n=n: N.sext(x, n), lambda x, n=n: INT.sext(x, n), w)
 
 
 @pytest.mark.parametrize("wx,wy", [(1, 1), (3, 2), (5, 5), (8, 8), (7, 9), (16, 16), (20, 12),
@@ -241,7 +243,7 @@ def test_ite_bools_and_connectives_exhaustive():
     for fc, fx, fy in itertools.product(forms, repeat=3):
         for i in range(len(grid)):
             sel = slice(None) if "const" not in (fc, fx, fy) else slice(i, i + 1)
-            def mk(v, f):
+            def mk(v, f, sel=sel):
                 return NpBool(bool(v[sel][0])) if f == "const" else NpBool(v[sel].copy())
             cb, xb, yb = mk(c, fc), mk(x, fx), mk(y, fy)
             n = len(c[sel])

@@ -2,9 +2,9 @@
 (carry-bits: no input overflows the smaller count); its SAT answer is
 never taken for a witness."""
 
-from tcsmt.search import find
 from tcsmt.properties.registry import get_property
 from tcsmt.properties.run import hypotheses, resolve_base
+from tcsmt.search import find
 
 
 def _carry(arch, ids):

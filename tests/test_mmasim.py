@@ -21,7 +21,7 @@ pytestmark = pytest.mark.mmasim
 
 try:
     import torch
-    from mmasim import amd, nv_ptx    # builds a small C++ extension on first import
+    from mmasim import amd, nv_ptx  # builds a small C++ extension on first import
 except Exception as e:                # pragma: no cover - depends on the environment
     pytest.skip(f"MMA-Sim cannot be imported ({type(e).__name__}: {e}); "
                 "install it with: pip install torch==2.13.0 && pip install mmasim",
@@ -60,7 +60,8 @@ PAIRS = {
 }
 
 def to_torch(x: np.ndarray, dtype) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(x).view(f"i{x.itemsize}" if x.itemsize > 1 else "u1")).view(dtype)
+    raw = np.ascontiguousarray(x).view(f"i{x.itemsize}" if x.itemsize > 1 else "u1")
+    return torch.from_numpy(raw).view(dtype)
 
 
 def operands(p, m: int, k: int, n: int, seed: int):

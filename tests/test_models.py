@@ -166,20 +166,25 @@ def test_a_file_without_a_name_is_named_by_its_stem(tmp_path):
 #
 # model                   block  align  carry  FACTS.md line
 FACTS = {
-    "volta-fp16-fp32":     (4,  0, 3,      "| Volta (V100) | fp16 | 4 | 0 | ... VLPG: 3 carry bits needed and sufficient for 5 terms |"),
+    "volta-fp16-fp32":     (4,  0, 3,      "| Volta (V100) | fp16 | 4 | 0 | "
+                                            "... VLPG: 3 carry bits needed and sufficient for 5 terms |"),
     "volta-fp16-fp16":     (4,  0, 3,      "| Volta (V100) | fp16 | 4 | 0 |"),
-    "turing-fp16-fp32":    ((4, 8), 1, None, "| Turing (T4) | fp16 | 4 (F21 tests) or 8 (MMA-Sim) | 1 | disputed block size |"),
+    "turing-fp16-fp32":    ((4, 8), 1, None, "| Turing (T4) | fp16 | 4 (F21 tests) or 8 (MMA-Sim) | 1 | "
+                                              "disputed block size |"),
     "turing-fp16-fp16":    ((4, 8), 1, None, "| Turing (T4) | fp16 | 4 (F21 tests) or 8 (MMA-Sim) | 1 |"),
     "ampere-fp16-fp32":    (8,  1, None,   "| Ampere (A100, A30, A2, RTX 3060) | fp16, bf16 | 8 | 1 |"),
     "ampere-fp16-fp16":    (8,  1, None,   "| Ampere (A100, A30, A2, RTX 3060) | fp16, bf16 | 8 | 1 |"),
     "ampere-bf16-fp32":    (8,  1, None,   "| Ampere (A100, A30, A2, RTX 3060) | fp16, bf16 | 8 | 1 |"),
     "ampere-tf32-fp32":    (4,  1, None,   "| Ampere | tf32 | 4 | 1 |"),
-    "ampere-fp64":         (1,  None, None, "| Ampere | fp64 | 1 | – | IEEE FMA chain, round to nearest even |"),
-    "ada-fp16-fp32":       (8,  1, None,   "| Ada (L40S, RTX 1000 Ada, 4090) | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
+    "ampere-fp64":         (1,  None, None, "| Ampere | fp64 | 1 | – | "
+                                             "IEEE FMA chain, round to nearest even |"),
+    "ada-fp16-fp32":       (8,  1, None,   "| Ada (L40S, RTX 1000 Ada, 4090) | "
+                                            "fp16, bf16 / tf32 | 8 / 4 | 1 |"),
     "ada-fp16-fp16":       (8,  1, None,   "| Ada ... | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
     "ada-bf16-fp32":       (8,  1, None,   "| Ada ... | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
     "ada-tf32-fp32":       (4,  1, None,   "| Ada ... | fp16, bf16 / tf32 | 8 / 4 | 1 |"),
-    "ada-e4m3-fp32":       (16, None, None, "| Ada | fp8 e4m3, e5m2 | 16 | – | block result truncated to 13 fraction bits (e8m13) |"),
+    "ada-e4m3-fp32":       (16, None, None, "| Ada | fp8 e4m3, e5m2 | 16 | – | "
+                                             "block result truncated to 13 fraction bits (e8m13) |"),
     "ada-e5m2-fp32":       (16, None, None, "| Ada | fp8 e4m3, e5m2 | 16 | – | ... (e8m13) |"),
     "hopper-fp16-fp32":    (16, 2, None,   "| Hopper (H100, H200, H800) | fp16, bf16 | 16 | 2 |"),
     "hopper-fp16-fp16":    (16, 2, None,   "| Hopper (H100, H200, H800) | fp16, bf16 | 16 | 2 |"),
@@ -193,7 +198,8 @@ FACTS = {
     "blackwell-tf32-fp32": (8,  2, None,   "| Blackwell (B200) | fp16, bf16 / tf32 | 16 / 8 | 2 |"),
     "blackwell-e4m3-fp32": (32, 2, None,   "| Blackwell tcgen05 | fp8, fp6, fp4 | 32 | 2 |"),
     "blackwell-e5m2-fp32": (32, 2, None,   "| Blackwell tcgen05 | fp8, fp6, fp4 | 32 | 2 |"),
-    "cdna3-fp16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 | c added after the product sum ... then RNE |"),
+    "cdna3-fp16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 | "
+                                            "c added after the product sum ... then RNE |"),
     "cdna3-bf16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 |"),
 }
 

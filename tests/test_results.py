@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tcsmt.report import results
 from tcsmt.cli.smt import replay as replay_cmd
 from tcsmt.errors import UserError
 from tcsmt.model.params import params_from_dict
-from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.report import results
 from tcsmt.report.results import make_result, validate, write_result
+from tcsmt.search.vectors import Hypothesis, Vector
 
 GOLDEN = Path(__file__).parent / "golden" / "result_diff.json"
 REFRESH = os.environ.get("TCSMT_REFRESH_GOLDEN") == "1"
@@ -104,7 +104,8 @@ def test_replay_reports_a_changed_output_and_a_false_separation(tmp_path):
     path.write_text(json.dumps(doc))
     report = results.replay(path)
     assert len(report.problems) == 2, report.problems
-    assert "vector 0, hypothesis B: the file says 0x34000000, the model gives 0x33800000" in report.problems[0]
+    assert ("vector 0, hypothesis B: the file says 0x34000000, the model gives 0x33800000"
+            in report.problems[0])
 
 
 def test_an_invalid_document_is_never_written(tmp_path):

@@ -18,7 +18,8 @@ def _inputs(p, rng: random.Random, k: int):
     def pick(fmt):
         r = rng.random()
         if r < 0.15:
-            return rng.choice([0, 1, (1 << (fmt.bits - 1)) | 1, (1 << fmt.frac_bits) - 1])  # zeros, subnormals
+            # zeros, subnormals
+            return rng.choice([0, 1, (1 << (fmt.bits - 1)) | 1, (1 << fmt.frac_bits) - 1])
         e = rng.randrange(1, (1 << fmt.exp_bits) - 1)
         e = rng.choice([e, 1, 2, (1 << fmt.exp_bits) - 2])      # many near the bottom and top
         return (rng.getrandbits(1) << (fmt.bits - 1)) | (e << fmt.frac_bits) | rng.getrandbits(fmt.frac_bits)

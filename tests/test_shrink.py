@@ -1,12 +1,12 @@
 """Witness shrinking: the simpler vector still separates what it must, on
 the concrete model, and is no more complex than the solver's."""
 
-from tcsmt.search import find
-from tcsmt.properties.run import hypotheses, resolve_base
-from tcsmt.properties.registry import get_property
-from tcsmt.search.vectors import Vector, outputs
-from tcsmt.search.shrink import shrink, significant_bits, simpler, truncated
 from tcsmt.model.formats import get_format
+from tcsmt.properties.registry import get_property
+from tcsmt.properties.run import hypotheses, resolve_base
+from tcsmt.search import find
+from tcsmt.search.shrink import shrink, significant_bits, simpler, truncated
+from tcsmt.search.vectors import Vector, outputs
 
 
 def _hyps(prop, arch):

@@ -16,11 +16,11 @@ import random
 
 import pytest
 
-from tcsmt.hardware import conformance
 from tcsmt import datapath
+from tcsmt.hardware import conformance
 from tcsmt.hardware import recorded as hwdata
-from tcsmt.model.formats import Format
 from tcsmt.model.catalogue import all_models, arch_for_device
+from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
@@ -78,13 +78,13 @@ def cancelling(fin: Format, fc: Format, a, b, c):
     return [a[0]] + [0] * (k - 1), [fin.pack(0, fin.bias, 0)] + [0] * (k - 1), fc.round_value(-v)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def folders() -> list:
     root = hwdata.default_data_dir()
     return hwdata.discover(root) if root else []
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def read(device: str, folder) -> hwdata.Recording:
     return hwdata.read_folder(folder, device)
 

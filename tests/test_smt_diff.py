@@ -12,16 +12,24 @@ import multiprocessing
 import pytest
 from click.testing import CliRunner
 
-from tcsmt.report import results
 from tcsmt.cli.smt import diff as diff_cmd
 from tcsmt.cli.smt import equiv as equiv_cmd
 from tcsmt.model.catalogue import resolve
+from tcsmt.report import results
+from tcsmt.search.diff import (
+    FULL,
+    WitnessError,
+    default_k,
+    diff_formula,
+    formulations,
+    replayed_witness,
+    run_diff,
+    support_positions,
+)
+from tcsmt.search.domain import Domain, make_domain
 from tcsmt.search.vectors import Hypothesis, outputs
 from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
-from tcsmt.search.diff import (FULL, WitnessError, default_k, diff_formula, formulations,
-                            replayed_witness, run_diff, support_positions)
-from tcsmt.search.domain import Domain, make_domain
 
 INSTALLED = service.available_solvers()
 two_solvers = pytest.mark.skipif(len({"bitwuzla", "z3"} & set(INSTALLED)) < 2,

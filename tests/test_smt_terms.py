@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tcsmt.datapath import bv
 from tcsmt import datapath
+from tcsmt.datapath import bv
 from tcsmt.interp.ints import INT, DataBranchError, IntBool, IntWord
 from tcsmt.model.catalogue import all_models
 from tcsmt.sim.dot import dot_bits

@@ -15,11 +15,22 @@ from fractions import Fraction
 
 import pytest
 
+from tcsmt.cases.suites import (
+    Formats,
+    check_suite,
+    claims,
+    evaluate,
+    find_suite,
+    list_suites,
+    load_suite,
+    parse_exact,
+    suite_from_dict,
+    suites_dir,
+    vector_inputs,
+)
 from tcsmt.errors import UserError
-from tcsmt.sim.dot import dot_bits, model, to_bits
-from tcsmt.cases.suites import (Formats, check_suite, claims, evaluate, find_suite, list_suites,
-                          load_suite, parse_exact, suite_from_dict, suites_dir, vector_inputs)
 from tcsmt.model.formats import get_format
+from tcsmt.sim.dot import dot_bits, model, to_bits
 
 SHIPPED = ["fasi-a100", "fasi-t4", "fasi-v100", "khattak-mikaitis"]
 
@@ -200,7 +211,8 @@ MALFORMED = [
     ("no vectors", _set(["vectors"], []), "vectors"),
     ("unknown top key", _set(["vector"], []), "vector"),
     ("bad format", _set(["formats", "in"], "float17"), "formats.in"),
-    ("hex and value disagree", _set(["vectors", 0, "c", "value"], "-(1 - 2^-23)"), "vectors[0] (one).c.value"),
+    ("hex and value disagree", _set(["vectors", 0, "c", "value"], "-(1 - 2^-23)"),
+     "vectors[0] (one).c.value"),
     ("hex too wide", _set(["vectors", 0, "a", 0, "hex"], "0x13c00"), "vectors[0] (one).a[0].hex"),
     ("not hex", _set(["vectors", 0, "b", 0, "hex"], "3c00"), "vectors[0] (one).b[0].hex"),
     ("value not a number", _set(["vectors", 0, "b", 0, "value"], "one"), "vectors[0] (one).b[0].value"),
@@ -217,7 +229,8 @@ MALFORMED = [
     ("unknown parameter", _set(["vectors", 0, "claims", 0, "parameter"], "extra_bits"),
      "vectors[0] (one).claims[0].parameter"),
     ("no claims", _set(["vectors", 0, "claims"], []), "vectors[0] (one).claims"),
-    ("unknown claim key", _set(["vectors", 0, "claims", 0, "expect"], {}), "vectors[0] (one).claims[0].expect"),
+    ("unknown claim key", _set(["vectors", 0, "claims", 0, "expect"], {}),
+     "vectors[0] (one).claims[0].expect"),
     ("relation to nothing", _set(["vectors", 1, "claims", 0, "relation", "vector"], "three"),
      "vectors[1] (two).claims[0].relation.vector"),
     ("relation op", _set(["vectors", 1, "claims", 0, "relation", "op"], ">="),

@@ -16,11 +16,11 @@ import json
 import sys
 from pathlib import Path
 
+from tcsmt.cases.suite_file import SCHEMA, suite_from_dict
 from tcsmt.fileio import write_text_atomic
+from tcsmt.model.exact import parse_exact
 from tcsmt.model.formats import format_value, get_format
 from tcsmt.sim.dot import to_bits
-from tcsmt.model.exact import parse_exact
-from tcsmt.cases.suite_file import SCHEMA, suite_from_dict
 
 HERE = Path(__file__).resolve().parent
 

@@ -18,11 +18,11 @@ import functools
 from fractions import Fraction
 
 from tcsmt.errors import UserError
+from tcsmt.model.exact import parse_exact
 from tcsmt.model.formats import get_format
 from tcsmt.queries.suites._build import GROUPS, claim, vector
 from tcsmt.queries.suites._build import suite as suite_dict
 from tcsmt.sim.dot import to_bits
-from tcsmt.model.exact import parse_exact
 
 SOURCE = ('F. A. Khattak, M. Mikaitis, "Generalized methodology for determining numerical '
           'features of hardware floating-point matrix multipliers: Part I", IEEE HPEC 2025 '
@@ -61,7 +61,7 @@ def powers(v: Fraction) -> str:
     return f"{sign}({body})" if sign and len(terms) > 1 else sign + body
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fits(fmt_name: str, v: Fraction) -> bool:
     try:
         to_bits(get_format(fmt_name), v)
@@ -276,7 +276,8 @@ def algorithm1_vectors(group: str, pi: int, po: int, nfma: int, devices) -> list
             pairs[k - 1] = (sc(f"2^{-po + 1}", s), "1")
             return (pairs, c,
                     [claim("extra carry bits", "carry_bits",
-                           f"d = c + sum r (exact, {powers(exact) if exact.denominator == 1 else exact_text(exact)}) "
+                           f"d = c + sum r (exact, "
+                           f"{powers(exact) if exact.denominator == 1 else exact_text(exact)}) "
                            f"counts floor(log2(k(2 - 2^(1 - p_in)))) = {n} extra carry bits", {},
                            basis="Table I reports n_ecb >= 3 (>= 2 for tf32), the count eq. (4) "
                                  "gives at k = N_FMA; which k passed is not published (the "

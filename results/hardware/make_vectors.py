@@ -25,9 +25,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.model.formats import Format, get_format
 from tcsmt.hardware.harness import random_vectors
 from tcsmt.hardware.instructions import choose_instruction
+from tcsmt.model.formats import Format, get_format
 from tcsmt.sim.dot import to_bits
 
 TOTAL = 2000
@@ -141,7 +141,7 @@ def make(fmts: tuple[str, str, str], ins_name: str, seed: int) -> dict:
 def main(outdir: str) -> None:
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    for n, (name, fmts, ins) in enumerate(PROBES):
+    for name, fmts, ins in PROBES:
         # One seed per input format, so mma and wmma of a format run the same vectors.
         seed = 1000 + 17 * sorted({p[1] for p in PROBES}).index(fmts)
         data = make(fmts, ins, seed)

@@ -52,11 +52,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tcsmt.datapath import bv
 from tcsmt import datapath
-from tcsmt.datapath import Fixed, Term
-from tcsmt.model.formats import get_format
+from tcsmt.datapath import Fixed, Term, bv
 from tcsmt.model.catalogue import find_model
+from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 

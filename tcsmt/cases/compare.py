@@ -55,14 +55,14 @@ from tcsmt import __version__
 from tcsmt.cases import algorithms as al
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
-from tcsmt.search.find import few_bits
-from tcsmt.model.formats import format_value
 from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.formats import format_value
 from tcsmt.model.params import ModelParams
 from tcsmt.report.results import number, params_from_record
 from tcsmt.search import diff
-from tcsmt.smt import service
 from tcsmt.search.domain import Domain
+from tcsmt.search.find import few_bits
+from tcsmt.smt import service
 from tcsmt.smt.smtlib import Formula, build_formula
 
 SCHEMA = "tcsmt-compare/1"
@@ -241,7 +241,7 @@ def document(tc, k, reproduce, vectors, verdict, win, runs, notes, proved, sha, 
     return {
         "schema": SCHEMA,
         "tool": {"name": "tcsmt", "version": __version__},
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": {"kind": "compare-algorithms",
                   "description": "Markidis et al. (2018) against Ootomo and Yokota (2022): "
                                  "error-corrected binary32 dot products on fp16 tensor cores",

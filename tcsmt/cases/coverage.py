@@ -50,15 +50,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcsmt import __version__
+from tcsmt.cases.suites import Suite, _compare, check_suite, device_model, find_suite, vector_inputs
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic  # noqa: F401  (the CLI writes with it)
 from tcsmt.model.formats import format_value, parse_bits
 from tcsmt.model.params import ModelParams
-from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.report.results import number
-from tcsmt.sim.dot import dot_bits
 from tcsmt.search.domain import Domain
-from tcsmt.cases.suites import Suite, _compare, check_suite, device_model, find_suite, vector_inputs
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.sim.dot import dot_bits
 
 SCHEMA = "tcsmt-coverage/1"
 SPACE_DEFAULT = "properties"
@@ -296,8 +296,7 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
     """Generated vectors for the open pairs of one space, and the verdict on
     each open pair (separated by a generated vector, proved inseparable, or
     unknown)."""
-    from tcsmt.search import find
-    from tcsmt.search import pool
+    from tcsmt.search import find, pool
     vectors, verdicts = [], {}
     for q in space.questions:
         pairs = [pr for pr in q.pairs() if q.pair_id(pr) in open_ids]
@@ -411,7 +410,7 @@ def document(suite, space, spaces, seps, claims, checks, failing, unseparated, g
     return {
         "schema": SCHEMA,
         "tool": {"name": "tcsmt", "version": __version__},
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": {"kind": "coverage", "suite": suite.name, "source": suite.source,
                   "space": space, "command": command or ""},
         "spaces": [{"space": s.name, "group": s.group, "device": s.device, "base": s.base.name,

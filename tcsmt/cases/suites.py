@@ -15,19 +15,28 @@ expectation against the shipped model of its device.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
+from tcsmt.cases.suite_file import (  # noqa: F401
+    DEVICE_ARCH,
+    SCHEMA,
+    Claim,
+    Formats,
+    Number,
+    Relation,
+    Suite,
+    Vector,
+    load_suite,
+    suite_from_dict,
+)
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder
 from tcsmt.model.exact import parse_exact  # noqa: F401  (part of this module's interface)
 from tcsmt.model.formats import Format, format_value, get_format
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.dot import Result, dot_bits, to_bits
-from tcsmt.cases.suite_file import (DEVICE_ARCH, SCHEMA, Claim, Formats, Number,  # noqa: F401
-                              Relation, Suite, Vector, load_suite, suite_from_dict)
-
 
 # ---------------------------------------------------------------------------
 # The shipped suites

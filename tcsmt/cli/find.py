@@ -30,11 +30,11 @@ SOLVERS = click.Choice(["portfolio", "bitwuzla", "cvc5", "z3"])
 def find_cmd(prop, arch, formats, overrides, solver, timeout, raw, no_pool, cross_check, output):
     """Find the fewest inputs that tell PROPERTY's hypotheses apart on ARCH,
     print them with each hypothesis's output, and write them to JSON."""
-    from tcsmt.search import find as findmod
     from tcsmt.fileio import write_json_atomic
     from tcsmt.properties.registry import get_property
     from tcsmt.properties.run import document, hypotheses, resolve_base, result_path, run_property
     from tcsmt.report.tables import result_table
+    from tcsmt.search import find as findmod
 
     p = get_property(prop)
     base = resolve_base(p, arch, formats, list(overrides))
@@ -67,8 +67,8 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
     replayed witness that one bit fewer is not enough."""
     from tcsmt.fileio import write_json_atomic
     from tcsmt.model.catalogue import resolve
-    from tcsmt.search.prove import prove_carry_bits
     from tcsmt.report.tables import result_table
+    from tcsmt.search.prove import prove_carry_bits
 
     base = resolve(arch, formats, list(overrides))
     doc = prove_carry_bits(base, solver, timeout, not no_cross_check, command_line())
@@ -140,7 +140,8 @@ def regen_cmd(archs, props, jobs, timeout, force, root):
         try:
             outcomes = regen.run_plan(plan, jobs, force, progress)
         except KeyboardInterrupt:
-            raise UserError("interrupted: files already written are complete; the rest are unchanged")
+            raise UserError("interrupted: files already written are complete; "
+                            "the rest are unchanged") from None
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1

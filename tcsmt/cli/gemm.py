@@ -13,8 +13,8 @@ import click
 import ml_dtypes
 import numpy as np
 
-from tcsmt.fileio import write_atomic
 from tcsmt.errors import UserError
+from tcsmt.fileio import write_atomic
 
 EPILOG = (
     "Arrays are .npy files. NumPy saves ml_dtypes arrays without their type name: "
@@ -89,8 +89,8 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides):
     """D = C + A @ B (A: M x K, B: K x N, C: M x N) bit for bit as the
     modelled matrix unit computes it, blocks chained along K as the
     architecture does."""
-    from tcsmt.sim.npio import model_for_arrays
     from tcsmt.sim.batch import matmul
+    from tcsmt.sim.npio import model_for_arrays
 
     A, B, C = (load_npy(p, n) for p, n in ((a_path, "A"), (b_path, "B"), (c_path, "C")))
     p = model_for_arrays(arch, formats, overrides, A, C)

@@ -55,7 +55,8 @@ def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
     from tcsmt.identify.plan import build_plan, plan_name, plans_dir, write_plan
     space = space_for(formats, space_file)
     if output is None:
-        output = str(plans_dir() / plan_name(space.base.fin, space.base.fout)) if not space_file else "plan.json"
+        output = (str(plans_dir() / plan_name(space.base.fin, space.base.fout))
+                  if not space_file else "plan.json")
     p = build_plan(space, instruction, pool, seed, solver_budget, log=_log)
     write_plan(output, p)
     s = p.stats
@@ -165,10 +166,10 @@ def identify(observations, plan_file, formats, space_file, device, d_output, lim
 def _finish_identified(res, prove, timeout, model_file, no_model_file) -> dict:
     """Prove the class left (when asked, or when it has several circuits and
     no proof yet) and write the model file."""
+    from tcsmt.identify.plan import plan_domain
     from tcsmt.identify.report import distinct_circuits, prove_class
     from tcsmt.model.modelfile import identified_sources, model_for_class, render, slug, write_model
     from tcsmt.model.params import short_format
-    from tcsmt.identify.plan import plan_domain
     models = res.space.models()
     members = [models[i] for i in res.classes[0]]
     status = res.class_status[0]
@@ -189,7 +190,8 @@ def _finish_identified(res, prove, timeout, model_file, no_model_file) -> dict:
                         f"identified by tcsmt identify from {Path(res.source).name}")
     sources = identified_sources(members, res.space.axes(), evidence, proof_text, res.space.name)
     header = [f"{name}: identified by tcsmt identify from {res.source}",
-              f"{len(members)} hypotheses of the space {res.space.name} reproduce every row; the first is written"]
+              f"{len(members)} hypotheses of the space {res.space.name} reproduce every row; "
+              f"the first is written"]
     path = model_file or f"{name}.toml"
     write_model(path, render(p, sources, header))
     out["model_file"] = path
@@ -198,10 +200,10 @@ def _finish_identified(res, prove, timeout, model_file, no_model_file) -> dict:
 
 def _identify_sim(device, formats, plan_file, report, prove, timeout):
     from tcsmt.fileio import write_json_atomic
-    from tcsmt.model.catalogue import find_model
-    from tcsmt.model.params import short_format
     from tcsmt.identify.plan import committed_plan, read_plan
     from tcsmt.identify.simdevice import parse_device, run_sim, sim_lines
+    from tcsmt.model.catalogue import find_model
+    from tcsmt.model.params import short_format
     arch = parse_device(device)
     p = find_model(arch, formats)
     fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"

@@ -119,7 +119,8 @@ def parse_terms(text: str, fmt, name: str) -> list[int]:
 def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, explain):
     """Compute d = c + sum a_i*b_i for one dot product under a model."""
     from tcsmt.model.formats import describe
-    from tcsmt.sim.dot import Result, check_inputs, dot_bits, explain as explain_dot, model
+    from tcsmt.sim.dot import Result, check_inputs, dot_bits, model
+    from tcsmt.sim.dot import explain as explain_dot
 
     p = model(arch, formats, list(overrides))
     a = parse_terms(a_text, p.fin, "a")
@@ -152,13 +153,14 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, explain):
               help="Architecture of the recordings (default: from the device folder's name).")
 @click.option("--engine", type=click.Choice(["auto", "batch", "scalar"]), default="auto",
               show_default=True, help="Batch (NumPy) or scalar (Python-int) interpreter.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N rows of each folder.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only the first N rows of each folder.")
 @click.option("--json", "json_path", type=click.Path(), default=None, help="Also write the report as JSON.")
 def conformance_cmd(folder, arch, engine, limit, json_path):
     """Replay recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) through
     the models; exit 0 only if every judged row matches bit for bit."""
-    from tcsmt.hardware import conformance
     from tcsmt.fileio import write_json_atomic
+    from tcsmt.hardware import conformance
 
     reports = conformance.run(folder, arch, engine, limit)
     failed = False
@@ -226,7 +228,10 @@ def main(argv: list[str] | None = None) -> None:
         if type(e).__name__.startswith("NoArgsIsHelp"):   # click >= 8.2: bare group prints help
             click.echo(e.ctx.get_help() if e.ctx else str(e))
             sys.exit(0)
-        hint = f" (see 'tcsmt {e.ctx.command_path.split(' ', 1)[1]} --help')" if e.ctx and " " in e.ctx.command_path else " (see 'tcsmt --help')"
+        if e.ctx and " " in e.ctx.command_path:
+            hint = f" (see 'tcsmt {e.ctx.command_path.split(' ', 1)[1]} --help')"
+        else:
+            hint = " (see 'tcsmt --help')"
         click.echo(f"error: {e.format_message()}{hint}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as e:

@@ -29,14 +29,13 @@ from rich.console import Console
 from rich.table import Table
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import write_text_atomic
 from tcsmt.model.catalogue import resolve
 from tcsmt.report import results
-from tcsmt.fileio import write_text_atomic
-from tcsmt.search.vectors import Hypothesis, outputs
 from tcsmt.report.results import ReplayReport, make_result, number, write_result
-from tcsmt.search.diff import (Outcome, WitnessError, check_comparable, default_k, formulations,
-                            run_diff)
+from tcsmt.search.diff import Outcome, WitnessError, check_comparable, default_k, formulations, run_diff
 from tcsmt.search.domain import C_KINDS, SIGNS, Domain, make_domain
+from tcsmt.search.vectors import Hypothesis, outputs
 from tcsmt.smt.service import DEFAULT_TIMEOUT, SOLVERS
 
 SOLVER_CHOICES = [*SOLVERS, "portfolio"]
@@ -64,16 +63,22 @@ def _query_options(f):
         click.argument("model_a"),
         click.argument("model_b", required=False),
         click.option("--formats", help="IN:OUT format pair of both models (fp16:fp32, bf16:fp32...)."),
-        click.option("--set", "set_both", multiple=True, metavar="KEY=VALUE", help="Override a parameter of both models."),
+        click.option("--set", "set_both", multiple=True, metavar="KEY=VALUE",
+                     help="Override a parameter of both models."),
         click.option("--set-a", multiple=True, metavar="KEY=VALUE", help="Override a parameter of MODEL_A."),
         click.option("--set-b", multiple=True, metavar="KEY=VALUE", help="Override a parameter of MODEL_B."),
-        click.option("--k", type=click.IntRange(1, 256), help="Products per dot product (default: the larger block size)."),
+        click.option("--k", type=click.IntRange(1, 256),
+                     help="Products per dot product (default: the larger block size)."),
         click.option("--solver", type=click.Choice(SOLVER_CHOICES), default="portfolio", show_default=True),
-        click.option("--timeout", type=click.FloatRange(0.1), default=DEFAULT_TIMEOUT, show_default=True, metavar="SECONDS"),
+        click.option("--timeout", type=click.FloatRange(0.1), default=DEFAULT_TIMEOUT, show_default=True,
+                     metavar="SECONDS"),
         click.option("--cross-check", is_flag=True, help="Re-prove an UNSAT answer with a second solver."),
-        click.option("--emit-smt2", type=click.Path(dir_okay=False), help="Write the SMT-LIB query to this file."),
-        click.option("-o", "--out", type=click.Path(dir_okay=False), help="Result file (default results/KIND/A--B.json)."),
-        click.option("--allow-specials", is_flag=True, help="Allow infinities and NaNs as inputs (default: finite only)."),
+        click.option("--emit-smt2", type=click.Path(dir_okay=False),
+                     help="Write the SMT-LIB query to this file."),
+        click.option("-o", "--out", type=click.Path(dir_okay=False),
+                     help="Result file (default results/KIND/A--B.json)."),
+        click.option("--allow-specials", is_flag=True,
+                     help="Allow infinities and NaNs as inputs (default: finite only)."),
         click.option("--no-subnormals", is_flag=True, help="No subnormal a, b or c."),
         click.option("--signs", type=click.Choice(SIGNS), default="any", show_default=True,
                      help="positive: every a_i, b_i and c has sign bit 0."),
@@ -229,8 +234,8 @@ def equiv(**o):
     The same question as diff, asked for a proof: only the full formula is
     solved (diff also races restricted ones that find inputs sooner). A
     proof (with --cross-check, by two solvers) is written to the result
-    file; a counterexample is printed and written like diff's. Exit status: 0 proved, 1 counterexample, 2 no answer in
-    time or bad input."""
+    file; a counterexample is printed and written like diff's. Exit
+    status: 0 proved, 1 counterexample, 2 no answer in time or bad input."""
     sys.exit(run_query("equiv", o))
 
 

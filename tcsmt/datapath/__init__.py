@@ -19,8 +19,16 @@ Stages, one module each, in the order data flows through them:
              orders, late c, and dot: blocks chained over a dot product
 """
 
-from tcsmt.datapath.blocks import (add_ieee, block, by_leading_one, dot, dot_terms, flush_in,
-                                   flush_out, result_format)
+from tcsmt.datapath.blocks import (
+                                   add_ieee,
+                                   block,
+                                   by_leading_one,
+                                   dot,
+                                   dot_terms,
+                                   flush_in,
+                                   flush_out,
+                                   result_format,
+)
 from tcsmt.datapath.products import finish_product, multiply
 from tcsmt.datapath.register import alignment_point, block_sum
 from tcsmt.datapath.rounding import round_fixed

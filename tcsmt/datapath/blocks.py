@@ -146,7 +146,8 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
     out = result_format(p)
     if p.normalisation == "every_add":
         acc = every_add_order(I, p, c, prods, ew, trace)
-        return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+        return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign,
+                           flush_out(p))
     if p.c_placement == "late":
         return late_block(I, p, prods, c, ew, trace)
     terms = [c] + prods
@@ -174,8 +175,8 @@ def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=Non
                    keeps=[f2 + 1, p.F], trace=trace)
     mid = internal_format(p.fout.exp_bits, f2)
     bits = round_fixed(I, s2, mid, "rd", ew, p.overflow, p.zero_sign, False)
-    return round_fixed(I, term_fixed(I, unpack(I, mid, bits, ew, False), ew), result_format(p), p.final_rounding, ew, p.overflow,
-                       p.zero_sign, flush_out(p))
+    return round_fixed(I, term_fixed(I, unpack(I, mid, bits, ew, False), ew), result_format(p),
+                       p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
 
 
 def dot(I, p: ModelParams, a: list, b: list, c, trace=None):

@@ -7,7 +7,6 @@ from tcsmt.datapath import bv
 from tcsmt.datapath.terms import Fixed, Term, align_exp, term_int_bits
 from tcsmt.model.params import ModelParams
 
-
 UNBOUNDED_SPARE = 2
 
 
@@ -41,7 +40,6 @@ def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
     kept bit as a sticky bit (IEEE modes), or rounded toward minus infinity
     ("floor"). Invariant: |result| < 2**(int bits + rl).
     """
-    sw = I.width(t.sig)
     d0 = t.frac + 1 if t.lead else 0           # how far exp may exceed e_max
     l0 = keep - t.frac + d0                    # static left shift
     lpos, lneg = max(0, l0), max(0, -l0)

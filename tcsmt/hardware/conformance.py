@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tcsmt.hardware import recorded as hwdata
 from tcsmt.errors import UserError
-from tcsmt.model.formats import get_format
+from tcsmt.hardware import recorded as hwdata
 from tcsmt.model.catalogue import arch_for_device, find_model
+from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
 
 F32 = get_format("float32")

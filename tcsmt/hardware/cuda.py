@@ -11,8 +11,8 @@ from __future__ import annotations
 from string import Template
 
 from tcsmt import __version__
-from tcsmt.model.formats import Format, get_format
 from tcsmt.hardware.instructions import Instruction, element_bits
+from tcsmt.model.formats import Format, get_format
 
 HEADER = Template("""\
 // tcsmt hardware probe: $count dot products, each one warp running one

@@ -32,10 +32,17 @@ from pathlib import Path
 
 from tcsmt import __version__
 from tcsmt.errors import UserError
-from tcsmt.model.formats import Format, get_format
 from tcsmt.hardware.instructions import Instruction, choose_instruction
-from tcsmt.hardware.observations import (SCHEMA, ObservationSet, observation_dict, parse_formats,  # noqa: F401
-                                parse_observations, read_observations, hex_bits)
+from tcsmt.hardware.observations import (  # noqa: F401
+    SCHEMA,
+    ObservationSet,
+    hex_bits,
+    observation_dict,
+    parse_formats,
+    parse_observations,
+    read_observations,
+)
+from tcsmt.model.formats import Format, get_format
 
 
 @dataclass
@@ -146,7 +153,8 @@ def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str
 def simulated_observations(vectors_file: str | Path, model, instruction: str | None = None) -> dict:
     """What the probe would print if the hardware computed exactly ``model``
     (a model name or ModelParams): the same JSON shape, source "simulated"."""
-    from tcsmt.sim.dot import dot_bits, model as get_model
+    from tcsmt.sim.dot import dot_bits
+    from tcsmt.sim.dot import model as get_model
     vs = read_vectors(vectors_file)
     ins = vs.pick_instruction(instruction)
     p = get_model(model)

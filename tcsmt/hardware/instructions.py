@@ -24,8 +24,8 @@ shared memory with ``load_matrix_sync`` and needs no layout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from tcsmt.errors import UserError
 from tcsmt.model.formats import get_format

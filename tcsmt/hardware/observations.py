@@ -178,7 +178,8 @@ class Comparison:
 def compare(obs: ObservationSet, model) -> Comparison:
     """Run every observed input through ``model`` (a name or ModelParams)
     and count the rows whose d bits the model reproduces."""
-    from tcsmt.sim.dot import dot_bits, model as get_model
+    from tcsmt.sim.dot import dot_bits
+    from tcsmt.sim.dot import model as get_model
     p = get_model(model)
     if (p.fin.name, p.fc.name, p.fout.name) != (obs.fin.name, obs.fc.name, obs.fout.name):
         raise UserError(f"model {p.name} computes {p.fin.name} x {p.fin.name} + {p.fc.name} -> "

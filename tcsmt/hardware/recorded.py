@@ -52,7 +52,7 @@ class Recording:
 def _open(path: Path):
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="ascii")
-    return open(path, "r", encoding="ascii")
+    return open(path, encoding="ascii")
 
 
 def _find(folder: Path, stem: str) -> Path | None:
@@ -192,11 +192,14 @@ class KnownProblem:
 
 KNOWN_PROBLEMS = [
     KnownProblem("hopper", None, "fp32", "c_zero",
-                 "Hopper fp8 rows were recorded with wgmma and an accumulator starting at zero: c is read as +0"),
+                 "Hopper fp8 rows were recorded with wgmma and an accumulator starting at zero: "
+                 "c is read as +0"),
     KnownProblem(None, None, "fp16", "unreliable",
-                 "fp16 outputs of the fp8 folders: no published model reproduces them; reported, never judged"),
+                 "fp16 outputs of the fp8 folders: no published model reproduces them; "
+                 "reported, never judged"),
     KnownProblem("blackwell", "e4m3", "fp32", "open",
-                 "B200 fp8 with fp32 output: recorded with an instruction the tcgen05 model does not describe; "
+                 "B200 fp8 with fp32 output: recorded with an instruction "
+                 "the tcgen05 model does not describe; "
                  "an open question, reported with the hypothesis used, not judged",
                  hypothesis="blackwell-e4m3-fp32-mma"),
     KnownProblem("blackwell", "e5m2", "fp32", "open",

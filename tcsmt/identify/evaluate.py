@@ -41,9 +41,9 @@ import numpy as np
 from tcsmt import datapath
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NumpyInterp
+from tcsmt.interp.program import _const_value
 from tcsmt.interp.trace import Node, TraceInterp
 from tcsmt.model.params import ModelParams
-from tcsmt.interp.program import _const_value
 
 BATCH = 192
 OUTER_KEYS = ("in_format", "c_format", "out_format", "acc_format", "final_frac_bits",

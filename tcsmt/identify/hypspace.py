@@ -39,8 +39,8 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from tcsmt.errors import UserError
-from tcsmt.model.params import ModelParams, params_from_dict, short_format
 from tcsmt.identify.space import DEFAULT_AXES, Space, default_space, load_space, neutral_base
+from tcsmt.model.params import ModelParams, params_from_dict, short_format
 
 
 @dataclass

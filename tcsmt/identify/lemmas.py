@@ -32,12 +32,11 @@ that hypothesis on the plan's domain.
 
 from __future__ import annotations
 
-from tcsmt.smt import abstraction
-from tcsmt.datapath import bv
 from tcsmt import datapath
+from tcsmt.datapath import bv
 from tcsmt.model.params import ModelParams
-from tcsmt.smt import service
 from tcsmt.search.domain import Domain
+from tcsmt.smt import abstraction, service
 
 
 def floor_formula(p: ModelParams, k: int, domain: Domain):

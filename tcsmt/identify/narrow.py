@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.model.formats import Format
-from tcsmt.identify.hypspace import HypSpace
 from tcsmt.hardware.observations import ObservationSet
-from tcsmt.identify.plan import Plan, classes_of
-from tcsmt.search.vectors import Vector
 from tcsmt.identify.evaluate import evaluate
+from tcsmt.identify.hypspace import HypSpace
+from tcsmt.identify.plan import Plan, classes_of
+from tcsmt.model.formats import Format
+from tcsmt.search.vectors import Vector
 
 STAGES = (64, 1024)     # rows of the first evaluation stages (see _staged)
 NEXT_POOL = 1500        # candidates tried for the next vector without a plan
@@ -261,9 +261,9 @@ def _next(res: Identification, plan: Plan | None, models, log) -> None:
 
 
 def _next_from_pool(res: Identification, models, log) -> None:
-    from tcsmt.search.candidates import candidate_vectors
     from tcsmt.identify.plan import plan_domain
     from tcsmt.identify.plantree import pick
+    from tcsmt.search.candidates import candidate_vectors
     obs = res.obs
     dom = plan_domain(obs.fin, obs.fout)
     a, b, c = candidate_vectors(obs.fin, obs.fc, obs.k, dom, NEXT_POOL, seed=1)
@@ -278,7 +278,8 @@ def _next_from_pool(res: Identification, models, log) -> None:
         reps = ev.outputs[[p[0] for p in parts]]
         col = pick(reps, (a[:, :] != 0).sum(axis=1))
         res.next_vector = Vector(tuple(int(x) for x in a[col]), tuple(int(x) for x in b[col]), int(c[col]))
-        res.next_note = f"splits the {len(group)} hypotheses left into {len(set(reps[:, col].tolist()))} groups"
+        res.next_note = (f"splits the {len(group)} hypotheses left into "
+                         f"{len(set(reps[:, col].tolist()))} groups")
     else:
         res.next_note = ("no candidate splits the hypotheses left: they may be equal on every "
                          "input (tcsmt equiv can prove it)")

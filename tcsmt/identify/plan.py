@@ -33,16 +33,16 @@ from pathlib import Path
 import numpy as np
 
 from tcsmt import __version__
-from tcsmt.search.candidates import candidate_vectors
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder
-from tcsmt.model.formats import Format, get_format
-from tcsmt.identify.hypspace import HypSpace
 from tcsmt.hardware.instructions import choose_instruction
-from tcsmt.model.params import ModelParams
-from tcsmt.search.vectors import Hypothesis, Vector
-from tcsmt.search.domain import Domain
 from tcsmt.identify.evaluate import evaluate
+from tcsmt.identify.hypspace import HypSpace
+from tcsmt.model.formats import Format, get_format
+from tcsmt.model.params import ModelParams
+from tcsmt.search.candidates import candidate_vectors
+from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis, Vector
 
 SCHEMA = "tcsmt-plan/1"
 SEARCH_TIMEOUT = 4.0       # seconds of solver search per open class and round
@@ -330,7 +330,7 @@ def plan_record(plan: Plan) -> dict:
     return {
         "schema": SCHEMA,
         "tool": {"name": "tcsmt", "version": __version__},
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "formats": {"in": fin.name, "c": fc.name, "out": fout.name},
         "instruction": plan.instruction,
         "k": plan.k,
@@ -344,8 +344,9 @@ def plan_record(plan: Plan) -> dict:
 
 
 def write_plan(path: str | Path, plan: Plan) -> None:
-    from tcsmt.fileio import write_text_atomic
     import json
+
+    from tcsmt.fileio import write_text_atomic
     rec = plan_record(plan)
     # one vector, one class per line: readable diffs, a few hundred kB
     text = json.dumps(rec, separators=(",", ":"))
@@ -371,6 +372,7 @@ def _pretty(rec: dict) -> str:
 
 def read_plan(path: str | Path) -> Plan:
     import json
+
     from tcsmt.hardware.harness import parse_vectors
     from tcsmt.identify.hypspace import from_record
     path = Path(path)
@@ -382,8 +384,8 @@ def read_plan(path: str | Path) -> Plan:
         raise UserError(f"{path}: not JSON: {e.msg} at line {e.lineno}") from None
     where = str(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise UserError(f"{where}: not a plan (schema {data.get('schema') if isinstance(data, dict) else None!r}, "
-                        f"expected {SCHEMA!r})")
+        schema = data.get("schema") if isinstance(data, dict) else None
+        raise UserError(f"{where}: not a plan (schema {schema!r}, expected {SCHEMA!r})")
     for key in ("formats", "instruction", "k", "domain", "vectors", "tree", "classes", "space"):
         if key not in data:
             raise UserError(f"{where}: missing key {key!r}")

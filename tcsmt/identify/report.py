@@ -11,10 +11,10 @@ import numpy as np
 
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.identify.narrow import Identification
-from tcsmt.model.params import ModelParams
 from tcsmt.identify.plan import vector_json
-from tcsmt.search.vectors import Hypothesis
+from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis
 
 SCHEMA = "tcsmt-identification/1"
 LIST_MAX = 40
@@ -67,8 +67,8 @@ def shipped_models(obs) -> list[ModelParams]:
 
 
 def shipped_check(res: Identification, models: list[ModelParams] | None = None) -> list[dict]:
-    from tcsmt.sim.batch import dot_batch
     from tcsmt.identify.narrow import row_arrays
+    from tcsmt.sim.batch import dot_batch
     a, b, c, d = row_arrays(res.obs)
     out = []
     consistent = set(res.consistent)
@@ -189,9 +189,10 @@ def text_lines(rec: dict) -> list[str]:
         for c in f["closest"]:
             off = "nan" if c["max_ulps"] is None else f"{c['max_ulps']} ulp"
             out.append(f"  {c['rows_matched']}/{c['rows']} rows, up to {off} and "
-                       f"{c['max_bits_differing']} bit{'' if c['max_bits_differing'] == 1 else 's'} off, first miss at observation "
-                       f"{c['first_mismatch']}: {c['hypothesis']}"
-                       + (f" (and {c['same_outputs'] - 1} with the same outputs)" if c["same_outputs"] > 1 else ""))
+                       f"{c['max_bits_differing']} bit{'' if c['max_bits_differing'] == 1 else 's'} off, "
+                       f"first miss at observation {c['first_mismatch']}: {c['hypothesis']}"
+                       + (f" (and {c['same_outputs'] - 1} with the same outputs)"
+                          if c["same_outputs"] > 1 else ""))
     else:
         n, ncls = cons["hypotheses"], len(cons["classes"])
         out.append(f"consistent: {n} hypothes{'is' if n == 1 else 'es'} in {ncls}"

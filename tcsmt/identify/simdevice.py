@@ -18,10 +18,10 @@ from __future__ import annotations
 import time
 
 from tcsmt.errors import UserError
+from tcsmt.identify.plan import Plan, vector_json
 from tcsmt.identify.report import projection, prove_class
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams
-from tcsmt.identify.plan import Plan, vector_json
 from tcsmt.sim.dot import dot_bits
 
 
@@ -169,7 +169,8 @@ def sim_lines(rec: dict) -> list[str]:
     else:
         n = rec["class_size"]
         out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}, {rec['class_status']}): "
-                   f"{rec['members'][0]}" + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
+                   f"{rec['members'][0]}"
+                   + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
         out.append(f"  the device model's values on the space's axes "
                    f"{'are' if rec['projection_in_class'] else 'are NOT'} in this class")
     if rec["outside_the_space"]:
@@ -193,7 +194,8 @@ def device_proof_lines(dev: dict) -> list[str]:
         by = ", ".join(lem.get("proved_by", [])) or lem.get("how", "")
         what = {"unsat": "changes nothing", "sat": "CHANGES outputs", "unknown": "undecided"}[lem["verdict"]]
         extra = (f"; {lem['fewest_that_suffice']} carry bits suffice" if "fewest_that_suffice" in lem else "")
-        out.append(f"  device's {lem['parameter']} = {lem.get('value')}: {what} on the plan's domain ({by}{extra})")
+        out.append(f"  device's {lem['parameter']} = {lem.get('value')}: {what} "
+                   f"on the plan's domain ({by}{extra})")
     same = dev["same_circuit_after_lemmas"]
     out.append(f"  device model {'builds the same circuit as' if same else 'differs from'} "
                f"{dev['hypothesis']}" + (" once those are set to the space's values" if dev["lemmas"] else "")

@@ -41,9 +41,28 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt.interp.fused import FusedForms
-from tcsmt.interp.words import (_DBITS, _FALSE, _MASK, _SINT, _SLACK, _TRUE, _UINT, MAX_BITS, U64,
-                           NpBool, NpWord, WidthError, _bool, _cast, _clean, _fold, _mismatch,
-                           _scalar, _shift, dtype_bits)
+from tcsmt.interp.words import (
+    _DBITS,
+    _FALSE,
+    _MASK,
+    _SINT,
+    _SLACK,
+    _TRUE,
+    _UINT,
+    MAX_BITS,
+    U64,
+    NpBool,
+    NpWord,
+    WidthError,
+    _bool,
+    _cast,
+    _clean,
+    _fold,
+    _mismatch,
+    _scalar,
+    _shift,
+    dtype_bits,
+)
 
 __all__ = ["NumpyInterp", "NpWord", "NpBool", "WidthError", "MAX_BITS", "dtype_bits", "NUMPY"]
 

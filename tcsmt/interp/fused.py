@@ -14,8 +14,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcsmt.interp.words import (_DBITS, _FALSE, _MASK, _SINT, _SLACK, _TRUE, _UINT, NpBool, NpWord,
-                           _bool, _clean, _mismatch)
+from tcsmt.interp.words import (
+    _DBITS,
+    _FALSE,
+    _MASK,
+    _SINT,
+    _SLACK,
+    _TRUE,
+    _UINT,
+    NpBool,
+    NpWord,
+    _bool,
+    _clean,
+    _mismatch,
+)
 
 
 class FusedForms:

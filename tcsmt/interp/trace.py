@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from tcsmt.interp.ints import _MSG, INT, DataBranchError, IntBool, IntWord
 
-
 # ite(cmp(a, b), b, a) is the larger of a and b, ite(cmp(a, b), a, b) the
 # smaller: recorded as one fused operation, which NumpyInterp computes with
 # np.maximum / np.minimum (keys: comparison, branches are (b, a), are (a, b)).

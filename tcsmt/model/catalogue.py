@@ -27,7 +27,7 @@ def models_dir() -> Path:
     return d
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_all(folder: str) -> tuple[ModelParams, ...]:
     return tuple(load_model(p) for p in sorted(Path(folder).glob("*.toml")))
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tcsmt.fileio import write_atomic
 from tcsmt.errors import UserError
+from tcsmt.fileio import write_atomic
 from tcsmt.model.params import FIELD_NAMES, ModelParams, load_model
 
 KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",

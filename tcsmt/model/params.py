@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from tcsmt.errors import ModelFileError, UserError
-from tcsmt.model.formats import Format, ROUNDING_MODES, get_format
+from tcsmt.model.formats import ROUNDING_MODES, Format, get_format
 
 ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd")
 NORMALISATIONS = ("block", "every_add")
@@ -150,7 +150,7 @@ class ModelParams:
     def formats_label(self) -> str:
         return f"{short_format(self.in_format)}:{short_format(self.out_format)}"
 
-    def replace(self, **changes) -> "ModelParams":
+    def replace(self, **changes) -> ModelParams:
         p = dataclasses.replace(self, **changes)
         validate(p, origin=f"{self.name} (overridden)")
         return p
@@ -223,7 +223,8 @@ def validate(p: ModelParams, origin: str) -> None:
     if p.c_placement == "late":
         if not isinstance(p.late_frac_bits, int) or not p.fout.frac_bits <= p.late_frac_bits <= 60:
             raise _bad(origin, "late_frac_bits",
-                       "late c placement needs an integer late_frac_bits of at least out_format's fraction bits")
+                       "late c placement needs an integer late_frac_bits "
+                       "of at least out_format's fraction bits")
         if p.normalisation != "block":
             raise _bad(origin, "c_placement", "late c placement needs normalisation = \"block\"")
     if p.fin.frac_bits * 2 + 2 > 1200:

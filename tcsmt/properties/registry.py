@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams

@@ -12,14 +12,14 @@ from __future__ import annotations
 from importlib import metadata
 from pathlib import Path
 
-from tcsmt.search import find
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
-from tcsmt.search.vectors import Hypothesis
 from tcsmt.report.results import make_result
+from tcsmt.search import find
+from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
 
 

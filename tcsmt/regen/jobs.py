@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
@@ -115,8 +115,8 @@ def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
     from functools import partial
 
     from tcsmt.model.catalogue import architectures, find_model
-    from tcsmt.properties.run import hypotheses, resolve_base, result_path
     from tcsmt.properties.registry import all_properties
+    from tcsmt.properties.run import hypotheses, resolve_base, result_path
 
     known = architectures()
     archs = archs or known

@@ -94,7 +94,7 @@ def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verd
     doc = {
         "schema": SCHEMA,
         "tool": {"name": "tcsmt", "version": __version__},
-        "created": created or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": created or datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": query,
         "formats": {"a": p.in_format, "b": p.in_format, "c": p.c_format},
         "hypotheses": [h.record() for h in hyps],

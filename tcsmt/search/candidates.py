@@ -26,9 +26,9 @@ from fractions import Fraction
 import numpy as np
 
 from tcsmt.model.formats import Format
+from tcsmt.search.domain import Domain
 from tcsmt.search.pool import candidates as readable_candidates
 from tcsmt.search.pool import nice_values
-from tcsmt.search.domain import Domain
 
 
 def _exp_bounds(fmt: Format, domain: Domain) -> tuple[int, int]:
@@ -98,7 +98,8 @@ def _carry_rows(rng, fin, fc, k, domain, n):
         sign = rng.getrandbits(1)
         a, b = [0] * k, [0] * k
         for pos in rng.sample(range(k), m):
-            a[pos] = fin.pack(sign, e + fin.bias, rng.randint(1 << (fin.frac_bits - 1), (1 << fin.frac_bits) - 1)
+            a[pos] = fin.pack(sign, e + fin.bias,
+                              rng.randint(1 << (fin.frac_bits - 1), (1 << fin.frac_bits) - 1)
                               if fin.frac_bits > 1 else 1)
             b[pos] = fin.pack(0, e + fin.bias, rng.randint(0, (1 << fin.frac_bits) - 1))
         c = fc.round_value(Fraction(rng.choice([1, 3, 7, 15])) / 4 * (1 - 2 * sign), "rz")
@@ -157,7 +158,7 @@ def _edge_rows(rng, fin, fc, k, domain, n):
         a, b = [0] * k, [0] * k
         pos = rng.sample(range(k), 2 if k > 1 else 1)
         e = rng.randint(max(lo, -3), min(hi, 3))
-        big = lambda: fin.pack(rng.getrandbits(1), e + fin.bias,  # noqa: E731
+        big = lambda e=e: fin.pack(rng.getrandbits(1), e + fin.bias,  # noqa: E731
                                rng.randint(top - (top >> 2), top))
         a[pos[0]], b[pos[0]] = big(), big()
         p = fin.value(a[pos[0]]) * fin.value(b[pos[0]])
@@ -172,7 +173,8 @@ def _edge_rows(rng, fin, fc, k, domain, n):
 
 
 KINDS = (("random", _random_rows, 0.2), ("cancelling", _cancelling_rows, 0.25),
-         ("carries", _carry_rows, 0.1), ("tiny", _tiny_rows, 0.1), ("chained", _chained_rows, 0.1), ("edges", _edge_rows, 0.1))
+         ("carries", _carry_rows, 0.1), ("tiny", _tiny_rows, 0.1), ("chained", _chained_rows, 0.1),
+         ("edges", _edge_rows, 0.1))
 
 
 def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int = 4000,

@@ -20,15 +20,15 @@ full formula always gets its turn (see benchmarks/bench_diff.py).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tcsmt import datapath
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams
+from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector, outputs
 from tcsmt.smt import service
-from tcsmt.search.domain import Domain
 from tcsmt.smt.service import Job, Run
 from tcsmt.smt.smtlib import Formula, build_formula
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from tcsmt.datapath import bv
 from tcsmt import datapath
+from tcsmt.datapath import bv
 from tcsmt.errors import UserError
-from tcsmt.model.formats import Format
 from tcsmt.interp.ints import INT, IntWord
+from tcsmt.model.formats import Format
 
 SIGNS = ("any", "positive")
 C_KINDS = ("any", "zero", "positive", "negative")

@@ -28,16 +28,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tcsmt.smt import abstraction
-from tcsmt.datapath import bv
 from tcsmt import datapath
-from tcsmt.search import pool
-from tcsmt.search.shrink import shrink
+from tcsmt.datapath import bv
 from tcsmt.model.params import ModelParams
-from tcsmt.search.vectors import Hypothesis, Vector, outputs
-from tcsmt.search import diff
-from tcsmt.smt import service
+from tcsmt.search import diff, pool
 from tcsmt.search.domain import Domain
+from tcsmt.search.shrink import shrink
+from tcsmt.search.vectors import Hypothesis, Vector, outputs
+from tcsmt.smt import abstraction, service
 from tcsmt.smt.service import Job, Run
 from tcsmt.smt.smtlib import Formula, build_formula
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import time
 
-from tcsmt.datapath import bv
 from tcsmt import datapath
-from tcsmt.model.formats import Format
+from tcsmt.datapath import bv
 from tcsmt.interp.ints import INT, IntWord
+from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
-from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.report.results import make_result
 from tcsmt.search import diff
-from tcsmt.smt import service
 from tcsmt.search.domain import Domain
-from tcsmt.smt.smtlib import build_formula
 from tcsmt.search.find import few_bits
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.smt import service
+from tcsmt.smt.smtlib import build_formula
 
 
 def float_le(I, fmt: Format, x, y):

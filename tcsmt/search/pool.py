@@ -20,8 +20,8 @@ import numpy as np
 
 from tcsmt.errors import UserError
 from tcsmt.model.formats import Format
-from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis, Vector
 
 POOL_SIZE = 3000
 

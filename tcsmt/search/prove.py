@@ -26,11 +26,11 @@ import time
 from tcsmt import datapath
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams, apply_overrides
-from tcsmt.search.vectors import Hypothesis
 from tcsmt.report.results import make_result
 from tcsmt.search import diff
-from tcsmt.smt import service
 from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis
+from tcsmt.smt import service
 from tcsmt.smt.service import Job
 from tcsmt.smt.smtlib import Formula, build_formula
 

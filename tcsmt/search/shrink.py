@@ -14,8 +14,8 @@ good a witness as the solver's, checked the same way.
 from __future__ import annotations
 
 from tcsmt.model.formats import Format
-from tcsmt.search.vectors import Hypothesis, Vector, outputs
 from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis, Vector, outputs
 
 MAX_EVALUATIONS = 600          # concrete runs of the hypotheses, at most
 

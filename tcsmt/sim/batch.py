@@ -26,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt import datapath
-from tcsmt.sim.npio import from_bits, model_for_arrays, to_bits
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
+from tcsmt.sim.npio import from_bits, model_for_arrays, to_bits
 
 DEFAULT_MEMORY = 256 << 20
 """Bytes of working arrays one tile may use (the peak stays below this)."""

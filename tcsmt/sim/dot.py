@@ -13,9 +13,9 @@ from fractions import Fraction
 
 from tcsmt import datapath
 from tcsmt.errors import UserError
-from tcsmt.model.formats import Format, format_value, get_format
 from tcsmt.interp.ints import INT, IntBool, IntWord
 from tcsmt.model.catalogue import resolve
+from tcsmt.model.formats import Format, format_value, get_format
 from tcsmt.model.params import ModelParams
 
 

@@ -13,8 +13,8 @@ import ml_dtypes
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.model.formats import Format
 from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.sim.dot import model as resolve_model
 

@@ -19,8 +19,8 @@ result on the concrete model (or asks again with that value excluded).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from tcsmt.datapath import bv
 from tcsmt.model.formats import Format

@@ -31,9 +31,9 @@ import multiprocessing as mp
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Callable
 
 from tcsmt.errors import UserError
 from tcsmt.smt.smtlib import Formula
@@ -203,7 +203,8 @@ class _Active:
             out = self.conn.recv()
         except (EOFError, OSError):
             self.proc.join(1.0)
-            out = {"status": "error", "reason": f"{self.job.solver} crashed ({_exit_text(self.proc.exitcode)})"}
+            out = {"status": "error",
+                   "reason": f"{self.job.solver} crashed ({_exit_text(self.proc.exitcode)})"}
         self.stop()
         return Run(self.job.solver, out.get("status", "error"), out.get("reason", ""),
                    time.monotonic() - self.start, out.get("version", ""),

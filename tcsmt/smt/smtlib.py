@@ -15,8 +15,8 @@ same terms at thousands of points in one query (concrete equals symbolic).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from tcsmt.smt.terms import BOOL, SmtInterp, SmtTerm, reachable
 

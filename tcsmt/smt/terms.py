@@ -36,7 +36,7 @@ the development machine, against tenths of seconds to seconds of solving.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from tcsmt.interp.ints import INT, DataBranchError, IntBool, IntWord
 
