@@ -263,3 +263,27 @@ def test_alignment_exponent_floors():
     assert find_model("ampere-fp16-fp32").min_exponent == -132
     for name in ("hopper-fp16-fp32", "blackwell-fp16-fp32"):
         assert find_model(name).min_exponent == -133
+
+
+def test_a_model_file_with_base_differs_by_its_keys_alone(tmp_path):
+    path = tmp_path / "hopper-wide.toml"
+    path.write_text('# source: a test\nbase = "hopper-fp16-fp32"\n# source: a test\nalign_bits = 3\n')
+    base = find_model("hopper-fp16-fp32")
+    m = load_model(path)
+    diff = {k for k, v in m.parameter_dict().items() if v != base.parameter_dict()[k]}
+    assert diff == {"align_bits"} and m.align_bits == 3
+    assert m.name == "hopper-wide" and not m.default and m.devices == base.devices
+
+
+def test_a_base_beside_the_file_and_cycles(tmp_path):
+    (tmp_path / "one.toml").write_text('base = "hopper-fp16-fp32"\nblock_size = 8\n')
+    (tmp_path / "two.toml").write_text('base = "one"\ncarry_bits = 5\n')
+    two = load_model(tmp_path / "two.toml")
+    assert (two.block_size, two.carry_bits, two.align_bits) == (8, 5, 2)
+    (tmp_path / "x.toml").write_text('base = "y"\n')
+    (tmp_path / "y.toml").write_text('base = "x"\n')
+    with pytest.raises(ModelFileError, match="cycle"):
+        load_model(tmp_path / "x.toml")
+    (tmp_path / "z.toml").write_text('base = "no-such-model"\n')
+    with pytest.raises(ModelFileError, match="key 'base'"):
+        load_model(tmp_path / "z.toml")

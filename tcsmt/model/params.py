@@ -292,20 +292,52 @@ def _syntax_where(text: str, message: str) -> str:
     return f"key '{k.group(1)}': " if k and int(m.group(2)) > k.end(1) else ""
 
 
-def load_model(path: str | Path) -> ModelParams:
+def load_model(path: str | Path, _chain: tuple[str, ...] = ()) -> ModelParams:
+    """A model file, checked completely. ``base = "NAME"`` starts from another
+    model (a file NAME.toml beside this one, else the shipped model NAME,
+    else a path ending in .toml relative to this file) and the file lists only
+    what differs; ``default`` is never inherited."""
     path = Path(path)
     origin = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ModelFileError(f"{origin}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{origin}: not UTF-8 text") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ModelFileError(f"{origin}: {_syntax_where(text, str(e))}not valid TOML: {e}") from None
     if "name" not in data:
         data = {"name": path.stem, **data}
+    if "base" in data:
+        base = _load_base(path, data.pop("base"), _chain + (str(path.resolve()),))
+        inherited = {k: v for k, v in base.as_dict().items() if k not in ("name", "default")}
+        unknown = [k for k in data if k not in FIELD_NAMES]
+        if unknown:
+            raise _bad(origin, unknown[0], "unknown key")
+        data = {**inherited, **data}
     return params_from_dict(data, origin)
+
+
+def _load_base(path: Path, base, chain: tuple[str, ...]) -> ModelParams:
+    """The model a file's ``base`` names (see load_model)."""
+    origin = str(path)
+    if not isinstance(base, str) or not base.strip():
+        raise _bad(origin, "base", f"{base!r} is not a model name")
+    base = base.strip()
+    beside = path.parent / (base if base.endswith(".toml") else f"{base}.toml")
+    if beside.is_file():
+        if str(beside.resolve()) in chain:
+            raise _bad(origin, "base", f"{base!r} leads back to this file (a cycle)")
+        return load_model(beside, chain)
+    from tcsmt.model.catalogue import find_model  # the shipped models (same room)
+    try:
+        return find_model(base)
+    except UserError:
+        raise _bad(origin, "base", f"no model {base!r} beside this file or among the shipped "
+                                   "models") from None
 
 
 def parse_override(text: str) -> tuple[str, object]:
