@@ -112,15 +112,15 @@ def _postorder(roots: list[Node]) -> list[Node]:
     order: list[Node] = []
     seen: set[int] = set()
     for root in roots:
-        if root.const is not None or root.idx in seen:
+        if root.is_const or root.id in seen:
             continue
-        seen.add(root.idx)
+        seen.add(root.id)
         stack = [(root, iter(root.args))]
         while stack:
             node, it = stack[-1]
             for x in it:
-                if x.const is None and x.idx not in seen:
-                    seen.add(x.idx)
+                if not x.is_const and x.id not in seen:
+                    seen.add(x.id)
                     stack.append((x, iter(x.args)))
                     break
             else:
@@ -130,7 +130,7 @@ def _postorder(roots: list[Node]) -> list[Node]:
 
 
 def _max_width(root: Node) -> int:
-    return max((n.w for n in _postorder([root])), default=root.w)
+    return max((n.width for n in _postorder([root])), default=root.width)
 
 
 def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch") -> list[np.ndarray]:
@@ -139,12 +139,12 @@ def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch"
     last use; roots are kept."""
     I = NumpyInterp(model_name)
     order = _postorder(roots)
-    keep = {r.idx for r in roots}
+    keep = {r.id for r in roots}
     last: dict[int, int] = {}
     for pos, node in enumerate(order):
         for x in node.args:
-            if x.const is None:
-                last[x.idx] = pos
+            if not x.is_const:
+                last[x.id] = pos
     drops: list[list[int]] = [[] for _ in order]
     for idx, pos in last.items():
         if idx not in keep:
@@ -153,16 +153,16 @@ def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch"
     fns: dict[str, object] = {}
     for pos, node in enumerate(order):
         if node.op == "input":
-            env[node.idx] = inputs[node.static[0]]
+            env[node.id] = inputs[node.static[0]]
         else:
             fn = fns.get(node.op) or fns.setdefault(node.op, getattr(I, node.op))
-            args = [env[x.idx] if x.const is None else _const_value(x) for x in node.args]
-            env[node.idx] = fn(*args, *node.static)
+            args = [_const_value(x) if x.is_const else env[x.id] for x in node.args]
+            env[node.id] = fn(*args, *node.static)
         for idx in drops[pos]:
             del env[idx]
     out = []
     for r in roots:
-        v = _const_value(r) if r.const is not None else env[r.idx]
+        v = _const_value(r) if r.is_const else env[r.id]
         out.append(np.array(I.value(v, (n,)), dtype=np.uint64))
     return out
 
@@ -182,14 +182,14 @@ def evaluate_batch(models: list[ModelParams], a, b, c) -> tuple[list[int], list[
     k = a.shape[1]
     roots = trace(models, k)
     first: dict[int, int] = {}
-    twin = [first.setdefault(r.idx, len(first)) for r in roots]
+    twin = [first.setdefault(r.id, len(first)) for r in roots]
     distinct = [None] * len(first)
     for r, t in zip(roots, twin):
         distinct[t] = r
     ok = [r for r in distinct if _max_width(r) <= MAX_BITS]
     words = input_words(models[0], a, b, c)
-    values = dict(zip((r.idx for r in ok), run_graph(ok, words, a.shape[0]))) if ok else {}
-    return twin, [values.get(r.idx) for r in roots]
+    values = dict(zip((r.id for r in ok), run_graph(ok, words, a.shape[0]))) if ok else {}
+    return twin, [values.get(r.id) for r in roots]
 
 
 # ---------------------------------------------------------------------------

@@ -118,7 +118,7 @@ def _fewest(doc):
 def same_circuit(p: ModelParams, q: ModelParams, k: int) -> bool:
     from tcsmt.identify.evaluate import trace
     ra, rb = trace([p, q], k)
-    return ra.idx == rb.idx
+    return ra.id == rb.id
 
 
 def settle_outside(device: ModelParams, hyp: ModelParams, outside: list[str], k: int,

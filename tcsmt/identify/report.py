@@ -94,7 +94,7 @@ def distinct_circuits(models: list[ModelParams], k: int) -> list[ModelParams]:
     roots = trace(models, k)
     seen: dict[int, ModelParams] = {}
     for r, m in zip(roots, models):
-        seen.setdefault(r.idx, m)
+        seen.setdefault(r.id, m)
     return list(seen.values())
 
 

@@ -52,7 +52,7 @@ class Program:
         slot: dict[Node, int] = {}
         width = 0
         for node in _postorder(root):
-            width = max(width, node.w)
+            width = max(width, node.width)
             op = node.op
             if op == "const" or op == "input":
                 slot[node] = len(template)
@@ -68,7 +68,7 @@ class Program:
                     s = slot[a] = len(template)
                     template.append(_const_value(a))
                     dep.append(0)
-                    width = max(width, a.w)
+                    width = max(width, a.width)
                 args.append(s)
                 d |= dep[s]
             slot[node] = len(template)
@@ -159,9 +159,9 @@ def _input_dep(name: str) -> int:
 
 
 def _const_value(node: Node):
-    if node.w == 0:
-        return NpBool(bool(node.const))
-    return NpWord(node.const, node.w)
+    if node.width == 0:
+        return NpBool(bool(node.value))
+    return NpWord(node.value, node.width)
 
 
 def _postorder(root: Node) -> list[Node]:
@@ -169,13 +169,13 @@ def _postorder(root: Node) -> list[Node]:
     its arguments, depth first in argument order; iterative, as the graph
     is thousands of nodes deep."""
     order: list[Node] = []
-    seen = {root.idx}
+    seen = {root.id}
     stack = [(root, iter(root.args))]
     while stack:
         node, it = stack[-1]
         for a in it:
-            if a.const is None and a.idx not in seen:
-                seen.add(a.idx)
+            if not a.is_const and a.id not in seen:
+                seen.add(a.id)
                 stack.append((a, iter(a.args)))
                 break
         else:

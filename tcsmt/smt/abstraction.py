@@ -87,8 +87,8 @@ def input_names(t: SmtTerm) -> set[str]:
         if n.id in seen:
             continue
         seen.add(n.id)
-        if n.op == "var":
-            out.add(n.idx[0])
+        if n.op == "input":
+            out.add(n.static[0])
         stack.extend(n.args)
     return out
 

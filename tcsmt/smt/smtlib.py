@@ -26,7 +26,7 @@ _HEADS = {"add": "bvadd", "sub": "bvsub", "mul": "bvmul", "bvand": "bvand", "bvo
           "bvxor": "bvxor", "shl": "bvshl", "lshr": "bvlshr", "ashr": "bvashr",
           "eq": "=", "ult": "bvult", "ule": "bvule", "slt": "bvslt", "sle": "bvsle",
           "neg": "bvneg", "bvnot": "bvnot", "concat": "concat", "ite": "ite",
-          "and": "and", "or": "or", "not": "not"}
+          "and_": "and", "or_": "or", "not_": "not"}
 
 
 def sort_text(width: int) -> str:
@@ -47,11 +47,11 @@ def value_text(value: int, width: int) -> str:
 
 def _apply_text(t: SmtTerm, args: list[str]) -> str:
     if t.op == "extract":
-        head = f"(_ extract {t.idx[0]} {t.idx[1]})"
+        head = f"(_ extract {t.static[0]} {t.static[1]})"
     elif t.op == "zext":
-        head = f"(_ zero_extend {t.idx[0]})"
+        head = f"(_ zero_extend {t.static[0]})"
     elif t.op == "sext":
-        head = f"(_ sign_extend {t.idx[0]})"
+        head = f"(_ sign_extend {t.static[0]})"
     else:
         head = _HEADS[t.op]
     return f"({head} {' '.join(args)})"
@@ -71,8 +71,8 @@ def _texts(roots: list[SmtTerm]) -> _Text:
     depth: dict[int, int] = {}
     layer: dict[int, int] = {}        # highest let layer a node's text refers to
     for t in order:
-        if t.op in ("const", "var"):
-            out.ref[t.id] = const_text(t) if t.op == "const" else t.idx[0]
+        if t.op in ("const", "input"):
+            out.ref[t.id] = const_text(t) if t.op == "const" else t.static[0]
             depth[t.id] = layer[t.id] = 0
             continue
         body = _apply_text(t, [out.ref[a.id] for a in t.args])
