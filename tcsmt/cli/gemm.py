@@ -93,7 +93,7 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides):
     from tcsmt.sim.npio import model_for_arrays
 
     A, B, C = (load_npy(p, n) for p, n in ((a_path, "A"), (b_path, "B"), (c_path, "C")))
-    p = model_for_arrays(arch, formats, overrides, A, C)
+    p = model_for_arrays(arch, formats, overrides, A, C, B)
     D = matmul(A, B, C, arch=p)
     save_npy_atomic(out_path, D)
     click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")

@@ -124,17 +124,17 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, explain):
 
     p = model(arch, formats, list(overrides))
     a = parse_terms(a_text, p.fin, "a")
-    b = parse_terms(b_text, p.fin, "b")
+    b = parse_terms(b_text, p.fb, "b")
     c = parse_terms(c_text, p.fc, "c")
     if len(c) != 1:
         raise UserError("--c takes one value")
     if len(a) != len(b):
         raise UserError(f"--a has {len(a)} terms and --b has {len(b)}: they must match")
     a, b, c0 = check_inputs(p, a, b, c[0])
-    click.echo(f"model  {p.name}: {p.in_format} x {p.in_format} + {p.c_format} -> {p.out_format}, "
+    click.echo(f"model  {p.name}: {p.in_format} x {p.fb.name} + {p.c_format} -> {p.out_format}, "
                f"block {p.block_size}, {p.F} fraction bits, {p.final_rounding}")
     click.echo("a      " + ", ".join(describe(p.fin, x) for x in a))
-    click.echo("b      " + ", ".join(describe(p.fin, x) for x in b))
+    click.echo("b      " + ", ".join(describe(p.fb, x) for x in b))
     click.echo("c      " + describe(p.fc, c0))
     if explain:
         for stage, text in explain_dot(p, a, b, c0):

@@ -182,14 +182,15 @@ def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=Non
 def dot(I, p: ModelParams, a: list, b: list, c, trace=None):
     """d = c + sum a_i b_i as bits of out_format, block after block.
 
-    ``a`` and ``b`` are lists of words in in_format, ``c`` a word in
-    c_format. A dot product longer than block_size runs as consecutive
-    blocks (see p.chaining)."""
+    ``a`` is a list of words in in_format, ``b`` in b_format (in_format
+    unless the model names another), ``c`` a word in c_format. A dot
+    product longer than block_size runs as consecutive blocks (see
+    p.chaining)."""
     if len(a) != len(b) or not a:
         raise ValueError("a and b must be non-empty and of equal length")
     ew = exp_width(p)
     ta = [unpack(I, p.fin, x, ew, flush_in(p)) for x in a]
-    tb = [unpack(I, p.fin, y, ew, flush_in(p)) for y in b]
+    tb = [unpack(I, p.fb, y, ew, flush_in(p)) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
     c_term = unpack(I, p.fc, c, ew, flush_in(p))
     return dot_terms(I, p, prods, c_term, ew, trace)

@@ -190,6 +190,6 @@ def record(p: ModelParams, k: int) -> Program:
     with inputs named a0..a{k-1}, b0..b{k-1} and c."""
     T = TraceInterp()
     a = [T.input(f"a{i}", p.fin.bits) for i in range(k)]
-    b = [T.input(f"b{i}", p.fin.bits) for i in range(k)]
+    b = [T.input(f"b{i}", p.fb.bits) for i in range(k)]
     out = datapath.dot(T, p, a, b, T.input("c", p.fc.bits))
     return Program(out, p.name)

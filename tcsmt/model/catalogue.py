@@ -45,13 +45,17 @@ def architectures() -> list[str]:
 
 
 def _formats_match(m: ModelParams, formats: str) -> bool:
+    """Whether ``formats`` (IN:OUT, or A,B:OUT for different a and b
+    formats) names m's formats."""
     fin, _, fout = formats.partition(":")
+    fa, _, fb = fin.partition(",")
     try:
-        if get_format(fin).name != m.fin.name:
+        if get_format(fa).name != m.fin.name or get_format(fb or fa).name != m.fb.name:
             return False
         return not fout or get_format(fout).name == m.fout.name
     except UserError:
-        raise UserError(f"bad --formats {formats!r}: expected IN:OUT such as fp16:fp32") from None
+        raise UserError(f"bad --formats {formats!r}: expected IN:OUT such as fp16:fp32, "
+                        "or A,B:OUT such as e4m3fnuz,e5m2fnuz:fp32") from None
 
 
 def find_model(spec: str, formats: str | None = None) -> ModelParams:

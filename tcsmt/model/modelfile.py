@@ -15,10 +15,10 @@ from pathlib import Path
 
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_atomic
-from tcsmt.model.params import FIELD_NAMES, ModelParams, load_model
+from tcsmt.model.params import FIELD_NAMES, LATER_DEFAULTS, ModelParams, load_model
 
 KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",
-             "in_format", "c_format", "out_format", "acc_format", "block_size", "align_bits",
+             "in_format", "b_format", "c_format", "out_format", "acc_format", "block_size", "align_bits",
              "carry_bits", "align_rounding", "normalisation", "add_order", "product_alignment",
              "min_exponent", "c_placement", "late_frac_bits", "c_rounding", "term_order",
              "final_rounding", "final_frac_bits", "chaining", "subnormals", "overflow", "zero_sign",
@@ -41,10 +41,13 @@ def toml_value(key: str, v) -> str:
 
 
 def render(p: ModelParams, sources: dict[str, str], header: list[str]) -> str:
-    """TOML text: header comment lines, then every key with its source."""
+    """TOML text: header comment lines, then every key with its source
+    (a key of LATER_DEFAULTS only where it differs from that value)."""
     lines = [f"# {h}" for h in header]
     lines += ["# Model file of tcsmt: keys are ModelParams fields; every value names its source.", ""]
     for key in KEY_ORDER:
+        if key in LATER_DEFAULTS and getattr(p, key) == LATER_DEFAULTS[key]:
+            continue
         lines.append(f"# source: {' '.join(sources[key].split())}")
         lines.append(f"{key} = {toml_value(key, getattr(p, key))}")
     return "\n".join(lines) + "\n"
@@ -68,7 +71,7 @@ def identified_sources(members: list[ModelParams], axes: dict[str, list], eviden
                 values.append(v)
         if key in ("name", "arch", "description", "default", "devices", "instruction"):
             out[key] = f"tcsmt identify ({evidence})"
-        elif key in ("in_format", "c_format", "out_format"):
+        elif key in ("in_format", "b_format", "c_format", "out_format"):
             out[key] = f"the observations' formats ({evidence})"
         elif key in axes and len(values) == 1:
             out[key] = (f"identified from {evidence}: every hypothesis of the space {space_name} "

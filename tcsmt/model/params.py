@@ -36,7 +36,10 @@ class ModelParams:
     """Every choice the block-FMA datapath makes.
 
     Formats
-      in_format, c_format, out_format: the formats of a and b, of c, and of d.
+      in_format, c_format, out_format: the formats of a (and of b), of c,
+        and of d.
+      b_format: the format of b when it differs from a's (AMD CDNA3 fp8 x bf8
+        MFMA); None for in_format.
       acc_format: the format whose fraction width the accumulator extends
       (float32 for tensor cores, float64 for an fp64 FMA chain).
 
@@ -107,6 +110,7 @@ class ModelParams:
     subnormals: str
     min_exponent: int | None
     acc_format: str = "float32"
+    b_format: str | None = None
     add_order: str = "sequential"
     final_frac_bits: int | None = None
     late_frac_bits: int | None = None
@@ -130,6 +134,11 @@ class ModelParams:
         return get_format(self.in_format)
 
     @property
+    def fb(self) -> Format:
+        """The format of b (in_format unless b_format names another)."""
+        return get_format(self.b_format or self.in_format)
+
+    @property
     def fc(self) -> Format:
         return get_format(self.c_format)
 
@@ -148,7 +157,11 @@ class ModelParams:
 
     @property
     def formats_label(self) -> str:
-        return f"{short_format(self.in_format)}:{short_format(self.out_format)}"
+        """IN:OUT, or A,B:OUT when a and b differ."""
+        ins = short_format(self.in_format)
+        if self.fb.name != self.fin.name:
+            ins += "," + short_format(self.fb.name)
+        return f"{ins}:{short_format(self.out_format)}"
 
     def replace(self, **changes) -> ModelParams:
         p = dataclasses.replace(self, **changes)
@@ -162,11 +175,23 @@ class ModelParams:
         return d
 
     def parameter_dict(self) -> dict:
-        """Only the values that change the arithmetic."""
+        """Only the values that change the arithmetic (parameters of
+        LATER_DEFAULTS left out where they hold that value)."""
         d = self.as_dict()
         for k in ("name", "arch", "devices", "instruction", "description", "default"):
             d.pop(k)
+        for k, v in LATER_DEFAULTS.items():
+            if d[k] == v:
+                d.pop(k)
         return d
+
+
+LATER_DEFAULTS = {"b_format": None}
+"""Parameters added after results and plans were first written, with the
+value that leaves the datapath as it was. ``parameter_dict`` leaves them out
+at that value, so the hashes that name a model's questions (the plans' space
+digests, regen's cache keys) stay what they were for every model that does
+not use them."""
 
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
@@ -186,7 +211,7 @@ CHOICES = {
     "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
     "term_order": TERM_ORDERS,
 }
-FORMAT_KEYS = ("in_format", "c_format", "out_format", "acc_format")
+FORMAT_KEYS = ("in_format", "b_format", "c_format", "out_format", "acc_format")
 OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits")
 FIELD_NAMES = [f.name for f in fields(ModelParams) if f.name != "source_file"]
 REQUIRED = [f.name for f in fields(ModelParams)
@@ -200,6 +225,8 @@ def _bad(origin: str, key: str, msg: str) -> ModelFileError:
 def validate(p: ModelParams, origin: str) -> None:
     """Raise ModelFileError naming ``origin`` and the key at the first problem."""
     for key in FORMAT_KEYS:
+        if getattr(p, key) is None and key == "b_format":
+            continue
         try:
             get_format(getattr(p, key))
         except UserError as e:
@@ -260,7 +287,7 @@ def _convert(origin: str, key: str, raw):
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise _bad(origin, key, f"{raw!r} is not an integer")
         return raw
-    if key == "nan_bits":
+    if key in ("nan_bits", "b_format"):
         if raw is None or isinstance(raw, str) and raw.lower() == "none":
             return None
     if not isinstance(raw, str):

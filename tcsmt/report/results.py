@@ -11,7 +11,7 @@ Schema ``tcsmt-result/1``: one JSON object per query.
                    "domain": the allowed inputs (see tcsmt.search.domain.Domain):
                        {"finite", "signs", "exp_range", "c_exp_range", "nonzero"},
                    "command": the command line, or ""}
-    formats       {"a": in_format, "b": in_format, "c": c_format}
+    formats       {"a": in_format, "b": b_format (or in_format), "c": c_format}
     hypotheses    N >= 1 models the vectors are run through, each
                   {"id": short unique name ("A", "B", "carry_bits=3"),
                    "label": a longer name (the model's),
@@ -78,9 +78,9 @@ def number(fmt: Format, bits: int) -> dict:
 
 def vector_record(vec: Vector, hyps: list[Hypothesis]) -> dict:
     """A vector with its outputs under every hypothesis, computed by replay."""
-    fin, fc = hyps[0].params.fin, hyps[0].params.fc
+    fin, fb, fc = hyps[0].params.fin, hyps[0].params.fb, hyps[0].params.fc
     outs = outputs(vec, hyps)
-    return {"a": [number(fin, x) for x in vec.a], "b": [number(fin, y) for y in vec.b],
+    return {"a": [number(fin, x) for x in vec.a], "b": [number(fb, y) for y in vec.b],
             "c": number(fc, vec.c),
             "outputs": {h.id: number(h.params.fout, outs[h.id]) for h in hyps},
             "separates": separated_pairs(outs, [h.id for h in hyps])}
@@ -96,7 +96,7 @@ def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verd
         "tool": {"name": "tcsmt", "version": __version__},
         "created": created or datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": query,
-        "formats": {"a": p.in_format, "b": p.in_format, "c": p.c_format},
+        "formats": {"a": p.in_format, "b": p.fb.name, "c": p.c_format},
         "hypotheses": [h.record() for h in hyps],
         "verdict": verdict,
         "proof": ({"proved_by": list(proved_by), "cross_checked": len(set(proved_by)) >= 2}

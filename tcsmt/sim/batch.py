@@ -101,7 +101,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
               engine: str = "replay") -> np.ndarray:
     """d = c + sum_k a[n, k] * b[n, k] for every row n, as out_format bits.
 
-    a_bits, b_bits: [N, K] bit patterns in p.in_format; c_bits: [N] in
+    a_bits, b_bits: [N, K] bit patterns in p.in_format (b: p.fb); c_bits: [N] in
     p.c_format (any integer dtype). Returns [N] uint64 bits in p.out_format,
     the same bits the scalar interpreter gives row by row."""
     a = np.asarray(a_bits).astype(np.uint64, copy=False)
@@ -113,7 +113,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
     if a.shape[1] == 0:
         raise UserError("a and b need at least one column (K >= 1)")
     _check_bits("a", a, p.fin.bits, p.fin.name)
-    _check_bits("b", b, p.fin.bits, p.fin.name)
+    _check_bits("b", b, p.fb.bits, p.fb.name)
     _check_bits("c", c, p.fc.bits, p.fc.name)
     n, k = a.shape
     check_supported(p, k)
@@ -124,7 +124,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
         aw = [I.array(at[i, r0:r1], p.fin.bits) for i in range(k)]
-        bw = [I.array(bt[i, r0:r1], p.fin.bits) for i in range(k)]
+        bw = [I.array(bt[i, r0:r1], p.fb.bits) for i in range(k)]
         d = run_dot(I, p, aw, bw, I.array(c[r0:r1], p.fc.bits), engine)
         out[r0:r1] = I.value(d, (r1 - r0,))
     return out
@@ -154,11 +154,11 @@ def matmul(A, B, C, arch, formats: str | None = None, overrides: list[str] | Non
     K, run block after block along K as the architecture chains them.
     """
     A, B, C = (np.asarray(x) for x in (A, B, C))
-    p = model_for_arrays(arch, formats, overrides, A, C)
+    p = model_for_arrays(arch, formats, overrides, A, C, B)
     _check_shapes(A, B, C)
     check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
-    bt = np.ascontiguousarray(to_bits(B, p.fin, "B"))          # [K, N]
+    bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))          # [K, N]
     ct = to_bits(C, p.fc, "C")
     m, k = A.shape
     n = B.shape[1]
@@ -199,7 +199,7 @@ def _hoisted_tiles(p: ModelParams, at: np.ndarray, bt: np.ndarray, engine: str):
     I = NumpyInterp(p.name)
     k = at.shape[0]
     aw = [I.array(at[i][:, None], p.fin.bits) for i in range(k)]
-    bw = [I.array(bt[i][None, :], p.fin.bits) for i in range(k)]
+    bw = [I.array(bt[i][None, :], p.fb.bits) for i in range(k)]
     if engine == "direct":
         def tile(rows, cols, c):
             d = datapath.dot(I, p, [_rows(x, rows) for x in aw], [_cols(y, cols) for y in bw],

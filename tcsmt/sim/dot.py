@@ -58,7 +58,7 @@ def check_inputs(p: ModelParams, a, b, c) -> tuple[list[int], list[int], int]:
         raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
     if not a:
         raise UserError("a and b need at least one term")
-    for name, xs, fmt in (("a", a, p.fin), ("b", b, p.fin), ("c", [int(c)], p.fc)):
+    for name, xs, fmt in (("a", a, p.fin), ("b", b, p.fb), ("c", [int(c)], p.fc)):
         for x in xs:
             if not 0 <= x < (1 << fmt.bits):
                 raise UserError(f"{name} = {x:#x} is not a {fmt.name} bit pattern "
@@ -69,18 +69,18 @@ def check_inputs(p: ModelParams, a, b, c) -> tuple[list[int], list[int], int]:
 def dot(spec: str | ModelParams, a, b, c, formats: str | None = None,
         overrides: list[str] | None = None) -> Result:
     """d = c + sum(a_i * b_i) under a model; a, b and c are bit patterns
-    (ints) in the model's in_format and c_format."""
+    (ints) in the model's in_format (b: b_format) and c_format."""
     p = model(spec, formats, overrides)
     a, b, c = check_inputs(p, a, b, c)
     out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
-                       [INT.const(x, p.fin.bits) for x in b], INT.const(c, p.fc.bits))
+                       [INT.const(x, p.fb.bits) for x in b], INT.const(c, p.fc.bits))
     return Result(out.v, p.fout)
 
 
 def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int) -> int:
     """The same as ``dot`` for callers that hold a ModelParams and checked bits."""
     out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
-                       [INT.const(x, p.fin.bits) for x in b], INT.const(c, p.fc.bits))
+                       [INT.const(x, p.fb.bits) for x in b], INT.const(c, p.fc.bits))
     return out.v
 
 
@@ -139,7 +139,7 @@ def explain(p: ModelParams, a: list[int], b: list[int], c: int) -> list[tuple[st
     """(stage, text) lines for the last block of the dot product."""
     trace: list = []
     out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
-                       [INT.const(x, p.fin.bits) for x in b], INT.const(c, p.fc.bits), trace=trace)
+                       [INT.const(x, p.fb.bits) for x in b], INT.const(c, p.fc.bits), trace=trace)
     lines: list[tuple[str, str]] = []
     e_max = None
     for name, obj, kind in trace:

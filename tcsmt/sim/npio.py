@@ -58,10 +58,11 @@ def _is_model_spec(spec: str) -> bool:
 
 
 def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
-                     C: np.ndarray) -> ModelParams:
+                     C: np.ndarray, B: np.ndarray | None = None) -> ModelParams:
     """The model for a matrix product: ``arch`` a ModelParams, a model name
     or file, or an architecture whose model is chosen by ``formats`` or,
-    without it, by the dtypes of A (input format) and C (c format)."""
+    without it, by the dtypes of A (input format), B (b format, where
+    given) and C (c format)."""
     overrides = list(overrides or [])
     if isinstance(arch, ModelParams):
         return apply_overrides(arch, overrides)
@@ -71,11 +72,15 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
         return resolve_model(arch, formats, overrides)
     family = find_model(arch).arch
     mine = [m for m in all_models() if m.arch == family]
-    fits = [m for m in mine if _fits(m.fin, A.dtype) and _fits(m.fc, C.dtype)]
+    b_dtype = A.dtype if B is None else B.dtype
+    fits = [m for m in mine if _fits(m.fin, A.dtype) and _fits(m.fb, b_dtype)
+            and _fits(m.fc, C.dtype)]
     if not fits:
         have = ", ".join(f"{m.formats_label} (a, b {dtype_of(m.fin).name}, c {dtype_of(m.fc).name})"
                          for m in mine if _has_dtype(m))
-        raise UserError(f"{family} has no model for A of dtype {A.dtype} and C of dtype {C.dtype} "
+        b_part = f", B of dtype {b_dtype}" if b_dtype != A.dtype else ""
+        raise UserError(f"{family} has no model for A of dtype {A.dtype}{b_part} "
+                        f"and C of dtype {C.dtype} "
                         f"(it has: {have})")
     # the default model first, then the one named ARCH-IN-OUT (others are
     # alternative hypotheses, such as blackwell-e4m3-fp32-mma)
@@ -84,7 +89,7 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
 
 
 def _plain_name(m: ModelParams) -> str:
-    return f"{m.arch}-{m.formats_label.replace(':', '-')}"
+    return f"{m.arch}-{m.formats_label.replace(':', '-').replace(',', '-')}"
 
 
 def _fits(fmt: Format, dtype: np.dtype) -> bool:
