@@ -15,6 +15,10 @@ ml_dtypes behaviours the tests rely on (checked with ml_dtypes 0.6):
     nor NaN: ml_dtypes saturates to the largest finite number, and so does
     round_value (specials == "none"). ml_dtypes turns a NaN into -0 for
     these formats; round_value has no NaN input, so that is not compared.
+  * float8_e4m3fnuz and float8_e5m2fnuz have no infinity and no negative
+    zero: 0x80 is their one NaN, a value that rounds past the largest finite
+    number becomes that NaN, and a negative value that rounds to zero gives
+    +0 (0x00). round_value does the same (specials == "fnuz").
   * ml_dtypes converts float64 to its own formats through float32, so it
     rounds twice: 1 + 2^-3 + 2^-40 becomes 1 in float8_e5m2 (the tie 1.125
     after the first rounding) where one correct rounding gives 1.25.
@@ -49,6 +53,7 @@ from tcsmt.model.formats import (
 )
 
 ML_FORMATS = ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+              "float8_e4m3fnuz", "float8_e5m2fnuz",
               "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
 SMALL_FORMATS = ML_FORMATS           # every one has at most 16 bits
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -122,7 +127,8 @@ def test_format_constants_match_ml_dtypes_finfo(name):
     assert fmt.has_inf == (fmt.specials == "ieee")
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e5m2", "float8_e4m3fn"])
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e5m2", "float8_e4m3fn",
+                                  "float8_e4m3fnuz", "float8_e5m2fnuz"])
 def test_canonical_specials(name):
     fmt = get_format(name)
     nan = fmt.nan_bits()
@@ -407,9 +413,29 @@ def test_ml_dtypes_rounds_float64_twice(name, x, twice, once):
     assert fmt.value(fmt.round_value(Fraction(x), "rne")) == once
 
 
+def test_fnuz_formats_have_one_nan_and_no_negative_zero():
+    for name, bias, top in (("float8_e4m3fnuz", 8, 240), ("float8_e5m2fnuz", 16, 57344)):
+        fmt = get_format(name)
+        assert fmt.bias == bias and fmt.max_finite() == top and not fmt.has_inf
+        assert fmt.nan_bits() == 0x80 and [fmt.classify(b) for b in range(256)].count("nan") == 1
+        assert fmt.round_value(Fraction(0), "rne", sign_of_zero=1) == 0
+        assert fmt.round_value(-fmt.min_subnormal() / 4, "rz") == 0
+        assert fmt.round_value(Fraction(-10 ** 9), "rne") == 0x80
+        assert fmt.round_value(Fraction(-10 ** 9), "rz") == fmt.max_finite_bits(1)
+        assert get_format(name.removeprefix("float8_")) is fmt
+
+
+def test_xf32_is_tf32_under_amds_name():
+    xf32, tf32 = get_format("xf32"), get_format("tf32")
+    assert (xf32.exp_bits, xf32.frac_bits, xf32.storage_bits) == (8, 10, 32)
+    assert all(xf32.value(w) == tf32.value(w) for w in range(0, 1 << 19, 97) if tf32.classify(w) != "nan")
+
+
 def test_negative_zero_and_underflow_sign():
     for name in ML_FORMATS + ["float32", "float64", "tf32"]:
         fmt = get_format(name)
+        if not fmt.has_negative_zero:
+            continue            # tested above
         assert fmt.is_negative_zero(fmt.round_value(Fraction(0), "rne", sign_of_zero=1))
         assert not fmt.is_negative_zero(fmt.round_value(Fraction(0), "rne", sign_of_zero=0))
         tiny = fmt.min_subnormal() / 4
@@ -463,7 +489,7 @@ def overflow_value(fmt: Format, positive: bool):
     infinity (ieee), NaN (fn, like ml_dtypes), the largest finite (none)."""
     if fmt.specials == "ieee":
         return float("inf") if positive else float("-inf")
-    if fmt.specials == "fn":
+    if fmt.specials in ("fn", "fnuz"):
         return "nan"
     top = fmt.max_finite()
     return top if positive else -top
@@ -475,11 +501,11 @@ def check_mode(fmt: Format, table: list[Fraction], v: Fraction, mode: str) -> No
     want = expected_rounding(fmt, table, v, mode)
     if want == "nan":
         assert got != got, (fmt.name, v, mode, hex(got_bits))
-        assert got_bits >> (fmt.bits - 1) == int(v < 0)
+        assert got_bits >> (fmt.bits - 1) == int(v < 0 or fmt.specials == "fnuz")
         return
     assert got == want, (fmt.name, v, mode, got, want)
     if got == 0:
-        assert fmt.is_negative_zero(got_bits) == (v < 0), (fmt.name, v, mode)
+        assert fmt.is_negative_zero(got_bits) == (v < 0 and fmt.has_negative_zero), (fmt.name, v)
 
 
 @pytest.mark.parametrize("mode", ROUNDING_MODES)

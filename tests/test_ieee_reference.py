@@ -33,7 +33,8 @@ from tcsmt.sim.dot import dot_bits, to_bits
 
 F16, F32, F64 = get_format("float16"), get_format("float32"), get_format("float64")
 MODES = ("rne", "rz", "ru", "rd")
-IN_FORMATS = ("float16", "bfloat16", "tf32", "float8_e4m3fn", "float8_e5m2")
+IN_FORMATS = ("float16", "bfloat16", "tf32", "float8_e4m3fn", "float8_e5m2",
+              "float8_e4m3fnuz", "float8_e5m2fnuz")
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -52,6 +52,8 @@ def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
         tiny = I.not_(normal)
         fracf = I.ite(tiny, I.const(0, fb), fracf)
     sbit = bv.from_bool(I, sign)
+    if not fmt.has_negative_zero:        # fnuz: a zero is +0 (-0 is the NaN)
+        sbit = bv.from_bool(I, I.and_(sign, I.not_(bv.is_zero(I, I.concat(expf, fracf)))))
     bits = I.concat(I.concat(sbit, expf), fracf)
     over = I.and_(normal, I.slt(bv.sconst(I, fmt.emax, ew), e_f))
     bits = I.ite(over, overflow_bits(I, fmt, mode, sign, overflow), bits)
@@ -102,9 +104,12 @@ def _fields_two_way(I, x: Fixed, fb: int, w: int, e_t, ew: int):
 
 def inf_or_nan(fmt: Format, sign: int) -> int:
     """The encoding an infinite result takes: infinity, else NaN (float8
-    e4m3fn), else the largest finite number (formats with neither)."""
+    e4m3fn with the sign, the fnuz formats' one NaN), else the largest
+    finite number (formats with neither)."""
     if fmt.has_inf:
         return fmt.inf_bits(sign)
+    if fmt.specials == "fnuz":
+        return fmt.nan_bits()
     if fmt.has_nan:
         return fmt.pack(sign, (1 << fmt.exp_bits) - 1, (1 << fmt.frac_bits) - 1)
     return fmt.max_finite_bits(sign)

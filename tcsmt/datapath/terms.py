@@ -74,6 +74,9 @@ def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
     elif fmt.specials == "fn":
         nan = I.and_(all_ones, I.eq(frac, bv.ones(I, fb)))
         inf = I.bool_const(False)
+    elif fmt.specials == "fnuz":
+        nan = I.and_(sign, exp_zero, frac_zero)       # the encoding of -0
+        inf = I.bool_const(False)
     else:
         nan = inf = I.bool_const(False)
     return Term(sign, exp, sig, fb, nan, inf)

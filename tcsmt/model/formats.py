@@ -29,10 +29,14 @@ class Format:
       * ``"ieee"``: infinities (fraction 0) and NaNs (fraction non-zero);
       * ``"fn"``: finite only, except NaN where exponent and fraction are all
         ones (float8_e4m3fn);
-      * ``"none"``: every encoding is a finite number (fp6, fp4, e8m13).
+      * ``"none"``: every encoding is a finite number (fp6, fp4, e8m13);
+      * ``"fnuz"``: finite only, no negative zero: the encoding of -0 (sign
+        bit alone) is the one NaN (float8_e4m3fnuz, float8_e5m2fnuz).
 
     ``container_bits`` is the width the format is stored in when that is wider
-    than its encoding: tf32 lives in the top 19 bits of a binary32 word.
+    than its encoding: tf32 (and xf32) live in the top 19 bits of a binary32
+    word. ``exp_bias`` is the exponent bias when it is not the usual
+    2**(exp_bits-1) - 1 (the fnuz formats' is one larger).
     """
 
     name: str
@@ -41,6 +45,7 @@ class Format:
     specials: str = "ieee"
     container_bits: int = 0
     ml_dtype: str | None = None
+    exp_bias: int | None = None
 
     @property
     def bits(self) -> int:
@@ -48,6 +53,8 @@ class Format:
 
     @property
     def bias(self) -> int:
+        if self.exp_bias is not None:
+            return self.exp_bias
         return (1 << (self.exp_bits - 1)) - 1
 
     @property
@@ -90,7 +97,11 @@ class Format:
 
     @property
     def has_nan(self) -> bool:
-        return self.specials in ("ieee", "fn")
+        return self.specials in ("ieee", "fn", "fnuz")
+
+    @property
+    def has_negative_zero(self) -> bool:
+        return self.specials != "fnuz"
 
     def max_finite(self) -> Fraction:
         sig = (1 << self.frac_bits) | self.max_frac_at_emax
@@ -120,6 +131,8 @@ class Format:
             return "nan" if frac else "inf"
         if self.specials == "fn" and exp == all_ones and frac == (1 << self.frac_bits) - 1:
             return "nan"
+        if self.specials == "fnuz" and bits == 1 << (self.bits - 1):
+            return "nan"
         if exp == 0:
             return "subnormal" if frac else "zero"
         return "normal"
@@ -141,9 +154,12 @@ class Format:
         return self.classify(bits) == "zero" and bits >> (self.bits - 1) == 1
 
     def nan_bits(self) -> int:
-        """The canonical quiet NaN with sign 0 and all fraction bits set."""
+        """The canonical quiet NaN with sign 0 and all fraction bits set
+        (fnuz formats: their one NaN, the sign bit alone)."""
         if not self.has_nan:
             raise ValueError(f"{self.name} has no NaN")
+        if self.specials == "fnuz":
+            return 1 << (self.bits - 1)
         return self.pack(0, (1 << self.exp_bits) - 1, (1 << self.frac_bits) - 1)
 
     def inf_bits(self, sign: int) -> int:
@@ -179,12 +195,14 @@ class Format:
 
         Overflow follows IEEE 754: infinity where the mode rounds away from
         zero past the largest finite number, the largest finite number where
-        it rounds toward zero. Formats without infinity saturate to NaN (fn)
-        or to the largest finite number (none). ``sign_of_zero`` gives the
-        sign of an exact zero.
+        it rounds toward zero. Formats without infinity saturate to NaN (fn,
+        fnuz) or to the largest finite number (none). ``sign_of_zero`` gives
+        the sign of an exact zero; a zero of an fnuz format is always +0.
         """
         if mode not in ROUNDING_MODES:
             raise ValueError(f"unknown rounding mode {mode!r}")
+        if not self.has_negative_zero:
+            sign_of_zero = 0
         if value == 0:
             return self.pack(sign_of_zero, 0, 0)
         sign = 1 if value < 0 else 0
@@ -197,7 +215,7 @@ class Format:
         if _round_up(q, rem, quantum, mode, sign):
             q += 1
         if q == 0:
-            return self.pack(sign, 0, 0)
+            return self.pack(sign if self.has_negative_zero else 0, 0, 0)
         if q >> (self.frac_bits + 1):  # carried into the next binade
             q >>= 1
             e += 1
@@ -215,6 +233,8 @@ class Format:
             return self.max_finite_bits(sign)
         if self.specials == "fn":
             return self.pack(sign, (1 << self.exp_bits) - 1, (1 << self.frac_bits) - 1)
+        if self.specials == "fnuz":
+            return self.nan_bits()
         return self.inf_bits(sign)
 
 
@@ -252,10 +272,19 @@ def _register(fmt: Format, *aliases: str) -> None:
 _register(Format("float64", 11, 52, ml_dtype="float64"), "fp64", "f64", "double", "binary64")
 _register(Format("float32", 8, 23, ml_dtype="float32"), "fp32", "f32", "single", "binary32")
 _register(Format("tf32", 8, 10, container_bits=32), "tensorfloat32")
+# AMD CDNA3's xf32: MMA-Sim 2.1.1 reads each binary32 input's top 19 bits
+# (truncate_fp32_to_tf32), the same numbers as tf32 under AMD's name
+_register(Format("xf32", 8, 10, container_bits=32))
 _register(Format("float16", 5, 10, ml_dtype="float16"), "fp16", "f16", "half", "binary16")
 _register(Format("bfloat16", 8, 7, ml_dtype="bfloat16"), "bf16")
 _register(Format("float8_e4m3fn", 4, 3, "fn", ml_dtype="float8_e4m3fn"), "e4m3", "fp8_e4m3", "fp8")
 _register(Format("float8_e5m2", 5, 2, ml_dtype="float8_e5m2"), "e5m2", "fp8_e5m2", "bf8")
+# fnuz: finite, no negative zero (0x80 is NaN), bias one larger than OCP's
+# (AMD CDNA3 "fp8" and "bf8"; ml_dtypes float8_e4m3fnuz, float8_e5m2fnuz)
+_register(Format("float8_e4m3fnuz", 4, 3, "fnuz", ml_dtype="float8_e4m3fnuz", exp_bias=8),
+          "e4m3fnuz", "fp8_e4m3fnuz")
+_register(Format("float8_e5m2fnuz", 5, 2, "fnuz", ml_dtype="float8_e5m2fnuz", exp_bias=16),
+          "e5m2fnuz", "fp8_e5m2fnuz")
 _register(Format("float6_e2m3fn", 2, 3, "none", ml_dtype="float6_e2m3fn"), "e2m3", "fp6_e2m3")
 _register(Format("float6_e3m2fn", 3, 2, "none", ml_dtype="float6_e3m2fn"), "e3m2", "fp6_e3m2")
 _register(Format("float4_e2m1fn", 2, 1, "none", ml_dtype="float4_e2m1fn"), "e2m1", "fp4", "fp4_e2m1")

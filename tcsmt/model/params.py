@@ -195,7 +195,8 @@ not use them."""
 
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-         "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+         "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2",
+         "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz"}
 
 
 def short_format(name: str) -> str:

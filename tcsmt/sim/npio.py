@@ -2,9 +2,10 @@
 choice of a model from the dtypes of a matrix product's operands.
 
 dtypes by format: float16 np.float16, bfloat16 / float8_e4m3fn / float8_e5m2
-the ml_dtypes types of those names, float32 and float64 NumPy's, and tf32
-np.float32 read as the hardware reads it: the top 19 bits of each binary32
-(sign, 8 exponent bits, 10 fraction bits), the low 13 bits dropped.
+/ float8_e4m3fnuz / float8_e5m2fnuz the ml_dtypes types of those names,
+float32 and float64 NumPy's, and tf32 and xf32 np.float32 read as the
+hardware reads it: the top 19 bits of each binary32 (sign, 8 exponent bits,
+10 fraction bits), the low 13 bits dropped.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from tcsmt.sim.dot import model as resolve_model
 
 
 def dtype_of(fmt: Format) -> np.dtype:
-    """The NumPy dtype that holds values of fmt (tf32: float32)."""
-    if fmt.name == "tf32":
+    """The NumPy dtype that holds values of fmt (tf32 and xf32: float32)."""
+    if fmt.container_bits == 32:
         return np.dtype(np.float32)
     name = fmt.ml_dtype
     if name is None:
