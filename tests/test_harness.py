@@ -1,7 +1,8 @@
-"""Hardware probes: instruction layouts, the CUDA program, the observation schema.
+"""Hardware probes: vectors files, choosing instructions, the observation schema.
 
-The CUDA programs are compiled (not run) where nvcc exists; running them
-needs a GPU, which CI does not have. Their output shape is checked through
+The layouts are tested in test_probe_layouts.py and the programs (generated,
+compiled, their host side run) in test_probe_programs.py. Running a probe
+needs a GPU, which CI does not have; its output shape is checked through
 ``simulated_observations``, which writes the same JSON from a model.
 """
 
@@ -9,16 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.cuda import MAIN
 from tcsmt.hardware.harness import (
-    cuda_program,
     observations_from_hwdata,
     parse_vectors,
     random_vectors,
@@ -26,24 +23,14 @@ from tcsmt.hardware.harness import (
     simulated_observations,
     write_probe,
 )
-from tcsmt.hardware.instructions import (
-    BY_NAME,
-    DEFAULTS,
-    INSTRUCTIONS,
-    Instruction,
-    check_layout,
-    choose_instruction,
-)
+from tcsmt.hardware.instructions import Instruction, choose_instruction, instruction_by_name
+from tcsmt.hardware.nvidia import DEFAULTS
 from tcsmt.hardware.observations import compare, parse_observations, read_observations
+from tcsmt.hardware.program import MAIN
 from tcsmt.model.formats import get_format
 from tcsmt.sim.dot import dot_bits, model
 
 ROOT = Path(__file__).resolve().parent.parent
-MMA = [i for i in INSTRUCTIONS if i.api == "mma"]
-
-
-def _ids(instrs):
-    return [i.name for i in instrs]
 
 
 def vectors_file(tmp_path, ins: Instruction, n=6, seed=3, short=False) -> Path:
@@ -55,67 +42,29 @@ def vectors_file(tmp_path, ins: Instruction, n=6, seed=3, short=False) -> Path:
 
 
 # ---------------------------------------------------------------------------
-# Fragment layouts
-# ---------------------------------------------------------------------------
-
-@pytest.mark.parametrize("ins", MMA, ids=_ids(MMA))
-def test_layouts_cover_each_matrix_once(ins):
-    sizes = ins.layout_sizes()
-    check_layout(ins.a_layout, ins.a_elems, *sizes["a"])
-    check_layout(ins.b_layout, ins.b_elems, *sizes["b"])
-    check_layout(ins.c_layout, ins.c_elems, *sizes["c"])
-
-
-def test_layout_check_refuses_a_wrong_layout():
-    with pytest.raises(ValueError, match="both hold"):
-        check_layout(lambda lane, i: (lane >> 2, 2 * (lane & 3)), 2, 8, 8)
-    with pytest.raises(ValueError, match="outside"):
-        check_layout(lambda lane, i: (lane, i), 1, 16, 1)
-
-
-# Single entries typed from the PTX ISA tables (groupID = lane >> 2, t = lane % 4).
-PTX_SPOT_CHECKS = [
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "a", 5, 6, (9, 10)),   # g=1 t=1 a6: g+8, 2t+8
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "b", 7, 3, (15, 1)),   # g=1 t=3 b3: 2t+1+8
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "c", 30, 3, (15, 5)),  # g=7 t=2 c3
-    ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "a", 6, 1, (9, 2)),   # a1: g+8, t
-    ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "a", 6, 2, (1, 6)),   # a2: g, t+4
-    ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "b", 6, 1, (6, 1)),   # b1: t+4
-    ("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", "b", 3, 1, (7, 0)),     # 2t+i
-    ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "a", 1, 13, (8, 21)),  # a13: g+8, 4t+1+16
-    ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "b", 2, 6, (26, 0)),   # b6: 4t+2+16
-    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "a", 17, 2, (5, 2)),      # high group: +4
-    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "c", 3, 6, (3, 6)),       # X=1+2, (4)+(2)+0
-    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "c", 4, 0, (8, 0)),       # quad pair 1
-]
-
-
-@pytest.mark.parametrize("name,which,lane,i,want", PTX_SPOT_CHECKS)
-def test_layouts_match_ptx_entries(name, which, lane, i, want):
-    ins = BY_NAME[name]
-    assert getattr(ins, f"{which}_layout")(lane, i) == want
-
-
-@pytest.mark.parametrize("ins", MMA, ids=_ids(MMA))
-def test_d00_is_lane_0_element_0(ins):
-    holders = [(lane, i) for lane in range(32) for i in range(ins.c_elems)
-               if ins.c_layout(lane, i) == (0, 0)]
-    assert holders == [(0, 0)]
-
-
-# ---------------------------------------------------------------------------
 # Choosing instructions
 # ---------------------------------------------------------------------------
 
 def test_defaults_and_aliases():
     f16, f32 = "float16", "float32"
-    assert choose_instruction(f16, f32, f32).name == DEFAULTS[(f16, f32, f32)]
+    e4m3, e5m2 = "float8_e4m3fn", "float8_e5m2"
+    assert choose_instruction(f16, f32, f32).name == DEFAULTS[(f16, f16, f32, f32, "", 0)]
     assert choose_instruction(f16, f32, f32, "wmma").name == "wmma.m16n16k16.row.col.f32.f16.f16.f32"
     assert choose_instruction(f16, f32, f32, "m16n8k8").k == 8
     assert choose_instruction(f16, f32, f32, "mma.sync.m8n8k4").k == 4
     assert choose_instruction("tf32", f32, f32, "wmma.m16n16k8").api == "wmma"
-    for (fin, fc, fout), name in DEFAULTS.items():
-        assert BY_NAME[name].formats() == {"in": fin, "c": fc, "out": fout}
+    assert choose_instruction(e4m3, f32, f32, "wgmma").name == \
+        "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3"
+    assert choose_instruction(e4m3, f16, f16, "sm_90a", fb=e5m2).name == \
+        "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e5m2"
+    assert choose_instruction(e4m3, f32, f32, "sm_120a").name == \
+        "mma.sync.aligned.kind::f8f6f4.m16n8k32.row.col.f32.e4m3.e4m3.f32"
+    assert choose_instruction(e4m3, f32, f32, "tcgen05").name == \
+        "tcgen05.mma.cta_group::1.kind::f8f6f4.f32.e4m3.e4m3"
+    assert choose_instruction(f16, f32, f32, target="hip").name == "v_mfma_f32_32x32x8f16"
+    assert choose_instruction(f16, f32, f32, "gfx90a", target="hip").archs[0] == "gfx908"
+    for (fa, fb, fc, fout, scale, block), name in DEFAULTS.items():
+        assert instruction_by_name(name).key() == (fa, fb, fc, fout, scale, block)
 
 
 @pytest.mark.parametrize("args,match", [
@@ -123,6 +72,7 @@ def test_defaults_and_aliases():
     (("float16", "float32", "float32", "m16n8k32"), "unknown instruction"),
     (("float16", "float32", "float32", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
      "computes"),
+    (("float64", "float64", "float64", "gfx908"), "unknown instruction"),
 ])
 def test_choose_instruction_errors(args, match):
     with pytest.raises(UserError, match=match) as e:
@@ -131,143 +81,19 @@ def test_choose_instruction_errors(args, match):
 
 
 # ---------------------------------------------------------------------------
-# The CUDA program
+# The observation keys
 # ---------------------------------------------------------------------------
 
-def _table(src: str, name: str) -> list[list[int]]:
-    body = re.search(name + r"\[32\]\[\w+\] = \{\n(.*?)\n\};", src, re.S).group(1)
-    return [[int(x) for x in re.findall(r"-?\d+", line)] for line in body.splitlines()]
-
-
-def _define(src: str, name: str) -> int:
-    return int(re.search(rf"#define {name} (\w+)", src).group(1), 0)
-
-
-@pytest.mark.parametrize("ins", MMA, ids=_ids(MMA))
-def test_fragment_tables_rebuild_a_and_b(tmp_path, ins):
-    """Pack the registers as the kernel does, from the tables in the source,
-    then read them back through the PTX layout: row 0 of A must be a, column
-    0 of B must be b, everything else zero."""
-    vs = read_vectors(vectors_file(tmp_path, ins, n=1, short=True))
-    src = cuda_program(vs, ins)
-    (a, b, _), = vs.padded(ins.k)
-    fin = get_format(ins.in_format)
-    words_a = [fin.to_storage(x) for x in a]
-    words_b = [fin.to_storage(x) for x in b]
-    bits = _define(src, "IN_BITS")
-    per = 32 // bits
-    for name, layout, words, elems, is_a in (("A_TERM", ins.a_layout, words_a, ins.a_elems, True),
-                                             ("B_TERM", ins.b_layout, words_b, ins.b_elems, False)):
-        table = _table(src, name)
-        assert len(table) == 32 and all(len(r) == elems for r in table)
-        seen = {}
-        for lane in range(32):
-            regs = [0] * (elems // per)
-            for i in range(elems):
-                t = table[lane][i]
-                regs[i // per] |= (words[t] if t >= 0 else 0) << ((i % per) * bits)
-            for i in range(elems):
-                seen[layout(lane, i)] = (regs[i // per] >> ((i % per) * bits)) & ((1 << bits) - 1)
-        for (r, col), x in seen.items():
-            term = col if is_a and r == 0 else r if not is_a and col == 0 else None
-            assert x == (words[term] if term is not None else 0), (name, r, col)
-    # The kernel packs and unpacks with the same arithmetic as above.
-    for reg, per_, bits_ in (("ra", "IN_PER_REG", "IN_BITS"), ("rb", "IN_PER_REG", "IN_BITS"),
-                             ("rc", "C_PER_REG", "C_BITS")):
-        assert f"{reg}[i / {per_}] |= (x & " in src
-        assert src.count(f"<< ((i % {per_}) * {bits_});") >= 1
-    assert "(rd[i / C_PER_REG] >> ((i % C_PER_REG) * C_BITS)) & C_MASK" in src
-    assert src.count("<< ((i % IN_PER_REG) * IN_BITS);") == 2
-
-
-@pytest.mark.parametrize("ins", INSTRUCTIONS, ids=_ids(INSTRUCTIONS))
-def test_program_for_every_instruction(tmp_path, ins):
-    path = vectors_file(tmp_path, ins, n=5, short=True)
-    out = tmp_path / "probe.cu"
-    got, count = write_probe(path, out)
-    assert got == ins and count == 5
-    src = out.read_text()
-    vs = read_vectors(path)
-    assert f"// Build: nvcc -O2 -arch=sm_{ins.min_sm} probe.cu -o probe" in src
-    assert f"#define NVEC 5\n#define K {ins.k}\n" in src
-    assert f'\\"instruction\\": \\"{ins.name}\\"' in src
-    assert vs.sha256 in src
-    fin = get_format(ins.in_format)
-    first = f"0x{fin.to_storage(vs.vectors[0][0][0]):0{(fin.storage_bits + 3) // 4}x}u"
-    assert first in src.split("h_a[NVEC * K] = {", 1)[1].split("};")[0]
-    if ins.api == "mma":
-        assert f'asm volatile("{ins.name} ' in src
-    else:
-        assert "wmma::fragment<wmma::matrix_a, M, N, K," in src and "mma_sync(" in src
-
-
 def test_program_shape_matches_simulated_output(tmp_path):
-    """Every key the CUDA main prints is in what simulated_observations writes."""
+    """Every key the probe's main prints is in what simulated_observations writes."""
     printed = set(re.findall(r'\\"(\w+)\\": ', MAIN.template))
-    ins = BY_NAME[DEFAULTS[("float16", "float32", "float32")]]
+    ins = instruction_by_name(DEFAULTS[("float16", "float16", "float32", "float32", "", 0)])
     sim = simulated_observations(vectors_file(tmp_path, ins), "hopper-fp16-fp32")
     row_keys = {"index", "a", "b", "c", "d"}
+    optional = {"scale_a", "scale_b", "matches", "hypotheses", "id", "label", "matched"}
     assert printed >= {"schema", "device", "instruction", "formats", "k", "observations"}
-    assert printed - row_keys - {"in", "out", "cuda_runtime", "cuda_driver"} <= set(sim)
+    assert printed - row_keys - optional <= set(sim)
     assert set(sim["observations"][0]) == row_keys
-
-
-# One instruction of each family, compiled for sm_90 and for the oldest
-# architecture this nvcc builds that the instruction runs on.
-COMPILE = ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-           "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
-           "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-           "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32",
-           "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
-           "wmma.m16n16k16.row.col.f16.f16.f16.f16",
-           "wmma.m16n16k8.row.col.f32.tf32.tf32.f32"]
-
-
-def _nvcc_archs(nvcc: str) -> list[int]:
-    out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True, check=True).stdout
-    return sorted(int(m) for m in re.findall(r"compute_(\d+)", out))
-
-
-def test_programs_compile_with_nvcc(tmp_path):
-    nvcc = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists() else None)
-    if nvcc is None:
-        pytest.skip("nvcc not found: the generated CUDA programs are not compiled here")
-    archs = _nvcc_archs(nvcc)
-    jobs = []
-    for name in COMPILE:
-        ins = BY_NAME[name]
-        lowest = min(a for a in archs if a >= ins.min_sm)   # sm_70 left CUDA 13
-        src = tmp_path / (name.replace(".", "_") + ".cu")
-        write_probe(vectors_file(tmp_path, ins, n=3), src)
-        gencode = []
-        for sm in sorted({lowest, 90}):
-            gencode += ["-gencode", f"arch=compute_{sm},code=sm_{sm}"]
-        cmd = [nvcc, "-O2", *gencode, "-c", str(src), "-o", str(src.with_suffix(".o"))]
-        jobs.append((name, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                            text=True)))
-    # One program is linked and run: with a GPU it prints observations, without
-    # one it must end with a one-line CUDA error and print nothing on stdout.
-    ins = BY_NAME[COMPILE[0]]
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    vpath = vectors_file(run_dir, ins, n=4)
-    exe = tmp_path / "probe"
-    write_probe(vpath, tmp_path / "probe.cu")
-    link = subprocess.Popen([nvcc, "-O2", "-arch=sm_90", str(tmp_path / "probe.cu"), "-o", str(exe)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    failed = []
-    for name, proc in jobs + [("linked probe", link)]:
-        out, _ = proc.communicate(timeout=300)
-        if proc.returncode != 0:
-            failed.append(f"{name}:\n{out}")
-    assert not failed, "\n".join(failed)
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    if run.returncode == 0:
-        obs = parse_observations(json.loads(run.stdout))
-        assert obs.instruction == ins.name and len(obs.rows) == 4
-    else:
-        assert run.stdout == "" and run.returncode == 1
-        assert run.stderr.startswith("probe: ") and run.stderr.count("\n") == 1
 
 
 # ---------------------------------------------------------------------------
@@ -320,6 +146,8 @@ def test_tf32_low_bits_and_too_many_terms(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(UserError, match="no supported instruction"):
         write_probe(path, tmp_path / "p.cu")
+    with pytest.raises(UserError, match="unknown target"):
+        write_probe(path, tmp_path / "p.cu", target="metal")
     assert not (tmp_path / "p.cu").exists()
 
 
@@ -359,7 +187,7 @@ def test_cli_writes_the_program(tmp_path, capsys):
     ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "hopper-e4m3-fp32"),
 ])
 def test_simulated_observations_round_trip(tmp_path, name, model_name):
-    ins = BY_NAME[name]
+    ins = instruction_by_name(name)
     vpath = vectors_file(tmp_path, ins, n=8, short=True)
     sim = simulated_observations(vpath, model_name)
     opath = tmp_path / "obs.json"
@@ -375,7 +203,7 @@ def test_simulated_observations_round_trip(tmp_path, name, model_name):
 
 
 def test_compare_finds_a_different_model(tmp_path):
-    ins = BY_NAME["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"]
+    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
     data = random_vectors(ins.formats(), 16, 40, 11, exp_range=(-12, 3))
     path = tmp_path / "v.json"
     path.write_text(json.dumps(data))

@@ -9,35 +9,43 @@ from tcsmt.errors import UserError
 
 @click.command("harness")
 @click.argument("vectors", required=False, type=click.Path(dir_okay=False))
-@click.option("--target", type=click.Choice(["cuda"]), default="cuda", show_default=True,
-              help="Program to write: cuda (one warp and one matrix instruction per vector).")
+@click.option("--target", type=click.Choice(["cuda", "hip"]), default="cuda", show_default=True,
+              help="Program to write: cuda (NVIDIA: mma.sync, wmma, wgmma, tcgen05) or hip "
+                   "(AMD MFMA); one matrix instruction per vector.")
 @click.option("-o", "--output", "output", metavar="FILE",
               help="The program to write, e.g. probe.cu.")
 @click.option("--instruction", metavar="NAME",
-              help="Instruction to run: a full name (see --list-instructions), mma, wmma, or a "
-                   "shape such as m16n8k8. Default: the file's, else the usual mma.sync for "
-                   "the formats.")
+              help="Instruction to run: a full name (see --list-instructions), an interface "
+                   "(mma, wmma, wgmma, tcgen05, mfma), an architecture (sm_90a, sm_100a, "
+                   "sm_120a, gfx942) or a shape such as m16n8k8. Default: the file's, else "
+                   "the usual mma.sync for the formats.")
 @click.option("--list-instructions", is_flag=True,
               help="List the supported instructions and exit.")
 def harness(vectors, target, output, instruction, list_instructions):
     """Write a self-contained program that runs VECTORS.json on a GPU.
 
     \b
-    Each vector runs as one warp and one matrix instruction: a in row 0 of A,
-    b in column 0 of B, c in C[0][0], everything else zero. The program prints
-    the bits of D[0][0] for every vector as JSON (schema tcsmt-observations/1),
-    which `tcsmt identify` reads. The build command is in its first lines:
+    Each vector runs as one matrix instruction (one warp, warpgroup or
+    wavefront); the program prints the bits of D for every vector as JSON
+    (schema tcsmt-observations/1), which `tcsmt identify` reads, after
+    checking with calibration vectors that the operands reached the right
+    places. The build command is in its first lines:
       tcsmt harness plan.json -o probe.cu
       nvcc -O2 -arch=sm_90 probe.cu -o probe && ./probe > observations.json
+      tcsmt harness plan.json --instruction wgmma -o wgmma.cu     (H100, sm_90a)
+      tcsmt harness plan.json --target hip -o probe.hip           (AMD Instinct)
     """
     from tcsmt.hardware.harness import build_command, write_probe
-    from tcsmt.hardware.instructions import DEFAULTS, INSTRUCTIONS
+    from tcsmt.hardware.instructions import all_instructions, default_names
 
     if list_instructions:
-        defaults = set(DEFAULTS.values())
-        for ins in INSTRUCTIONS:
+        defaults = default_names()
+        for ins in all_instructions():
+            if (ins.api == "mfma") != (target == "hip"):
+                continue
             mark = " (default)" if ins.name in defaults else ""
-            click.echo(f"{ins.name:<56} k={ins.k:<3} sm_{ins.min_sm}+{mark}")
+            arch = ",".join(ins.archs) if ins.archs else ins.arch + ("" if ins.arch.endswith("a") else "+")
+            click.echo(f"{ins.name:<78} k={ins.k:<3} {arch}{mark}")
         return
     if not vectors:
         raise UserError("missing VECTORS.json (or use --list-instructions)")

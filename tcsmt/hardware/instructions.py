@@ -1,166 +1,54 @@
-"""The matrix instructions a hardware probe can run, and their fragment layouts.
+"""The matrix instructions a hardware probe can run, and how to pick one.
 
-One warp runs one instruction D = A*B + C. For ``mma.sync`` every lane holds
-a few elements of A, B, C and D in registers (a "fragment"); which lane and
-which element hold A[row][col] is fixed by the PTX ISA ("Matrix Fragments for
-mma.m16n8k16" and its siblings). This module writes those rules once, as
-Python functions ``(lane, i) -> (row, col)`` of the element ``i`` a lane
-holds. The CUDA generator turns them into tables; the tests check that every
-layout covers its matrix exactly once.
+An ``Instruction`` says what one warp, warpgroup or wavefront computes
+(D = A*B + C with its shape and formats), which program interface runs it
+and where a probe puts the vector's terms:
 
-Notation of the PTX ISA: ``groupID = lane >> 2``, ``threadID_in_group =
-lane % 4``. Elements are numbered low to high inside each 32-bit register
-(a .f16x2 register holds element 2j in its low half).
+* ``placement = "single"``: a in row 0 of A, b in column 0 of B, c in
+  C[0][0], every other element zero; D[0][0] is read back and every other
+  element of D must come out zero or NaN. Used where the register layout of
+  every fragment is documented lane by lane (mma.sync, MFMA) and where the
+  library loads fragments (wmma).
+* ``placement = "broadcast"``: every row of A holds a, every column of B
+  holds b, every element of C holds c, so every element of D is the same
+  dot product; every element of D must come out equal. Used by wgmma and
+  tcgen05, whose operands are read from shared memory and tensor memory
+  through descriptors: only the order along K then matters, and the probe's
+  calibration vectors (``tcsmt.hardware.calibration``) check it on the device.
 
-``mma.sync.aligned.m8n8k4`` (Volta) is different: a warp runs four separate
-8x8x4 products, one per quad pair (lanes 0-3 with 16-19, 4-7 with 20-23, ...).
-Its layouts here number the rows of A, C and D (and the columns of B) of quad
-pair q as 8q..8q+7, so one bijection check covers all four products and only
-quad pair 0 holds the row and column the probe uses.
-
-``wmma`` (nvcuda::wmma) fragments are opaque: the probe loads them from
-shared memory with ``load_matrix_sync`` and needs no layout.
+The tables of instructions are in ``tcsmt.hardware.nvidia`` (mma.sync,
+wmma, wgmma, tcgen05) and ``tcsmt.hardware.mfma`` (AMD); the fragment
+layouts in ``tcsmt.hardware.layouts``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from tcsmt.errors import UserError
+from tcsmt.hardware.layouts import Layout
 from tcsmt.model.formats import get_format
-
-Layout = Callable[[int, int], tuple[int, int]]
-
-
-# ---------------------------------------------------------------------------
-# Fragment layouts (PTX ISA, "Matrix Fragments for mma.mXnYkZ")
-# ---------------------------------------------------------------------------
-
-def _gt(lane: int) -> tuple[int, int]:
-    return lane >> 2, lane & 3
-
-
-def a_m16n8k16_16bit(lane, i):
-    """a0..a7 in four .f16x2/.bf16x2 registers: rows g, g+8; cols 2t.., +8 for i >= 4."""
-    g, t = _gt(lane)
-    return g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)
-
-
-def b_m16n8k16_16bit(lane, i):
-    """b0..b3 in two 16x2 registers: k = 2t + (i & 1), +8 for i >= 2; column g."""
-    g, t = _gt(lane)
-    return 2 * t + (i & 1) + 8 * (i >> 1), g
-
-
-def a_m16n8k8_16bit(lane, i):
-    """a0..a3 in two 16x2 registers: rows g (a0, a1) and g+8 (a2, a3)."""
-    g, t = _gt(lane)
-    return g + 8 * (i >> 1), 2 * t + (i & 1)
-
-
-def b_m16n8k8_16bit(lane, i):
-    """b0, b1 in one 16x2 register: k = 2t + i; column g."""
-    g, t = _gt(lane)
-    return 2 * t + i, g
-
-
-def a_m16n8k8_tf32(lane, i):
-    """a0..a3 in four .b32 registers: rows g (a0, a2), g+8 (a1, a3); cols t, t+4 (a2, a3)."""
-    g, t = _gt(lane)
-    return g + 8 * (i & 1), t + 4 * (i >> 1)
-
-
-def b_m16n8k8_tf32(lane, i):
-    """b0, b1 in two .b32 registers: k = t (b0), t+4 (b1); column g."""
-    g, t = _gt(lane)
-    return t + 4 * i, g
-
-
-def a_m16n8k4_tf32(lane, i):
-    """a0, a1: rows g (a0) and g+8 (a1); column t."""
-    g, t = _gt(lane)
-    return g + 8 * i, t
-
-
-def b_m16n8k4_tf32(lane, i):
-    """b0: k = t; column g."""
-    g, t = _gt(lane)
-    return t, g
-
-
-def a_m16n8k32_8bit(lane, i):
-    """a0..a15 in four .b32 registers of four bytes: rows g (a0-a3, a8-a11) and
-    g+8 (a4-a7, a12-a15); cols 4t + (i & 3), +16 for i >= 8."""
-    g, t = _gt(lane)
-    return g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)
-
-
-def b_m16n8k32_8bit(lane, i):
-    """b0..b7 in two .b32 registers: k = 4t + (i & 3), +16 for i >= 4; column g."""
-    g, t = _gt(lane)
-    return 4 * t + (i & 3) + 16 * (i >> 2), g
-
-
-def c_m16n8(lane, i):
-    """c0..c3 (four .f32 registers or two .f16x2): rows g (c0, c1) and g+8; cols 2t + (i & 1)."""
-    g, t = _gt(lane)
-    return g + 8 * (i >> 1), 2 * t + (i & 1)
-
-
-def _m8n8k4_lane(lane: int) -> tuple[int, int, int]:
-    """(quad pair, 1 for the high group of lanes 16-31, lane % 4)."""
-    return (lane >> 2) & 3, lane >> 4, lane & 3
-
-
-def a_m8n8k4_row(lane, i):
-    """Row-major A: row lane % 4 (+4 for lanes 16-31), column i; rows 8q.. for quad pair q."""
-    q, hi, lt = _m8n8k4_lane(lane)
-    return 8 * q + lt + 4 * hi, i
-
-
-def b_m8n8k4_col(lane, i):
-    """Column-major B: k = i, column lane % 4 (+4 for lanes 16-31); columns 8q.. for quad pair q."""
-    q, hi, lt = _m8n8k4_lane(lane)
-    return i, 8 * q + lt + 4 * hi
-
-
-def c_m8n8k4_f16(lane, i):
-    """.f16 C/D, c0..c7 in four .f16x2 registers: row lane % 4 (+4 high), column i."""
-    q, hi, lt = _m8n8k4_lane(lane)
-    return 8 * q + lt + 4 * hi, i
-
-
-def c_m8n8k4_f32(lane, i):
-    """.f32 C/D, c0..c7: row (lane % 2) + (i & 2) (+4 high), column (i & 4) + (lane & 2) + (i & 1)."""
-    q, hi, lt = _m8n8k4_lane(lane)
-    return 8 * q + (lt & 1) + (i & 2) + 4 * hi, (i & 4) + (lt & 2) + (i & 1)
-
-
-# ---------------------------------------------------------------------------
-# The instruction table
-# ---------------------------------------------------------------------------
-
-PTX_TYPES = {"float16": "f16", "bfloat16": "bf16", "tf32": "tf32", "float32": "f32",
-             "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 
 
 @dataclass(frozen=True)
 class Instruction:
     """One matrix instruction: D (m x n) = A (m x k) * B (k x n) + C.
 
-    The fragment fields are None for wmma; ``layout_sizes`` gives the
-    matrix each layout covers (four products side by side for m8n8k4).
+    The fragment fields (layouts, elements per lane) are set where the
+    probe places the terms in registers itself (mma.sync, MFMA, and A of
+    wgmma); ``layout_sizes`` gives the matrix each layout covers (four
+    products side by side for m8n8k4).
     """
     name: str
-    api: str                      # "mma" (inline PTX mma.sync) or "wmma" (nvcuda::wmma)
+    api: str                      # mma, wmma, wgmma, tcgen05 (NVIDIA) or mfma (AMD)
     m: int
     n: int
     k: int
-    in_format: str
+    in_format: str                # the format of A (and of B unless b_format is set)
     c_format: str
     out_format: str
-    min_sm: int
+    min_sm: int                   # NVIDIA compute capability x 10; 0 for AMD
+    arch: str                     # what the program is built for: sm_80, sm_90a, gfx90a...
     a_layout: Layout | None = None
     b_layout: Layout | None = None
     c_layout: Layout | None = None
@@ -168,16 +56,25 @@ class Instruction:
     b_elems: int = 0
     c_elems: int = 0
     quad_pairs: int = 1           # separate products one warp runs (4 for m8n8k4)
-
-    @property
-    def ptx_types(self) -> str:
-        """dtype.atype.btype.ctype as in the PTX name."""
-        t = PTX_TYPES
-        return f"{t[self.out_format]}.{t[self.in_format]}.{t[self.in_format]}.{t[self.c_format]}"
+    b_format: str = ""            # B's format where it differs from A's
+    kind: str = ""                # tcgen05 / sm_120 kind: f16, tf32, f8f6f4, mxf8f6f4, mxf4, mxf4nvf4
+    scale_format: str = ""        # block-scaled kinds: the scale factors' format
+    scale_block: int = 0          # block-scaled kinds: elements of K per scale factor
+    placement: str = "single"     # "single" or "broadcast" (see the module docstring)
+    threads: int = 32             # threads per vector: a warp, a warpgroup (128), a wavefront (64)
+    archs: tuple[str, ...] = ()   # AMD: every gfx target that has the instruction
 
     @property
     def shape(self) -> str:
         return f"m{self.m}n{self.n}k{self.k}"
+
+    @property
+    def a_format(self) -> str:
+        return self.in_format
+
+    @property
+    def b_fmt(self) -> str:
+        return self.b_format or self.in_format
 
     @property
     def a_rows(self) -> int:
@@ -187,119 +84,135 @@ class Instruction:
     def b_cols(self) -> int:
         return self.n * self.quad_pairs
 
+    @property
+    def scale_blocks(self) -> int:
+        """Scale factors per row of A (and per column of B) along K."""
+        return self.k // self.scale_block if self.scale_block else 0
+
     def layout_sizes(self) -> dict[str, tuple[int, int]]:
         """Rows and columns each fragment layout covers: quad pair q of
         m8n8k4 owns rows 8q.. of A and C/D and columns 8q.. of B."""
         return {"a": (self.a_rows, self.k), "b": (self.k, self.b_cols), "c": (self.a_rows, self.n)}
 
     def formats(self) -> dict[str, str]:
-        return {"in": self.in_format, "c": self.c_format, "out": self.out_format}
+        """The formats as in vectors and observation files."""
+        out = ({"in": self.in_format} if not self.b_format else
+               {"a": self.in_format, "b": self.b_format})
+        out.update({"c": self.c_format, "out": self.out_format})
+        if self.scale_format:
+            out["scale"] = self.scale_format
+        return out
+
+    def key(self) -> tuple:
+        """What the instruction computes: (a, b, c, out, scale, scale block)."""
+        return (self.in_format, self.b_fmt, self.c_format, self.out_format,
+                self.scale_format, self.scale_block)
 
 
-def _mma(shape, fin, fc, min_sm, a, b, c, na, nb, nc, quad_pairs=1) -> Instruction:
-    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
-    fout = fc
-    types = f"{PTX_TYPES[fout]}.{PTX_TYPES[fin]}.{PTX_TYPES[fin]}.{PTX_TYPES[fc]}"
-    return Instruction(f"mma.sync.aligned.{shape}.row.col.{types}", "mma", m, n, k, fin, fc, fout,
-                       min_sm, a, b, c, na, nb, nc, quad_pairs)
-
-
-def _wmma(shape, fin, fc, min_sm) -> Instruction:
-    m, n, k = (int(x) for x in shape[1:].replace("n", " ").replace("k", " ").split())
-    types = f"{PTX_TYPES[fc]}.{PTX_TYPES[fin]}.{PTX_TYPES[fin]}.{PTX_TYPES[fc]}"
-    return Instruction(f"wmma.{shape}.row.col.{types}", "wmma", m, n, k, fin, fc, fc, min_sm)
-
-
-F16, BF16, TF32, F32 = "float16", "bfloat16", "tf32", "float32"
-E4M3, E5M2 = "float8_e4m3fn", "float8_e5m2"
-
-INSTRUCTIONS: list[Instruction] = [
-    _mma("m16n8k16", F16, F32, 80, a_m16n8k16_16bit, b_m16n8k16_16bit, c_m16n8, 8, 4, 4),
-    _mma("m16n8k16", F16, F16, 80, a_m16n8k16_16bit, b_m16n8k16_16bit, c_m16n8, 8, 4, 4),
-    _mma("m16n8k16", BF16, F32, 80, a_m16n8k16_16bit, b_m16n8k16_16bit, c_m16n8, 8, 4, 4),
-    _mma("m16n8k8", F16, F32, 75, a_m16n8k8_16bit, b_m16n8k8_16bit, c_m16n8, 4, 2, 4),
-    _mma("m16n8k8", F16, F16, 75, a_m16n8k8_16bit, b_m16n8k8_16bit, c_m16n8, 4, 2, 4),
-    _mma("m16n8k8", BF16, F32, 80, a_m16n8k8_16bit, b_m16n8k8_16bit, c_m16n8, 4, 2, 4),
-    _mma("m16n8k8", TF32, F32, 80, a_m16n8k8_tf32, b_m16n8k8_tf32, c_m16n8, 4, 2, 4),
-    _mma("m16n8k4", TF32, F32, 80, a_m16n8k4_tf32, b_m16n8k4_tf32, c_m16n8, 2, 1, 4),
-    _mma("m16n8k32", E4M3, F32, 89, a_m16n8k32_8bit, b_m16n8k32_8bit, c_m16n8, 16, 8, 4),
-    _mma("m16n8k32", E5M2, F32, 89, a_m16n8k32_8bit, b_m16n8k32_8bit, c_m16n8, 16, 8, 4),
-    _mma("m8n8k4", F16, F32, 70, a_m8n8k4_row, b_m8n8k4_col, c_m8n8k4_f32, 4, 4, 8, 4),
-    _mma("m8n8k4", F16, F16, 70, a_m8n8k4_row, b_m8n8k4_col, c_m8n8k4_f16, 4, 4, 8, 4),
-    _wmma("m16n16k16", F16, F32, 70),
-    _wmma("m16n16k16", F16, F16, 70),
-    _wmma("m16n16k16", BF16, F32, 80),
-    _wmma("m16n16k8", TF32, F32, 80),
-]
-
-BY_NAME = {ins.name: ins for ins in INSTRUCTIONS}
-
-# The instruction a probe uses when none is named, per (in, c, out) formats.
-DEFAULTS = {
-    (F16, F32, F32): "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-    (F16, F16, F16): "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
-    (BF16, F32, F32): "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-    (TF32, F32, F32): "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-    (E4M3, F32, F32): "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
-    (E5M2, F32, F32): "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32",
-}
-
-
-def _pair_label(fin: str, fc: str, fout: str) -> str:
-    return f"in {fin}, c {fc}, out {fout}"
-
-
-def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None) -> Instruction:
-    """The instruction for a format triple (canonical format names).
-
-    ``name`` may be a full name (``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32``),
-    an API (``mma``/``mma.sync``/``wmma``: that API's instruction for the
-    formats, the largest k first), or a shape (``m16n8k8``, ``wmma.m16n16k8``).
-    """
-    pair = (fin, fc, fout)
-    fits = [ins for ins in INSTRUCTIONS if (ins.in_format, ins.c_format, ins.out_format) == pair]
-    if not fits:
-        have = "; ".join(sorted({_pair_label(*k) for k in DEFAULTS}))
-        raise UserError(f"no supported instruction for {_pair_label(*pair)} (supported: {have})")
-    if name is None or not str(name).strip():
-        return BY_NAME[DEFAULTS[pair]]
-    key = str(name).strip().lower()
-    if key in BY_NAME:
-        ins = BY_NAME[key]
-        if ins not in fits:
-            raise UserError(f"instruction {key} computes {_pair_label(*ins.formats().values())}, "
-                            f"not {_pair_label(*pair)}")
-        return ins
-    if key in ("mma", "mma.sync"):
-        match = [i for i in fits if i.api == "mma"]
-    elif key == "wmma":
-        match = [i for i in fits if i.api == "wmma"]
-    else:
-        api, _, shape = key.rpartition(".")
-        api = "mma" if api == "mma.sync" else api
-        match = [i for i in fits if i.shape == shape and api in ("", i.api)]
-    if not match:
-        known = ", ".join(i.name for i in fits)
-        raise UserError(f"unknown instruction {name!r} for {_pair_label(*pair)} (known: {known})")
-    return max(match, key=lambda i: (i.api == "mma", i.k))
-
-
-def check_layout(layout: Layout, elems: int, rows: int, cols: int) -> None:
-    """Raise ValueError unless the 32 lanes x ``elems`` elements cover the
-    rows x cols matrix exactly once."""
-    seen: dict[tuple[int, int], tuple[int, int]] = {}
-    for lane in range(32):
-        for i in range(elems):
-            rc = layout(lane, i)
-            if not (0 <= rc[0] < rows and 0 <= rc[1] < cols):
-                raise ValueError(f"lane {lane} element {i} -> {rc} is outside {rows}x{cols}")
-            if rc in seen:
-                raise ValueError(f"lane {lane} element {i} and lane/element {seen[rc]} both hold {rc}")
-            seen[rc] = (lane, i)
-    if len(seen) != rows * cols:
-        raise ValueError(f"{len(seen)} of {rows * cols} elements covered")
+def register_element(ins: Instruction, fmt_name: str) -> tuple[int, int]:
+    """(bits one element takes in a fragment register, left shift of its
+    encoding there). tf32 sits in 32 bits; kind::f8f6f4 and kind::mxf8f6f4
+    hold fp6 in bits 5:0 and fp4 in bits 5:2 of an 8-bit container (PTX ISA,
+    mma with .kind::f8f6f4)."""
+    fmt = get_format(fmt_name)
+    if ins.kind in ("f8f6f4", "mxf8f6f4") and fmt.bits < 8:
+        return 8, 2 if fmt.bits == 4 else 0
+    return fmt.storage_bits, 0
 
 
 def element_bits(fmt_name: str) -> int:
     """Bits one element takes in a fragment register (tf32 sits in 32 bits)."""
     return get_format(fmt_name).storage_bits
+
+
+# ---------------------------------------------------------------------------
+# Looking instructions up
+# ---------------------------------------------------------------------------
+
+def _all() -> tuple[list[Instruction], dict[tuple, str]]:
+    from tcsmt.hardware.mfma import MFMA
+    from tcsmt.hardware.nvidia import DEFAULTS, NVIDIA
+    return NVIDIA + MFMA, DEFAULTS
+
+
+def _label(key: tuple) -> str:
+    a, b, c, out, scale, block = key
+    ab = f"in {a}" if a == b else f"a {a}, b {b}"
+    sc = f", scale {scale} per {block}" if scale else ""
+    return f"{ab}, c {c}, out {out}{sc}"
+
+
+API_ALIASES = {"mma.sync": "mma", "mma": "mma", "wmma": "wmma", "wgmma": "wgmma",
+               "wgmma.mma_async": "wgmma", "tcgen05": "tcgen05", "tcgen05.mma": "tcgen05",
+               "mfma": "mfma", "hip": "mfma"}
+
+
+def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None, *,
+                       fb: str | None = None, scale: str = "", scale_block: int = 0,
+                       target: str | None = None) -> Instruction:
+    """The instruction for these formats (canonical format names).
+
+    ``name`` may be a full name (``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32``),
+    an API (``mma``/``mma.sync``/``wmma``/``wgmma``/``tcgen05``/``mfma``:
+    that API's instruction for the formats, the largest k first), a shape
+    (``m16n8k8``, ``wmma.m16n16k8``), or an architecture (``sm_90a``,
+    ``sm_100a``, ``sm_120a``, ``gfx942``). ``target`` ("cuda" or "hip")
+    limits the choice to that vendor's instructions.
+    """
+    instructions, defaults = _all()
+    key = (fin, fb or fin, fc, fout, scale, scale_block)
+    fits = [i for i in instructions if i.key() == key and _on_target(i, target)]
+    if not fits:
+        have = "; ".join(sorted({_label(i.key()) for i in instructions if _on_target(i, target)}))
+        raise UserError(f"no supported instruction for {_label(key)} (supported: {have})")
+    if name is None or not str(name).strip():
+        if key in defaults and target != "hip":
+            return next(i for i in instructions if i.name == defaults[key])
+        return max(fits, key=_preference)
+    want = str(name).strip().lower()
+    by_name = {i.name.lower(): i for i in instructions}
+    if want in by_name:
+        ins = by_name[want]
+        if ins not in fits:
+            raise UserError(f"instruction {ins.name} computes {_label(ins.key())}, not {_label(key)}")
+        return ins
+    match = _match(fits, want)
+    if not match:
+        known = ", ".join(i.name for i in fits)
+        raise UserError(f"unknown instruction {name!r} for {_label(key)} (known: {known})")
+    return max(match, key=_preference)
+
+
+def _on_target(ins: Instruction, target: str | None) -> bool:
+    return target is None or (ins.api == "mfma") == (target == "hip")
+
+
+def _preference(ins: Instruction) -> tuple:
+    """mma.sync first (it runs on most GPUs); of MFMA the 32x32 forms; then the largest k."""
+    return (ins.api == "mma", ins.m if ins.api == "mfma" else 0, ins.k, -ins.min_sm)
+
+
+def _match(fits: list[Instruction], want: str) -> list[Instruction]:
+    if want in API_ALIASES:
+        return [i for i in fits if i.api == API_ALIASES[want]]
+    if want.startswith(("sm_", "gfx")):
+        return [i for i in fits if i.arch == want or want in i.archs]
+    api, _, shape = want.rpartition(".")
+    api = API_ALIASES.get(api, api)
+    return [i for i in fits if i.shape == shape and api in ("", i.api)]
+
+
+def instruction_by_name(name: str) -> Instruction:
+    instructions, _ = _all()
+    for ins in instructions:
+        if ins.name.lower() == str(name).strip().lower():
+            return ins
+    raise UserError(f"unknown instruction {name!r} (see tcsmt harness --list-instructions)")
+
+
+def all_instructions() -> list[Instruction]:
+    return _all()[0]
+
+
+def default_names() -> set[str]:
+    return set(_all()[1].values())

@@ -11,29 +11,42 @@ Schema ``tcsmt-observations/1``::
       "source": "device" | "simulated" | "hwdata",   (optional)
       "device": "NVIDIA H100 80GB HBM3",       cudaGetDeviceProperties name,
                                                 or the model / recording
-      "compute_capability": "9.0",             "major.minor"; free text off a device
+      "compute_capability": "9.0",             "major.minor" (an AMD GPU's
+                                                gcnArchName); free text off a device
       "instruction": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
       "formats": {"in": "float16", "c": "float32", "out": "float32"},
+                                                or {"a": ..., "b": ..., "c", "out"}
+                                                where A and B differ; "scale":
+                                                the scale factors' format of a
+                                                block-scaled instruction
+      "scale_block": 32,                       (with "scale") terms per scale factor
       "k": 16,                                 terms of every observation
       "layout_check": "ok",                    (optional) a probe's check that
-                                                no other element of D was hit
+                                                its operands reached the right
+                                                places (calibration vectors, and
+                                                no stray element of D)
       "known_problems": [{"rule": ..., "why": ...}],   (optional, recorded data)
       "observations": [
         {"index": 0,
-         "a": ["0x3c00", ...],                 k hex patterns in formats.in
-         "b": ["0x3c00", ...],                 k hex patterns in formats.in
+         "a": ["0x3c00", ...],                 k hex patterns in A's format
+         "b": ["0x3c00", ...],                 k hex patterns in B's format
          "c": "0x3f800000",                    in formats.c
-         "d": "0x40000000"},                   the returned D[0][0], in formats.out
+         "scale_a": ["0x7f", ...],             (with "scale") k / scale_block
+         "scale_b": ["0x7f", ...],               scale factors of a and of b
+         "d": "0x40000000",                    the returned D[0][0], in formats.out
+         "matches": ["A"]},                    (optional) the hypotheses whose
+                                                expected d the device returned
         ...
       ]
     }
 
 Hex patterns are bit patterns in the format's storage width (tf32 as a
 32-bit word whose low 13 bits are zero), never decimal values. Inputs
-shorter than the instruction's k were padded with zero terms before they
-ran, and are written padded: an observation is what the hardware computed.
-Other keys (``generator``, ``vectors_sha256``, ``cuda_runtime``...) are kept
-for the record and not interpreted.
+shorter than the instruction's k were padded with zero terms (and scale
+factors of 1) before they ran, and are written padded: an observation is
+what the hardware computed. Other keys (``generator``, ``vectors_sha256``,
+``cuda_runtime``, ``hypotheses``...) are kept for the record and not
+interpreted.
 """
 
 from __future__ import annotations
@@ -51,10 +64,29 @@ SCHEMA = "tcsmt-observations/1"
 @dataclass(frozen=True)
 class Observation:
     index: int
-    a: tuple[int, ...]      # bit patterns in in_format (not storage words)
-    b: tuple[int, ...]
+    a: tuple[int, ...]      # bit patterns in A's format (not storage words)
+    b: tuple[int, ...]      # in B's format
     c: int
     d: int
+    scale_a: tuple[int, ...] = ()    # scale factors of a block-scaled instruction
+    scale_b: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FormatSet:
+    """The formats of one matrix instruction's operands."""
+    a: Format
+    b: Format
+    c: Format
+    out: Format
+    scale: Format | None = None
+
+    def record(self) -> dict[str, str]:
+        out = {"in": self.a.name} if self.a == self.b else {"a": self.a.name, "b": self.b.name}
+        out.update({"c": self.c.name, "out": self.out.name})
+        if self.scale is not None:
+            out["scale"] = self.scale.name
+        return out
 
 
 @dataclass
@@ -62,15 +94,18 @@ class ObservationSet:
     device: str
     compute_capability: str
     instruction: str
-    fin: Format
+    fin: Format             # A's format
     fc: Format
     fout: Format
     k: int
     rows: list[Observation]
     meta: dict = field(default_factory=dict)    # every other top-level key
+    fb: Format | None = None                    # B's format where it differs from A's
+    fscale: Format | None = None
+    scale_block: int = 0
 
     def formats(self) -> dict[str, str]:
-        return {"in": self.fin.name, "c": self.fc.name, "out": self.fout.name}
+        return FormatSet(self.fin, self.fb or self.fin, self.fc, self.fout, self.fscale).record()
 
 
 def hex_bits(text, fmt: Format, where: str) -> int:
@@ -82,14 +117,42 @@ def hex_bits(text, fmt: Format, where: str) -> int:
         raise UserError(f"{where}: {e}") from None
 
 
-def parse_formats(obj, where: str) -> tuple[Format, Format, Format]:
-    """{"in": ..., "c": ..., "out": ...} -> three Formats (aliases allowed)."""
-    if not isinstance(obj, dict) or not all(isinstance(obj.get(x), str) for x in ("in", "c", "out")):
-        raise UserError(f"{where}: \"formats\" must be an object with string keys in, c and out")
+def parse_format_set(obj, where: str) -> FormatSet:
+    """{"in" (or "a" and "b"), "c", "out", "scale"?} -> FormatSet (aliases allowed)."""
+    ab = ("in",) if isinstance(obj, dict) and "in" in obj else ("a", "b")
+    keys = (*ab, "c", "out")
+    if not isinstance(obj, dict) or not all(isinstance(obj.get(x), str) for x in keys):
+        raise UserError(f"{where}: \"formats\" must be an object with string keys in (or a "
+                        "and b), c and out")
+    if "scale" in obj and not isinstance(obj["scale"], str):
+        raise UserError(f"{where}: formats: \"scale\" must be a format name")
     try:
-        return get_format(obj["in"]), get_format(obj["c"]), get_format(obj["out"])
+        a = get_format(obj[ab[0]])
+        b = get_format(obj[ab[-1]])
+        scale = get_format(obj["scale"]) if "scale" in obj else None
+        return FormatSet(a, b, get_format(obj["c"]), get_format(obj["out"]), scale)
     except UserError as e:
         raise UserError(f"{where}: formats: {e}") from None
+
+
+def parse_formats(obj, where: str) -> tuple[Format, Format, Format]:
+    """{"in": ..., "c": ..., "out": ...} -> three Formats (aliases allowed)."""
+    fs = parse_format_set(obj, where)
+    if fs.a != fs.b or fs.scale is not None:
+        raise UserError(f"{where}: formats: expected one input format (\"in\") and no scale")
+    return fs.a, fs.c, fs.out
+
+
+def parse_scale_block(data: dict, fs: FormatSet, k: int | None, where: str) -> int:
+    """The "scale_block" key: terms per scale factor; 0 without a scale format."""
+    block = data.get("scale_block")
+    if fs.scale is None:
+        if block is not None:
+            raise UserError(f"{where}: \"scale_block\" without a scale format in \"formats\"")
+        return 0
+    if not isinstance(block, int) or isinstance(block, bool) or block < 1 or (k and k % block):
+        raise UserError(f"{where}: \"scale_block\" must be a positive integer dividing k")
+    return block
 
 
 def parse_observations(data, where: str = "observations") -> ObservationSet:
@@ -105,37 +168,46 @@ def parse_observations(data, where: str = "observations") -> ObservationSet:
     if check != "ok":
         raise UserError(f"{where}: the probe's layout check failed ({check}): "
                         "its d values are not trustworthy")
-    fin, fc, fout = parse_formats(data.get("formats"), where)
+    fs = parse_format_set(data.get("formats"), where)
     k = data.get("k")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise UserError(f"{where}: \"k\" must be a positive integer")
+    block = parse_scale_block(data, fs, k, where)
     obs = data.get("observations")
     if not isinstance(obs, list) or not obs:
         raise UserError(f"{where}: \"observations\" must be a non-empty list")
-    rows = [_parse_row(o, n, fin, fc, fout, k, where) for n, o in enumerate(obs)]
+    rows = [_parse_row(o, n, fs, k, block, where) for n, o in enumerate(obs)]
     meta = {key: v for key, v in data.items() if key not in (
         "device", "compute_capability", "instruction", "formats", "k", "observations")}
     return ObservationSet(data["device"], data["compute_capability"], data["instruction"],
-                          fin, fc, fout, k, rows, meta)
+                          fs.a, fs.c, fs.out, k, rows, meta, fs.b if fs.b != fs.a else None,
+                          fs.scale, block)
 
 
-def _parse_row(o, n: int, fin: Format, fc: Format, fout: Format, k: int, where: str) -> Observation:
+def _hex_list(o: dict, name: str, fmt: Format, count: int, at: str,
+              label: str = "") -> tuple[int, ...]:
+    xs = o.get(name)
+    if not isinstance(xs, list) or len(xs) != count:
+        got = len(xs) if isinstance(xs, list) else type(xs).__name__
+        raise UserError(f"{at}.{name}: expected a list of {label or count} hex patterns, got {got}")
+    return tuple(hex_bits(x, fmt, f"{at}.{name}[{i}]") for i, x in enumerate(xs))
+
+
+def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str) -> Observation:
     at = f"{where}: observations[{n}]"
     if not isinstance(o, dict):
         raise UserError(f"{at}: expected an object with index, a, b, c, d")
     index = o.get("index", n)
     if not isinstance(index, int) or isinstance(index, bool):
         raise UserError(f"{at}: \"index\" must be an integer")
-    terms = {}
-    for name in ("a", "b"):
-        xs = o.get(name)
-        if not isinstance(xs, list) or len(xs) != k:
-            got = len(xs) if isinstance(xs, list) else type(xs).__name__
-            raise UserError(f"{at}.{name}: expected a list of k = {k} hex patterns, got {got}")
-        terms[name] = tuple(hex_bits(x, fin, f"{at}.{name}[{i}]") for i, x in enumerate(xs))
-    c = hex_bits(o.get("c"), fc, f"{at}.c")
-    d = hex_bits(o.get("d"), fout, f"{at}.d")
-    return Observation(index, terms["a"], terms["b"], c, d)
+    a = _hex_list(o, "a", fs.a, k, at, f"k = {k}")
+    b = _hex_list(o, "b", fs.b, k, at, f"k = {k}")
+    scales = [(), ()]
+    if fs.scale is not None:
+        scales = [_hex_list(o, name, fs.scale, k // block, at) for name in ("scale_a", "scale_b")]
+    c = hex_bits(o.get("c"), fs.c, f"{at}.c")
+    d = hex_bits(o.get("d"), fs.out, f"{at}.d")
+    return Observation(index, a, b, c, d, *scales)
 
 
 def read_observations(path: str | Path) -> ObservationSet:
@@ -153,10 +225,18 @@ def read_observations(path: str | Path) -> ObservationSet:
 
 
 def observation_dict(index: int, fin: Format, fc: Format, fout: Format,
-                     a, b, c: int, d: int) -> dict:
-    """One row of the schema from bit patterns (in the formats, not storage)."""
-    return {"index": index, "a": [fin.hex(x) for x in a], "b": [fin.hex(x) for x in b],
-            "c": fc.hex(c), "d": fout.hex(d)}
+                     a, b, c: int, d: int, fb: Format | None = None,
+                     scales: tuple | None = None, fscale: Format | None = None) -> dict:
+    """One row of the schema from bit patterns (in the formats, not storage);
+    ``scales`` = (scale_a, scale_b) for a block-scaled instruction."""
+    fb = fb or fin
+    row = {"index": index, "a": [fin.hex(x) for x in a], "b": [fb.hex(x) for x in b],
+           "c": fc.hex(c)}
+    if scales is not None:
+        row["scale_a"] = [fscale.hex(x) for x in scales[0]]
+        row["scale_b"] = [fscale.hex(x) for x in scales[1]]
+    row["d"] = fout.hex(d)
+    return row
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,251 @@
+"""The vectors a probe runs: reading them, padding them, making random ones.
+
+A vectors file (``tcsmt plan`` writes one)::
+
+    {"formats": {"in": "float16", "c": "float32", "out": "float32"},
+     "instruction": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",  (optional)
+     "vectors": [{"a": ["0x3c00", ...], "b": [...], "c": "0x3f800000"}, ...]}
+
+Where A and B differ, "formats" names "a" and "b" instead of "in"; a
+block-scaled instruction adds "scale" to "formats", "scale_block" (terms per
+scale factor) at the top, and "scale_a" and "scale_b" (one hex pattern per
+block of K) to every vector. Optional "hypotheses": [{"id", "label"}] with an
+"outputs": {id: hex} per vector gives the d each hypothesis expects; the
+probe then says, vector by vector, which hypotheses the device followed.
+
+A result file of ``tcsmt diff`` or ``tcsmt find`` (schema tcsmt-result/1)
+is read the same way: its hypotheses and their outputs come along, and its
+out format is that of its hypotheses.
+
+a and b hold at most k terms of the instruction (shorter vectors are padded
+with zeros, their missing scale factors with 1). Inputs go into the program
+as raw bits and are placed in the fragments bit for bit: nothing is
+converted through a float on the host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcsmt.errors import UserError
+from tcsmt.hardware.instructions import Instruction, choose_instruction
+from tcsmt.hardware.observations import FormatSet, hex_bits, parse_format_set, parse_scale_block
+from tcsmt.model.formats import Format
+
+
+@dataclass
+class VectorSet:
+    """Checked vectors: bit patterns in their formats (tf32 as 19-bit codes)."""
+    fs: FormatSet
+    vectors: list[tuple[list[int], list[int], int]]
+    instruction: str | None
+    source: str
+    sha256: str
+    scale_block: int = 0
+    scales: list[tuple[list[int], list[int]]] = field(default_factory=list)
+    hypotheses: list[tuple[str, str]] = field(default_factory=list)     # (id, label)
+    expected: list[dict[str, int]] = field(default_factory=list)        # per vector: id -> d
+
+    @property
+    def fin(self) -> Format:
+        return self.fs.a
+
+    @property
+    def fb(self) -> Format:
+        return self.fs.b
+
+    @property
+    def fc(self) -> Format:
+        return self.fs.c
+
+    @property
+    def fout(self) -> Format:
+        return self.fs.out
+
+    def formats(self) -> dict[str, str]:
+        return self.fs.record()
+
+    def choose(self, name: str | None, target: str | None) -> Instruction:
+        fs = self.fs
+        return choose_instruction(fs.a.name, fs.c.name, fs.out.name, name, fb=fs.b.name,
+                                  scale=fs.scale.name if fs.scale else "",
+                                  scale_block=self.scale_block, target=target)
+
+    def pick_instruction(self, name: str | None = None, target: str | None = None) -> Instruction:
+        """The instruction named on the command line, else the file's, else the default."""
+        if name and self.instruction:
+            a, b = self.choose(name, target), self.choose(self.instruction, target)
+            if a != b:
+                raise UserError(f"--instruction {a.name} differs from the file's instruction {b.name}")
+            return a
+        return self.choose(name or self.instruction, target)
+
+    def padded(self, k: int) -> list[tuple[list[int], list[int], int]]:
+        """Every vector with a and b padded by +0 terms to k."""
+        out = []
+        for n, (a, b, c) in enumerate(self.vectors):
+            if len(a) > k:
+                raise UserError(f"{self.source}: vectors[{n}] has {len(a)} terms; the "
+                                f"instruction takes at most k = {k}")
+            out.append((a + [0] * (k - len(a)), b + [0] * (k - len(b)), c))
+        return out
+
+    def padded_scales(self, k: int) -> list[tuple[list[int], list[int]]]:
+        """Every vector's scale factors, padded with 1 to k / scale_block."""
+        if not self.scale_block:
+            return [([], []) for _ in self.vectors]
+        one = scale_one(self.fs.scale)
+        blocks = k // self.scale_block
+        return [(sa + [one] * (blocks - len(sa)), sb + [one] * (blocks - len(sb)))
+                for sa, sb in self.scales]
+
+
+def scale_one(fmt: Format) -> int:
+    """The encoding of 1 in a scale format (ue8m0: 0x7f, ue4m3: 0x38)."""
+    return fmt.pack(0, fmt.bias, 0)
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------
+
+def _hex(x):
+    """A hex pattern, or the {"hex": ...} object of a result file."""
+    return x.get("hex") if isinstance(x, dict) else x
+
+
+def _terms(v: dict, name: str, fmt: Format, at: str) -> list[int]:
+    xs = v.get(name)
+    if not isinstance(xs, list) or not xs:
+        raise UserError(f"{at}.{name}: expected a non-empty list of hex patterns")
+    return [hex_bits(_hex(x), fmt, f"{at}.{name}[{i}]") for i, x in enumerate(xs)]
+
+
+def _result_formats(data: dict, where: str) -> dict:
+    """The formats of a tcsmt-result/1 file, with its hypotheses' out format."""
+    f = data.get("formats")
+    hyps = data.get("hypotheses")
+    if not isinstance(f, dict) or not isinstance(hyps, list) or not hyps:
+        raise UserError(f"{where}: a result file needs \"formats\" and \"hypotheses\"")
+    outs = {h.get("parameters", {}).get("out_format") for h in hyps if isinstance(h, dict)}
+    if len(outs) != 1 or None in outs:
+        raise UserError(f"{where}: the hypotheses of a result file must share one out format")
+    out = {"a": f.get("a"), "b": f.get("b"), "c": f.get("c"), "out": outs.pop()}
+    if "scale" in f:
+        out["scale"] = f["scale"]
+    return out
+
+
+def _hypotheses(data: dict, where: str) -> list[tuple[str, str]]:
+    hyps = data.get("hypotheses", [])
+    if not isinstance(hyps, list):
+        raise UserError(f"{where}: \"hypotheses\" must be a list of {{\"id\", \"label\"}}")
+    out = []
+    for n, h in enumerate(hyps):
+        if not isinstance(h, dict) or not isinstance(h.get("id"), str) or not h["id"]:
+            raise UserError(f"{where}: hypotheses[{n}] needs a non-empty string \"id\"")
+        out.append((h["id"], str(h.get("label", h["id"]))))
+    if len({i for i, _ in out}) != len(out):
+        raise UserError(f"{where}: hypothesis ids must be unique")
+    return out
+
+
+def parse_vectors(data, where: str, sha256: str = "") -> VectorSet:
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a JSON object with \"formats\" and \"vectors\"")
+    result = data.get("schema") == "tcsmt-result/1"
+    fs = parse_format_set(_result_formats(data, where) if result else data.get("formats"), where)
+    block = parse_scale_block(data, fs, None, where)
+    ins = data.get("instruction")
+    if ins is not None and not isinstance(ins, str):
+        raise UserError(f"{where}: \"instruction\" must be a string")
+    vecs = data.get("vectors")
+    if not isinstance(vecs, list) or not vecs:
+        raise UserError(f"{where}: \"vectors\" must be a non-empty list")
+    hyps = _hypotheses(data, where)
+    vs = VectorSet(fs, [], ins, where, sha256, block, hypotheses=hyps)
+    for n, v in enumerate(vecs):
+        _add_vector(vs, v, f"{where}: vectors[{n}]")
+    return vs
+
+
+def _add_vector(vs: VectorSet, v, at: str) -> None:
+    fs = vs.fs
+    if not isinstance(v, dict):
+        raise UserError(f"{at}: expected an object with a, b and c")
+    a, b = _terms(v, "a", fs.a, at), _terms(v, "b", fs.b, at)
+    if len(a) != len(b):
+        raise UserError(f"{at}: a has {len(a)} terms and b has {len(b)}")
+    vs.vectors.append((a, b, hex_bits(_hex(v.get("c")), fs.c, f"{at}.c")))
+    if vs.scale_block:
+        blocks = -(-len(a) // vs.scale_block)
+        sa, sb = _terms(v, "scale_a", fs.scale, at), _terms(v, "scale_b", fs.scale, at)
+        if len(sa) != blocks or len(sb) != blocks:
+            raise UserError(f"{at}: {len(a)} terms take {blocks} scale factors each in scale_a "
+                            f"and scale_b (blocks of {vs.scale_block})")
+        vs.scales.append((sa, sb))
+    outs = v.get("outputs", {})
+    if vs.hypotheses and (not isinstance(outs, dict) or set(outs) != {i for i, _ in vs.hypotheses}):
+        raise UserError(f"{at}.outputs: expected the d of every hypothesis")
+    vs.expected.append({i: hex_bits(_hex(outs[i]), fs.out, f"{at}.outputs.{i}")
+                        for i, _ in vs.hypotheses})
+
+
+def read_vectors(path: str | Path) -> VectorSet:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: not JSON: {getattr(e, 'msg', e)}") from None
+    return parse_vectors(data, str(path), hashlib.sha256(raw).hexdigest())
+
+
+# ---------------------------------------------------------------------------
+# Random vectors for checking a probe on a device
+# ---------------------------------------------------------------------------
+
+def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
+                   exp_range: tuple[int, int] = (-6, 3), c_exp_range: tuple[int, int] = (-6, 5),
+                   zero_fraction: float = 0.0, scale_block: int = 0) -> dict:
+    """A vectors file (JSON shape) of n random vectors of k terms: random
+    signs, unbiased exponents drawn from ``exp_range`` (clamped to the
+    format's normal range), random fraction bits; about ``zero_fraction`` of
+    the a terms are +0. With a "scale" format, scale factors 2^-2 .. 2^2 per
+    block of ``scale_block`` terms. Deterministic for a seed."""
+    rng = random.Random(seed)
+    fs = parse_format_set(formats, "formats")
+    if fs.scale is not None and (scale_block < 1 or k % scale_block):
+        raise UserError(f"a scale format needs a scale_block dividing k = {k}")
+
+    def draw(fmt: Format, lo: int, hi: int) -> int:
+        e = rng.randint(max(lo, fmt.emin), min(hi, fmt.emax))
+        frac = rng.getrandbits(fmt.frac_bits) if fmt.frac_bits else 0
+        if fmt.specials == "fn" and e == fmt.emax:
+            frac = min(frac, fmt.max_frac_at_emax)
+        return fmt.pack(rng.getrandbits(1), e + fmt.bias, frac)
+
+    def scales() -> list[str]:
+        return [fs.scale.hex(fs.scale.pack(0, fs.scale.bias + rng.randint(-2, 2), 0))
+                for _ in range(k // scale_block)]
+
+    vecs = []
+    for _ in range(n):
+        a = [0 if rng.random() < zero_fraction else draw(fs.a, *exp_range) for _ in range(k)]
+        b = [draw(fs.b, *exp_range) for _ in range(k)]
+        v = {"a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b],
+             "c": fs.c.hex(draw(fs.c, *c_exp_range))}
+        if fs.scale is not None:
+            v["scale_a"], v["scale_b"] = scales(), scales()
+        vecs.append(v)
+    out = {"formats": fs.record(), "vectors": vecs}
+    if fs.scale is not None:
+        out["scale_block"] = scale_block
+    return out

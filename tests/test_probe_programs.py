@@ -1,0 +1,373 @@
+"""Probe programs: generated for every instruction, compiled where a compiler is.
+
+nvcc (CUDA 13 here) compiles the CUDA probes for sm_80 .. sm_120a and a
+ROCm/HIP clang (Debian's hipcc, clang 15: gfx908, gfx90a, gfx940; clang 19
+emits gfx942 code) compiles the HIP probes; both are compile-only, no GPU
+runs them. The default run compiles one probe of each family, ``-m slow``
+compiles every probe. The host side that prints the observations is compiled
+with the host C++ compiler against a runtime that computes D from a table,
+run, and its output read back with the observation reader.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tcsmt.hardware.calibration import calibration_vectors
+from tcsmt.hardware.cuda_async import WRITER, chunk_geometry
+from tcsmt.hardware.harness import program, simulated_observations, write_probe
+from tcsmt.hardware.instructions import all_instructions, instruction_by_name
+from tcsmt.hardware.observations import parse_observations
+from tcsmt.hardware.program import data_section, main_section
+from tcsmt.hardware.vectors import random_vectors, read_vectors
+from tcsmt.model.formats import get_format
+
+ALL = all_instructions()
+
+
+def _known(ins) -> bool:
+    try:
+        for name in (ins.in_format, ins.b_fmt, ins.c_format, ins.out_format):
+            get_format(name)
+        if ins.scale_format:
+            get_format(ins.scale_format)
+    except Exception:
+        return False
+    return True
+
+
+KNOWN = [i for i in ALL if _known(i)]
+
+
+def _vectors_file(folder: Path, ins, n=4, seed=3, k=None) -> Path:
+    data = random_vectors(ins.formats(), k or ins.k, n, seed, scale_block=ins.scale_block)
+    data["instruction"] = ins.name
+    path = folder / "vectors.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("ins", KNOWN, ids=[i.name for i in KNOWN])
+def test_program_for_every_instruction(tmp_path, ins):
+    target = "hip" if ins.api == "mfma" else "cuda"
+    path = _vectors_file(tmp_path, ins, n=5)
+    out = tmp_path / "probe.src"
+    got, count = write_probe(path, out, target=target)
+    assert got == ins and count == 5
+    src = out.read_text()
+    vs = read_vectors(path)
+    assert f"#define NVEC 5\n#define NCAL {ins.k + 1}\n" in src and f"#define K {ins.k}\n" in src
+    assert f'\\"instruction\\": \\"{ins.name}\\"' in src and vs.sha256 in src
+    fa = get_format(ins.in_format)
+    first = f"0x{fa.to_storage(vs.vectors[0][0][0]):0{(fa.storage_bits + 3) // 4}x}u"
+    assert first in src.split("h_a[NTOT * K] = {", 1)[1].split("};")[0]
+    if ins.api == "mfma":
+        assert f"--offload-arch={ins.archs[0]}" in src and "__builtin_amdgcn_mfma_" in src
+    elif ins.api in ("mma", "wgmma"):
+        assert f'"{ins.name} ' in src
+    elif ins.api == "tcgen05":
+        assert f"tcgen05.mma.cta_group::1.kind::{ins.kind}" in src
+    else:
+        assert "wmma::fragment<wmma::matrix_a, M, N, K," in src
+    assert f"arch={ins.arch}" in src or f"code={ins.arch}" in src or ins.api == "mfma"
+
+
+# ---------------------------------------------------------------------------
+# Compiling
+# ---------------------------------------------------------------------------
+
+def _nvcc() -> str | None:
+    return shutil.which("nvcc") or ("/usr/local/bin/nvcc" if Path("/usr/local/bin/nvcc").exists() else None)
+
+
+def _nvcc_flags(ins, archs: list[int]) -> list[str]:
+    cc = ins.arch.removeprefix("sm_")
+    if cc.endswith("a"):
+        return ["-gencode", f"arch=compute_{cc},code=sm_{cc}"]
+    lowest = min(a for a in archs if a >= ins.min_sm)      # sm_70 left CUDA 13
+    return ["-gencode", f"arch=compute_{lowest},code=sm_{lowest}"]
+
+
+def _hip_tools() -> dict[str, list[str]]:
+    """gfx target -> compile command prefix, for the HIP compilers present."""
+    tools = {}
+    hipcc = shutil.which("hipcc")
+    if hipcc and shutil.which("clang-15"):
+        for gfx in ("gfx908", "gfx90a", "gfx940"):
+            tools[gfx] = [hipcc, "-O2", f"--offload-arch={gfx}", "-c"]
+    clang19 = shutil.which("clang-19")
+    if clang19:      # gfx942: device code only (its device library is newer than Debian's)
+        tools["gfx942"] = [clang19, "-x", "hip", "--offload-arch=gfx942", "-nogpulib",
+                           "--cuda-device-only", "-S", "-O2"]
+    return tools
+
+
+def _compile_jobs(instrs, tmp_path: Path, hip_targets=None):
+    nvcc = _nvcc()
+    archs = []
+    if nvcc:
+        out = subprocess.run([nvcc, "--list-gpu-arch"], capture_output=True, text=True,
+                             check=True).stdout
+        archs = sorted(int(m) for m in re.findall(r"compute_(\d+)\b", out))
+    hip = _hip_tools()
+    jobs = []
+    for n, ins in enumerate(instrs):
+        folder = tmp_path / f"p{n}"
+        folder.mkdir()
+        if ins.api == "mfma":
+            src = folder / "probe.hip"
+            write_probe(_vectors_file(folder, ins), src, target="hip")
+            for gfx in ins.archs + (("gfx940",) if "gfx942" in ins.archs else ()):
+                if gfx in hip and (hip_targets is None or gfx in hip_targets):
+                    out = src.with_suffix(f".{gfx}.o")
+                    jobs.append((f"{ins.name} {gfx}", hip[gfx] + [str(src), "-o", str(out)]))
+        elif nvcc:
+            src = folder / "probe.cu"
+            write_probe(_vectors_file(folder, ins), src)
+            jobs.append((f"{ins.name} {ins.arch}",
+                         [nvcc, "-O2", *_nvcc_flags(ins, archs), "-c", str(src), "-o",
+                          str(src.with_suffix(".o"))]))
+    return jobs
+
+
+def _run_jobs(jobs, parallel: int = 2) -> list[str]:
+    """Run compile commands, two at a time; the failures with their output."""
+    env = dict(os.environ, HIP_PLATFORM="amd")
+    failed, running = [], []
+    for job in jobs + [None] * parallel:
+        if job is not None:
+            running.append((job[0], subprocess.Popen(job[1], stdout=subprocess.PIPE,
+                                                     stderr=subprocess.STDOUT, text=True, env=env)))
+        while running and (len(running) >= parallel or job is None):
+            name, proc = running.pop(0)
+            out, _ = proc.communicate(timeout=600)
+            if proc.returncode != 0:
+                failed.append(f"{name}:\n{out[-2000:]}")
+            if job is not None:
+                break
+    return failed
+
+
+# One probe per target compiled in the default run: the first whose formats exist.
+REPRESENTATIVE = {
+    "sm_80": ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"],
+    "sm_89": ["mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16"],
+    "sm_90a": ["wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3"],      # the Hopper fp8 default
+    "sm_100a": ["tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3",
+                "tcgen05.mma.cta_group::1.kind::f8f6f4.f32.e2m1.e3m2"],
+    "sm_120a": ["mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.row.col.f32.e2m1"
+                ".e2m1.f32.ue4m3", "mma.sync.aligned.kind::f8f6f4.m16n8k32.row.col.f16.e2m1.e2m3.f16"],
+    "hip": ["v_mfma_f32_32x32x16_fp8_bf8", "v_mfma_f32_32x32x8f16"],
+}
+
+
+def test_representative_programs_compile(tmp_path):
+    instrs = []
+    for names in REPRESENTATIVE.values():
+        known = [i for i in (instruction_by_name(n) for n in names) if _known(i)]
+        instrs += known[:1]
+    jobs = _compile_jobs(instrs, tmp_path, hip_targets=("gfx90a", "gfx940", "gfx942"))
+    if not jobs:
+        pytest.skip("neither nvcc nor a HIP compiler is installed")
+    failed = _run_jobs(jobs)
+    assert not failed, "\n".join(failed)
+
+
+@pytest.mark.slow
+def test_every_program_compiles(tmp_path):
+    jobs = _compile_jobs(KNOWN, tmp_path)
+    if not jobs:
+        pytest.skip("neither nvcc nor a HIP compiler is installed")
+    failed = _run_jobs(jobs)
+    assert not failed, f"{len(failed)} of {len(jobs)} failed:\n" + "\n".join(failed)
+
+
+def test_linked_probe_without_a_gpu_says_so(tmp_path):
+    """A linked probe: with a GPU it prints observations, without one it must
+    end with a one-line CUDA error and print nothing on stdout."""
+    nvcc = _nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found")
+    ins = instruction_by_name(REPRESENTATIVE["sm_80"][0])
+    write_probe(_vectors_file(tmp_path, ins), tmp_path / "probe.cu")
+    exe = tmp_path / "probe"
+    subprocess.run([nvcc, "-O2", "-arch=sm_90", str(tmp_path / "probe.cu"), "-o", str(exe)],
+                   check=True, capture_output=True, timeout=600)
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    if run.returncode == 0:
+        obs = parse_observations(json.loads(run.stdout))
+        assert obs.instruction == ins.name and len(obs.rows) == 4
+    else:
+        assert run.stdout == "" and run.returncode == 1
+        assert run.stderr.startswith("probe: ") and run.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# The host side, run on the host
+# ---------------------------------------------------------------------------
+
+HOST_RUNTIME = r"""
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#define __device__
+#define __forceinline__ inline
+#define RT(x) host_##x
+typedef int host_Error_t;
+enum { host_Success = 0, host_MemcpyHostToDevice, host_MemcpyDeviceToHost };
+static const char* host_GetErrorString(int) { return "host"; }
+struct DEVICE_PROP { char name[32]; };
+static int host_GetDevice(int* d) { *d = 0; return 0; }
+static int host_GetDeviceProperties(DEVICE_PROP* p, int) { strcpy(p->name, "host \"table\""); return 0; }
+static int host_RuntimeGetVersion(int* v) { *v = 0; return 0; }
+static int host_DriverGetVersion(int* v) { *v = 0; return 0; }
+template <class T> static int host_Malloc(T** p, size_t n) { *p = (T*)malloc(n); return 0; }
+static int host_Memcpy(void* d, const void* s, size_t n, int) { memcpy(d, s, n); return 0; }
+static int host_Memset(void* d, int v, size_t n) { memset(d, v, n); return 0; }
+static int host_GetLastError() { return 0; }
+static int host_DeviceSynchronize() { return 0; }
+static int host_Free(void* p) { free(p); return 0; }
+static bool device_supported(const DEVICE_PROP&) { return true; }
+static const char* device_arch(const DEVICE_PROP&) { return "host"; }
+static void print_versions(int, int) {}
+"""
+
+
+def _host_run(tmp_path: Path, vs, ins, results: list[int], stray: int = 0):
+    """Compile the probe's data and main with a host runtime whose 'kernel'
+    returns ``results`` (one per vector, calibration vectors included)."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("no host C++ compiler")
+    table = ", ".join(f"0x{x:x}ull" for x in results)
+    kernel = (f"static const unsigned long long RESULTS[] = {{{table}}};\n"
+              "static void probe_kernel_host(const a_word*, const b_word*, const acc_word*,\n"
+              "    const uint32_t*, const uint32_t*, acc_word* d, unsigned int* stray) {\n"
+              f"  for (int v = 0; v < NTOT; ++v) d[v] = (acc_word)RESULTS[v];\n  *stray = {stray};\n}}\n")
+    main = main_section(vs, ins).replace("probe_kernel<<<NTOT, THREADS>>>(", "probe_kernel_host(")
+    src = tmp_path / "host.cpp"
+    src.write_text(HOST_RUNTIME + data_section(vs, ins) + kernel + main)
+    exe = tmp_path / "host"
+    subprocess.run([gxx, "-O0", "-std=c++17", str(src), "-o", str(exe)], check=True,
+                   capture_output=True, timeout=300)
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+
+
+def test_host_side_prints_what_identify_reads(tmp_path):
+    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+    path = _vectors_file(tmp_path, ins, n=6, k=12)
+    sim = simulated_observations(path, "hopper-fp16-fp32")
+    vs = read_vectors(path)
+    fout = get_format(ins.out_format)
+    d = [int(r["d"], 16) for r in sim["observations"]] + [fout.to_storage(x.d)
+                                                           for x in calibration_vectors(ins)]
+    run = _host_run(tmp_path, vs, ins, d)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    obs = parse_observations(data)
+    assert data["observations"] == sim["observations"] and obs.device == 'host "table"'
+    assert data["layout_check"] == "ok" and data["formats"] == sim["formats"]
+
+
+def test_host_side_reports_a_failed_calibration(tmp_path):
+    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+    vs = read_vectors(_vectors_file(tmp_path, ins, n=2))
+    cal = calibration_vectors(ins)
+    d = [0, 0] + [x.d for x in cal]
+    d[2 + 5] = 0                                            # term 5 came out 0
+    run = _host_run(tmp_path, vs, ins, d, stray=3)
+    assert run.returncode == 3
+    check = json.loads(run.stdout)["layout_check"]
+    assert check.startswith("failed: 3 elements of D") and "the first (term 5) gave 0x0" in check
+    assert "1 of 17 calibration vectors wrong" in check
+
+
+def test_host_side_prints_scales_and_hypotheses(tmp_path):
+    ins = instruction_by_name(
+        "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3")
+    if not _known(ins):
+        pytest.skip("the scale formats are not in the format table yet")
+    data = random_vectors(ins.formats(), 64, 3, 9, scale_block=16)
+    data["hypotheses"] = [{"id": "A", "label": "first reading"}, {"id": "B", "label": "second"}]
+    for n, v in enumerate(data["vectors"]):
+        v["outputs"] = {"A": "0x3f800000", "B": "0x3f800000" if n == 0 else "0x40000000"}
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(data))
+    vs = read_vectors(path)
+    d = [0x3F800000, 0x40000000, 0x0] + [x.d for x in calibration_vectors(ins)]
+    run = _host_run(tmp_path, vs, ins, d)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    obs = parse_observations(out)
+    assert obs.scale_block == 16 and obs.fscale.name == "ue4m3"
+    assert [list(r.scale_a) for r in obs.rows] == [vs.scales[i][0] for i in range(3)]
+    assert [r["matches"] for r in out["observations"]] == [["A", "B"], ["B"], []]
+    assert [(h["id"], h["matched"]) for h in out["hypotheses"]] == [("A", 1), ("B", 2)]
+    assert "hypothesis B (second) gave the device's d on 2 of 3 vectors" in run.stderr
+
+
+# ---------------------------------------------------------------------------
+# The shared-memory writer of wgmma and tcgen05, run on the host
+# ---------------------------------------------------------------------------
+
+def _canonical(terms: list[int], rows: int, lbo: int, sbo: int, epc: int, ebits: int) -> bytes:
+    """The canonical K-major no-swizzle image, built from its definition."""
+    k = len(terms)
+    image = bytearray(((rows + 7) // 8) * sbo + (k // epc) * lbo)
+    for row in range(rows):
+        for chunk in range(k // epc):
+            value = sum(terms[chunk * epc + e] << (e * ebits) for e in range(epc))
+            at = (row // 8) * sbo + chunk * lbo + (row % 8) * 16
+            image[at:at + 16] = value.to_bytes(16, "little")
+    return bytes(image)
+
+
+@pytest.mark.parametrize("name,fmt", [
+    ("tcgen05.mma.cta_group::1.kind::f8f6f4.f32.e3m2.e2m1", "float6_e3m2fn"),   # 16 fp6, 4 pad
+    ("tcgen05.mma.cta_group::1.kind::f8f6f4.f32.e3m2.e2m1", "float4_e2m1fn"),   # 16 fp4, 8 pad
+    ("tcgen05.mma.cta_group::1.kind::f16.f32.bf16.bf16", "bfloat16"),
+    ("tcgen05.mma.cta_group::1.kind::tf32.f32.tf32.tf32", "tf32"),
+])
+def test_shared_memory_writer_builds_the_canonical_layout(tmp_path, name, fmt):
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("no host C++ compiler")
+    ins = instruction_by_name(name)
+    ebits, epc = chunk_geometry(ins, fmt)
+    f = get_format(fmt)
+    terms = [f.to_storage((37 * j + 11) % (1 << f.bits)) for j in range(ins.k)]
+    rows, lbo, sbo = 16, 256, 128
+    writer = WRITER.split("__device__ __forceinline__ uint64_t smem_desc")[0]
+    src = tmp_path / "w.cpp"
+    src.write_text(
+        "#include <cstdint>\n#include <cstdio>\n#define __device__\n"
+        "struct { int x = 0; } threadIdx; struct { int x = 1; } blockDim;\n"
+        f"#define K {ins.k}\n{writer}\n"
+        f"int main() {{ static uint32_t smem[{(rows // 8) * sbo + 2 * lbo} / 4];\n"
+        f"  const uint32_t x[K] = {{{', '.join(str(t) for t in terms)}}};\n"
+        f"  write_operand(smem, x, {rows}, {lbo}, {sbo}, {epc}, {ebits}, {(1 << ebits) - 1}u);\n"
+        "  fwrite(smem, 1, sizeof smem, stdout); }\n")
+    exe = tmp_path / "w"
+    subprocess.run([gxx, "-std=c++17", str(src), "-o", str(exe)], check=True, capture_output=True)
+    got = subprocess.run([str(exe)], capture_output=True, check=True).stdout
+    want = _canonical(terms, rows, lbo, sbo, epc, ebits)
+    assert got[:len(want)] == want
+    assert ins.k * ebits <= 2 * 128 and epc * ebits <= 128
+
+
+def test_program_sources_differ_only_in_their_kernel_for_targets(tmp_path):
+    """The CUDA and HIP programs share the host side word for word."""
+    cuda = instruction_by_name("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32")
+    hip = instruction_by_name("v_mfma_f32_32x32x8f16")
+    vs = read_vectors(_vectors_file(tmp_path, cuda, k=4))
+    assert main_section(vs, cuda).split("int main()")[1].replace(cuda.name, "X") == \
+        main_section(vs, hip).split("int main()")[1].replace(hip.name, "X")
+    assert "hip##x" in program(vs, hip) and "cuda##x" in program(vs, cuda)
