@@ -325,3 +325,53 @@ def test_h100_mma_fp8_is_two_fp16_blocks_then_c_rne():
             s = dot_bits(p, [row.a[k] for k in second], [row.b[k] for k in second], s)
             assert f32.round_value(f32.value(row.c) + f32.value(s), "rne") == row.d, row.index
         assert compare(obs, f"hopper-{fmt}-fp32").matched < 20   # not the wgmma model
+
+
+def test_mixed_formats_round_trip(tmp_path):
+    """e4m3 x e5m2 through wgmma: vectors, simulated observations and the
+    comparison all carry A's and B's formats."""
+    ins = instruction_by_name("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2")
+    assert ins.formats() == {"a": "float8_e4m3fn", "b": "float8_e5m2", "c": "float32",
+                             "out": "float32"}
+    path = vectors_file(tmp_path, ins, n=12, short=True)
+    p = model("hopper-e4m3-fp32", overrides=["b_format=float8_e5m2"])
+    sim = simulated_observations(path, p)
+    assert sim["formats"] == ins.formats() and sim["instruction"] == ins.name
+    obs = parse_observations(sim)
+    assert obs.fb.name == "float8_e5m2" and obs.formats() == ins.formats()
+    e5m2 = get_format("float8_e5m2")
+    for row, (a, b, c) in zip(obs.rows, read_vectors(path).padded(32)):
+        assert list(row.b) == b and row.d == dot_bits(p, a, b, c)
+        assert all(e5m2.hex(x) == h for x, h in zip(b, sim["observations"][row.index]["b"]))
+    assert compare(obs, p).matched == 12
+    with pytest.raises(UserError, match="float8_e4m3fn x float8_e5m2"):
+        compare(obs, "hopper-e4m3-fp32")
+    with pytest.raises(UserError, match="the vectors are"):
+        simulated_observations(path, "hopper-e4m3-fp32")
+
+
+def test_scaled_observations_parse_and_refuse_unscaled_models():
+    data = {"schema": "tcsmt-observations/1", "device": "X", "compute_capability": "10.0",
+            "instruction": "tcgen05", "formats": {"in": "e2m1", "c": "fp32", "out": "fp32",
+                                                  "scale": "ue8m0"},
+            "scale_block": 2, "k": 4,
+            "observations": [{"a": ["0x2", "0x2", "0x0", "0x0"], "b": ["0x2", "0x2", "0x0", "0x0"],
+                              "c": "0x00000000", "scale_a": ["0x7f", "0x80"],
+                              "scale_b": ["0x7f", "0x7f"], "d": "0x40000000"}]}
+    try:
+        get_format("ue8m0")
+    except UserError:
+        pytest.skip("the scale formats are not in the format table yet")
+    obs = parse_observations(data)
+    assert obs.rows[0].scale_a == (0x7F, 0x80) and obs.scale_block == 2
+    assert obs.formats()["scale"] == "float8_e8m0fnu"
+    bad = json.loads(json.dumps(data))
+    bad["observations"][0]["scale_b"] = ["0x7f"]
+    with pytest.raises(UserError, match=r"scale_b: expected a list of 2 hex patterns"):
+        parse_observations(bad)
+    bad["scale_block"] = 3
+    with pytest.raises(UserError, match="scale_block"):
+        parse_observations(bad)
+    del data["formats"]["scale"]
+    with pytest.raises(UserError, match="without a scale format"):
+        parse_observations(data)

@@ -261,10 +261,17 @@ def _host_run(tmp_path: Path, vs, ins, results: list[int], stray: int = 0):
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
 
 
-def test_host_side_prints_what_identify_reads(tmp_path):
-    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+@pytest.mark.parametrize("name,model_name,sets", [
+    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "hopper-fp16-fp32", None),
+    ("wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3", "hopper-e5m2-fp32",
+     ["b_format=float8_e4m3fn", "c_format=float16", "out_format=float16", "final_rounding=rne",
+      "final_frac_bits=none"]),
+])
+def test_host_side_prints_what_identify_reads(tmp_path, name, model_name, sets):
+    from tcsmt.sim.dot import model
+    ins = instruction_by_name(name)
     path = _vectors_file(tmp_path, ins, n=6, k=12)
-    sim = simulated_observations(path, "hopper-fp16-fp32")
+    sim = simulated_observations(path, model(model_name, overrides=sets))
     vs = read_vectors(path)
     fout = get_format(ins.out_format)
     d = [int(r["d"], 16) for r in sim["observations"]] + [fout.to_storage(x.d)

@@ -83,13 +83,13 @@ def simulated_observations(vectors_file: str | Path, model, instruction: str | N
     vs = read_vectors(vectors_file)
     ins = vs.pick_instruction(instruction, target)
     p = get_model(model)
-    if vs.fs.a != vs.fs.b or vs.fs.scale is not None:
-        raise UserError("simulated observations of mixed-format or block-scaled vectors need "
-                        "a simulator of those instructions")
-    if (p.fin.name, p.fc.name, p.fout.name) != (vs.fin.name, vs.fc.name, vs.fout.name):
-        raise UserError(f"model {p.name} is for {p.fin.name}/{p.fc.name}/{p.fout.name}, "
-                        f"the vectors are {vs.fin.name}/{vs.fc.name}/{vs.fout.name}")
-    rows = [observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, dot_bits(p, a, b, c))
+    if vs.fs.scale is not None:
+        raise UserError(f"model {p.name} has no scale factors; the vectors are block-scaled")
+    want, have = (p.fin, p.fb, p.fc, p.fout), (vs.fin, vs.fb, vs.fc, vs.fout)
+    if [f.name for f in want] != [f.name for f in have]:
+        raise UserError(f"model {p.name} is for {'/'.join(f.name for f in want)}, "
+                        f"the vectors are {'/'.join(f.name for f in have)}")
+    rows = [observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, dot_bits(p, a, b, c), vs.fb)
             for i, (a, b, c) in enumerate(vs.padded(ins.k))]
     return {"schema": SCHEMA, "source": "simulated", "device": f"model {p.name}",
             "compute_capability": "none (simulated)", "instruction": ins.name,

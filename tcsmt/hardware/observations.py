@@ -255,19 +255,27 @@ class Comparison:
         return f"{self.model}: {self.matched}/{self.total} rows match"
 
 
+def _formats_line(fa: Format, fb: Format, fc: Format, fout: Format) -> str:
+    return f"{fa.name} x {fb.name} + {fc.name} -> {fout.name}"
+
+
 def compare(obs: ObservationSet, model) -> Comparison:
     """Run every observed input through ``model`` (a name or ModelParams)
     and count the rows whose d bits the model reproduces."""
     from tcsmt.sim.dot import dot_bits
     from tcsmt.sim.dot import model as get_model
     p = get_model(model)
-    if (p.fin.name, p.fc.name, p.fout.name) != (obs.fin.name, obs.fc.name, obs.fout.name):
-        raise UserError(f"model {p.name} computes {p.fin.name} x {p.fin.name} + {p.fc.name} -> "
-                        f"{p.fout.name}; the observations are {obs.fin.name} x {obs.fin.name} + "
-                        f"{obs.fc.name} -> {obs.fout.name}")
+    want = (p.fin, p.fb, p.fc, p.fout)
+    have = (obs.fin, obs.fb or obs.fin, obs.fc, obs.fout)
+    if [f.name for f in want] != [f.name for f in have]:
+        raise UserError(f"model {p.name} computes {_formats_line(*want)}; the observations are "
+                        f"{_formats_line(*have)}")
+    if obs.fscale is not None:
+        raise UserError(f"model {p.name} has no scale factors; the observations are block-scaled "
+                        f"({obs.fscale.name} per {obs.scale_block} terms)")
     bad = []
     for row in obs.rows:
-        want = dot_bits(p, list(row.a), list(row.b), row.c)
-        if want != row.d:
-            bad.append((row, want))
+        d = dot_bits(p, list(row.a), list(row.b), row.c)
+        if d != row.d:
+            bad.append((row, d))
     return Comparison(p.name, len(obs.rows) - len(bad), len(obs.rows), bad)
