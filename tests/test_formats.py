@@ -664,3 +664,50 @@ def test_format_value_of_every_float32_power_of_two():
         v = Fraction(2) ** e
         assert Fraction(format_value(v)) == v
         assert format_value(v) == exact_decimal(v)
+
+
+# ---------------------------------------------------------------------------
+# Scale formats: ue8m0 (MX) and ue4m3 (NVFP4)
+# ---------------------------------------------------------------------------
+
+def test_ue8m0_decodes_every_encoding_like_ml_dtypes():
+    fmt = get_format("ue8m0")
+    assert fmt.name == "float8_e8m0fnu" and fmt.bits == 8 and not fmt.signed
+    enc = np.arange(256, dtype=np.uint8)
+    with np.errstate(invalid="ignore"):
+        floats = enc.view(ml_dtypes.float8_e8m0fnu).astype(np.float64).tolist()
+    for bits, x in zip(enc.tolist(), floats):
+        if np.isnan(x):
+            assert fmt.classify(bits) == "nan" and bits == 0xFF == fmt.nan_bits()
+            continue
+        assert fmt.classify(bits) == "normal", hex(bits)      # no zero, no subnormals
+        assert fmt.value(bits) == Fraction(x) == Fraction(2) ** (bits - 127), hex(bits)
+    fi = ml_dtypes.finfo(ml_dtypes.float8_e8m0fnu)
+    assert (fmt.emin, fmt.emax + 1, fmt.max_finite()) == (fi.minexp, fi.maxexp, Fraction(float(fi.max)))
+    assert fmt.min_subnormal() == Fraction(2) ** -127
+
+
+def test_ue4m3_is_e4m3_with_the_sign_bit_ignored():
+    fmt, e4m3 = get_format("ue4m3"), get_format("e4m3")
+    assert (fmt.bits, fmt.storage_bits, fmt.signed) == (7, 8, False)
+    enc = np.arange(256, dtype=np.uint8)
+    with np.errstate(invalid="ignore"):
+        floats = enc.view(ml_dtypes.float8_e4m3fn).astype(np.float64).tolist()
+    for word, x in zip(enc.tolist(), floats):
+        bits = parse_bits(f"{word:#04x}", fmt)
+        assert bits == word & 0x7F
+        if np.isnan(x):
+            assert fmt.classify(bits) == "nan" and bits == fmt.nan_bits() == 0x7F
+            continue
+        assert fmt.value(bits) == abs(Fraction(x)) == abs(e4m3.value(word)), hex(word)
+        assert fmt.classify(bits) == e4m3.classify(bits), hex(word)
+        assert not fmt.is_negative_zero(bits)
+    assert fmt.hex(0x38) == "0x38" and fmt.value(0x38) == 1
+
+
+def test_scale_formats_are_not_rounded_into():
+    for name in ("ue8m0", "ue4m3"):
+        with pytest.raises(ValueError):
+            get_format(name).round_value(Fraction(1))
+    with pytest.raises(ValueError):
+        get_format("ue8m0").pack(1, 0, 0)

@@ -35,8 +35,14 @@ class Format:
 
     ``container_bits`` is the width the format is stored in when that is wider
     than its encoding: tf32 (and xf32) live in the top 19 bits of a binary32
-    word. ``exp_bias`` is the exponent bias when it is not the usual
-    2**(exp_bits-1) - 1 (the fnuz formats' is one larger).
+    word; an unsigned format in a wider container (ue4m3 in a byte) lives in its low
+    bits and the container's top bit is ignored, as the hardware ignores the
+    sign bit of an e4m3 scale. ``exp_bias`` is the exponent bias when it is
+    not the usual 2**(exp_bits-1) - 1 (the fnuz formats' is one larger).
+
+    ``signed`` is False for the scale formats, which have no sign bit.
+    ``subnormals`` is False where the exponent field 0 is an ordinary binade
+    (float8_e8m0fnu: 2^-127, no zero and no subnormals).
     """
 
     name: str
@@ -46,10 +52,12 @@ class Format:
     container_bits: int = 0
     ml_dtype: str | None = None
     exp_bias: int | None = None
+    signed: bool = True
+    subnormals: bool = True
 
     @property
     def bits(self) -> int:
-        return 1 + self.exp_bits + self.frac_bits
+        return int(self.signed) + self.exp_bits + self.frac_bits
 
     @property
     def bias(self) -> int:
@@ -60,12 +68,12 @@ class Format:
     @property
     def emin(self) -> int:
         """Unbiased exponent of the smallest normal number (and of subnormals)."""
-        return 1 - self.bias
+        return (1 if self.subnormals else 0) - self.bias
 
     @property
     def max_exp_field(self) -> int:
         """Largest biased exponent field of a finite number."""
-        if self.specials == "ieee":
+        if self.specials == "ieee" or (self.specials == "fn" and self.frac_bits == 0):
             return (1 << self.exp_bits) - 2
         return (1 << self.exp_bits) - 1
 
@@ -77,7 +85,7 @@ class Format:
     def max_frac_at_emax(self) -> int:
         """Largest fraction field of a finite number at ``emax``."""
         full = (1 << self.frac_bits) - 1
-        return full - 1 if self.specials == "fn" else full
+        return full - 1 if self.specials == "fn" and self.frac_bits else full
 
     @property
     def precision(self) -> int:
@@ -89,7 +97,8 @@ class Format:
 
     @property
     def storage_shift(self) -> int:
-        return self.storage_bits - self.bits
+        """Low bits of the container below the encoding (tf32: 13)."""
+        return 0 if not self.signed else self.storage_bits - self.bits
 
     @property
     def has_inf(self) -> bool:
@@ -108,6 +117,9 @@ class Format:
         return Fraction(sig) * Fraction(2) ** (self.emax - self.frac_bits)
 
     def min_subnormal(self) -> Fraction:
+        """The smallest positive value (the smallest normal one without subnormals)."""
+        if not self.subnormals:
+            return Fraction(2) ** self.emin
         return Fraction(2) ** (self.emin - self.frac_bits)
 
     # -- fields ----------------------------------------------------------
@@ -118,9 +130,11 @@ class Format:
             raise ValueError(f"{bits:#x} is not a {self.name} encoding")
         frac = bits & ((1 << self.frac_bits) - 1)
         exp = (bits >> self.frac_bits) & ((1 << self.exp_bits) - 1)
-        return bits >> (self.bits - 1), exp, frac
+        return (bits >> (self.bits - 1) if self.signed else 0), exp, frac
 
     def pack(self, sign: int, exp: int, frac: int) -> int:
+        if sign and not self.signed:
+            raise ValueError(f"{self.name} has no sign bit")
         return (sign << (self.bits - 1)) | (exp << self.frac_bits) | frac
 
     def classify(self, bits: int) -> str:
@@ -133,7 +147,7 @@ class Format:
             return "nan"
         if self.specials == "fnuz" and bits == 1 << (self.bits - 1):
             return "nan"
-        if exp == 0:
+        if exp == 0 and self.subnormals:
             return "subnormal" if frac else "zero"
         return "normal"
 
@@ -145,13 +159,16 @@ class Format:
             return float("nan")
         if cls == "inf":
             return float("-inf") if sign else float("inf")
-        sig = frac if exp == 0 else frac | (1 << self.frac_bits)
-        e = max(exp, 1) - self.bias
+        if not self.subnormals:
+            sig, e = frac | (1 << self.frac_bits), exp - self.bias
+        else:
+            sig = frac if exp == 0 else frac | (1 << self.frac_bits)
+            e = max(exp, 1) - self.bias
         v = Fraction(sig) * Fraction(2) ** (e - self.frac_bits)
         return -v if sign else v
 
     def is_negative_zero(self, bits: int) -> bool:
-        return self.classify(bits) == "zero" and bits >> (self.bits - 1) == 1
+        return self.signed and self.classify(bits) == "zero" and bits >> (self.bits - 1) == 1
 
     def nan_bits(self) -> int:
         """The canonical quiet NaN with sign 0 and all fraction bits set
@@ -179,6 +196,8 @@ class Format:
         shift = self.storage_shift
         if not 0 <= word < (1 << self.storage_bits):
             raise UserError(f"{word:#x} does not fit in {self.storage_bits} bits ({self.name})")
+        if not self.signed:
+            return word & ((1 << self.bits) - 1)    # the container's sign bit is ignored
         if word & ((1 << shift) - 1):
             raise UserError(
                 f"{word:#x} is not a {self.name} value: its low {shift} bits must be zero")
@@ -201,6 +220,8 @@ class Format:
         """
         if mode not in ROUNDING_MODES:
             raise ValueError(f"unknown rounding mode {mode!r}")
+        if not self.signed or not self.subnormals:
+            raise ValueError(f"{self.name} is a scale format: values are not rounded into it")
         if not self.has_negative_zero:
             sign_of_zero = 0
         if value == 0:
@@ -288,6 +309,10 @@ _register(Format("float8_e5m2fnuz", 5, 2, "fnuz", ml_dtype="float8_e5m2fnuz", ex
 _register(Format("float6_e2m3fn", 2, 3, "none", ml_dtype="float6_e2m3fn"), "e2m3", "fp6_e2m3")
 _register(Format("float6_e3m2fn", 3, 2, "none", ml_dtype="float6_e3m2fn"), "e3m2", "fp6_e3m2")
 _register(Format("float4_e2m1fn", 2, 1, "none", ml_dtype="float4_e2m1fn"), "e2m1", "fp4", "fp4_e2m1")
+# scale formats of block-scaled matrix products (MX: ue8m0; NVFP4: ue4m3)
+_register(Format("float8_e8m0fnu", 8, 0, "fn", ml_dtype="float8_e8m0fnu", signed=False,
+                 subnormals=False), "ue8m0", "e8m0")
+_register(Format("ue4m3", 4, 3, "fn", container_bits=8, ml_dtype="float8_e4m3fn", signed=False))
 
 
 def internal_format(exp_bits: int, frac_bits: int) -> Format:
