@@ -10,6 +10,7 @@ from tcsmt.datapath import bv
 from tcsmt.datapath.products import multiply
 from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
+from tcsmt.datapath.scales import block_terms
 from tcsmt.datapath.terms import Term, exp_width, lead_exp, term_fixed, unpack, widen
 from tcsmt.model.formats import Format, internal_format
 from tcsmt.model.params import ModelParams
@@ -179,13 +180,13 @@ def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=Non
                        p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
 
 
-def dot(I, p: ModelParams, a: list, b: list, c, trace=None):
+def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
     """d = c + sum a_i b_i as bits of out_format, block after block.
 
-    ``a`` is a list of words in in_format, ``b`` in b_format (in_format
-    unless the model names another), ``c`` a word in c_format. A dot
-    product longer than block_size runs as consecutive blocks (see
-    p.chaining)."""
+    ``a`` and ``b`` are lists of words in in_format and b_format, ``c`` a
+    word in c_format; with a scale format, ``sa`` and ``sb`` are the words
+    of the scales of a and b, one per scale_block products. A dot product
+    longer than block_size runs as consecutive blocks (see p.chaining)."""
     if len(a) != len(b) or not a:
         raise ValueError("a and b must be non-empty and of equal length")
     ew = exp_width(p)
@@ -193,6 +194,8 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None):
     tb = [unpack(I, p.fb, y, ew, flush_in(p)) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
     c_term = unpack(I, p.fc, c, ew, flush_in(p))
+    if p.scale_format is not None or p.group_size > 1:
+        prods = block_terms(I, p, prods, sa, sb, ew, trace)
     return dot_terms(I, p, prods, c_term, ew, trace)
 
 
@@ -207,15 +210,18 @@ def order_terms(p: ModelParams, prods: list) -> list:
 def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None):
     """The dot product from finished product Terms and the Term of c.
 
-    Blocks take the products in p.term_order, block_size at a time. With c
+    Blocks take the products in p.term_order, block_size at a time (with
+    exact groups, block_size / group_size group terms at a time). With c
     placed "after", the blocks start from zero and c is added to their
     result at the end with one IEEE addition rounded with p.c_rounding."""
     out = result_format(p)
     prods = order_terms(p, prods)
+    label = "group" if p.group_size > 1 else "product"
     if trace is not None:
         for i, t in enumerate(prods):
-            trace.append((f"product {i}", t, "term"))
-    chunks = [prods[i:i + p.block_size] for i in range(0, len(prods), p.block_size)]
+            trace.append((f"{label} {i}", t, "term"))
+    per = p.block_size // p.group_size
+    chunks = [prods[i:i + per] for i in range(0, len(prods), per)]
     start = c_term
     if p.c_placement == "after":
         start = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)

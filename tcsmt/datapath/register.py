@@ -4,7 +4,7 @@ or rounded to F fraction bits, and summed with a number of carry bits."""
 from __future__ import annotations
 
 from tcsmt.datapath import bv
-from tcsmt.datapath.terms import Fixed, Term, align_exp, term_int_bits
+from tcsmt.datapath.terms import Fixed, Term, align_exp, is_dead, term_int_bits
 from tcsmt.model.params import ModelParams
 
 UNBOUNDED_SPARE = 2
@@ -20,12 +20,12 @@ def guard_bits(F: int, frac: int, mode: str) -> int:
 
 
 def alignment_point(I, terms: list[Term], ew: int, floor: int | None):
-    """The largest alignment exponent among the non-zero terms, raised to
-    ``floor`` if given. Zero terms do not take part."""
+    """The largest alignment exponent among the live terms, raised to
+    ``floor`` if given. Zero terms do not take part (see is_dead)."""
     lowest = bv.sconst(I, -(1 << (ew - 2)), ew)
     e_max = lowest
     for t in terms:
-        e = I.ite(bv.is_zero(I, t.sig), lowest, align_exp(I, t, ew))
+        e = I.ite(is_dead(I, t), lowest, align_exp(I, t, ew))
         e_max = bv.smax(I, e_max, e)
     if floor is not None:
         e_max = bv.smax(I, e_max, bv.sconst(I, floor, ew))

@@ -23,6 +23,13 @@ class Term:
     nan: object       # Bool
     inf: object       # Bool
     lead: bool = False  # static: align by the leading one, not by exp
+    live: object = None  # Bool: takes part in the alignment (None: when sig is non-zero)
+
+
+def is_dead(I, t: Term):
+    """Whether a term stays out of the alignment: a zero significand, or,
+    for an exact group sum, no non-zero product in the group."""
+    return bv.is_zero(I, t.sig) if t.live is None else I.not_(t.live)
 
 
 def term_int_bits(I, t: Term) -> int:
@@ -45,34 +52,42 @@ class Fixed:
 def exp_width(p: ModelParams) -> int:
     """A signed exponent width that holds every exponent and shift the
     datapath computes for these formats (generous, static)."""
-    fmts = [p.fin, p.fc, p.fout, p.facc]
+    fmts = [p.fin, p.fb, p.fc, p.fout, p.facc]
     span = max(2 * (f.emax + f.frac_bits + 2) + 2 * (f.frac_bits - f.emin) for f in fmts)
     span += 4 * (p.F + 64 + (p.late_frac_bits or 0))
+    if p.fscale is not None:   # two scale exponents join every product's
+        f = p.fscale
+        span += 4 * (f.emax - f.emin + f.frac_bits + 2)
     return bv.bits_for(span) + 2
 
 
 def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
     """Format bits -> Term. Subnormals have exponent emin and no hidden bit;
-    with ``flush`` they read as zero of the same sign."""
+    with ``flush`` they read as zero of the same sign. A format without
+    subnormals (ue8m0) has its hidden bit everywhere; an unsigned one
+    (ue8m0, ue4m3) is positive."""
     fb, eb = fmt.frac_bits, fmt.exp_bits
-    sign = bv.bit(I, bits, fmt.bits - 1)
+    sign = bv.bit(I, bits, fmt.bits - 1) if fmt.signed else I.bool_const(False)
     expf = I.extract(bits, fb + eb - 1, fb)
-    frac = I.extract(bits, fb - 1, 0)
     exp_zero = bv.is_zero(I, expf)
-    hidden = I.ite(exp_zero, I.const(0, 1), I.const(1, 1))
-    sig = I.concat(hidden, frac)
-    if flush:
-        sig = I.ite(exp_zero, I.const(0, fb + 1), sig)
     expw = bv.resize_u(I, expf, ew)
-    expw = I.ite(exp_zero, I.const(1, ew), expw)
+    if fmt.subnormals:
+        hidden = I.ite(exp_zero, I.const(0, 1), I.const(1, 1))
+        expw = I.ite(exp_zero, I.const(1, ew), expw)
+    else:
+        hidden = I.const(1, 1)
+    frac = I.extract(bits, fb - 1, 0) if fb else None
+    sig = I.concat(hidden, frac) if fb else hidden
+    if flush and fmt.subnormals:
+        sig = I.ite(exp_zero, I.const(0, fb + 1), sig)
     exp = I.sub(expw, I.const(fmt.bias, ew))
     all_ones = I.eq(expf, bv.ones(I, eb))
-    frac_zero = bv.is_zero(I, frac)
+    frac_zero = bv.is_zero(I, frac) if fb else I.bool_const(True)
     if fmt.specials == "ieee":
         nan = I.and_(all_ones, I.not_(frac_zero))
         inf = I.and_(all_ones, frac_zero)
     elif fmt.specials == "fn":
-        nan = I.and_(all_ones, I.eq(frac, bv.ones(I, fb)))
+        nan = I.and_(all_ones, I.eq(frac, bv.ones(I, fb))) if fb else all_ones
         inf = I.bool_const(False)
     elif fmt.specials == "fnuz":
         nan = I.and_(sign, exp_zero, frac_zero)       # the encoding of -0

@@ -43,6 +43,21 @@ class ModelParams:
       acc_format: the format whose fraction width the accumulator extends
       (float32 for tensor cores, float64 for an fp64 FMA chain).
 
+    Block scaling (MX, NVFP4)
+      scale_format: the format of the scale factors of a and b (ue8m0,
+        ue4m3), or None for a product without scales.
+      scale_block: products along K that share one scale of a (per row of
+        A) and one of b (per column of B). A scaled product is exact: the
+        scales' significands multiply its significand and their exponents
+        add to its exponent; a NaN scale makes the dot product NaN.
+      group_size: products summed exactly before they enter the block as
+        one term (1: every product is its own term). A group's value is a
+        fixed-point sum whose exponent is that of the smallest possible
+        product (emin of a plus emin of b) plus its scales' exponents; it
+        takes part in the alignment whenever one of its products is
+        non-zero, even if the sum is zero. The scales of a group are
+        shared by its products (scale_block is a multiple of group_size).
+
     Inside one block
       block_size: products summed before one normalisation.
       align_bits: fraction bits kept below acc_format's last bit when terms
@@ -121,6 +136,9 @@ class ModelParams:
     product_overflow: str = "keep"
     product_rounding: str = "exact"
     nan_bits: str | None = None
+    scale_format: str | None = None
+    scale_block: int | None = None
+    group_size: int = 1
     devices: tuple[str, ...] = ()
     instruction: str = ""
     description: str = ""
@@ -137,6 +155,11 @@ class ModelParams:
     def fb(self) -> Format:
         """The format of b (in_format unless b_format names another)."""
         return get_format(self.b_format or self.in_format)
+
+    @property
+    def fscale(self) -> Format | None:
+        """The format of the scales (None without block scaling)."""
+        return get_format(self.scale_format) if self.scale_format else None
 
     @property
     def fc(self) -> Format:
@@ -163,6 +186,10 @@ class ModelParams:
             ins += "," + short_format(self.fb.name)
         return f"{ins}:{short_format(self.out_format)}"
 
+    def scale_count(self, k: int) -> int:
+        """Scales of a (and of b) a dot product of length k needs."""
+        return -(-k // self.scale_block) if self.scale_format else 0
+
     def replace(self, **changes) -> ModelParams:
         p = dataclasses.replace(self, **changes)
         validate(p, origin=f"{self.name} (overridden)")
@@ -186,7 +213,7 @@ class ModelParams:
         return d
 
 
-LATER_DEFAULTS = {"b_format": None}
+LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "group_size": 1}
 """Parameters added after results and plans were first written, with the
 value that leaves the datapath as it was. ``parameter_dict`` leaves them out
 at that value, so the hashes that name a model's questions (the plans' space
@@ -196,7 +223,9 @@ not use them."""
 
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
          "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2",
-         "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz"}
+         "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz",
+         "float6_e2m3fn": "e2m3", "float6_e3m2fn": "e3m2", "float4_e2m1fn": "e2m1",
+         "float8_e8m0fnu": "ue8m0"}
 
 
 def short_format(name: str) -> str:
@@ -213,7 +242,9 @@ CHOICES = {
     "term_order": TERM_ORDERS,
 }
 FORMAT_KEYS = ("in_format", "b_format", "c_format", "out_format", "acc_format")
-OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits")
+OPTIONAL_FORMAT_KEYS = ("scale_format",)
+OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits",
+                     "scale_block")
 FIELD_NAMES = [f.name for f in fields(ModelParams) if f.name != "source_file"]
 REQUIRED = [f.name for f in fields(ModelParams)
             if f.default is dataclasses.MISSING and f.name != "source_file"]
@@ -232,10 +263,17 @@ def validate(p: ModelParams, origin: str) -> None:
             get_format(getattr(p, key))
         except UserError as e:
             raise _bad(origin, key, str(e)) from None
+    for key in OPTIONAL_FORMAT_KEYS:
+        if getattr(p, key) is not None:
+            try:
+                get_format(getattr(p, key))
+            except UserError as e:
+                raise _bad(origin, key, str(e)) from None
     for key, allowed in CHOICES.items():
         v = getattr(p, key)
         if v not in allowed:
             raise _bad(origin, key, f"{v!r} is not one of {', '.join(allowed)}")
+    validate_scaling(p, origin)
     if not isinstance(p.block_size, int) or not 1 <= p.block_size <= 256:
         raise _bad(origin, "block_size", f"{p.block_size!r} is not an integer in 1..256")
     if not isinstance(p.align_bits, int) or not 0 <= p.align_bits <= 64:
@@ -266,6 +304,30 @@ def validate(p: ModelParams, origin: str) -> None:
             raise _bad(origin, "nan_bits", f"{p.nan_bits} is not a NaN of {p.out_format}")
 
 
+def validate_scaling(p: ModelParams, origin: str) -> None:
+    """The block-scaling and group parameters (see ModelParams)."""
+    g = p.group_size
+    if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= 256:
+        raise _bad(origin, "group_size", f"{g!r} is not an integer in 1..256")
+    if p.block_size % g:
+        raise _bad(origin, "group_size", f"{g} does not divide block_size {p.block_size}")
+    if g > 1 and (p.product_alignment != "raw" or p.product_rounding != "exact"
+                  or p.term_order != "sequential" or p.normalisation != "block"):
+        raise _bad(origin, "group_size", "exact groups need product_alignment = \"raw\", "
+                   "product_rounding = \"exact\", term_order = \"sequential\" and "
+                   "normalisation = \"block\"")
+    if p.scale_format is None:
+        if p.scale_block is not None:
+            raise _bad(origin, "scale_block", "given without a scale_format")
+        return
+    if p.fscale.signed:
+        raise _bad(origin, "scale_format", f"{p.scale_format} is not a scale format (ue8m0, ue4m3)")
+    sb = p.scale_block
+    if not isinstance(sb, int) or not 1 <= sb <= 1024 or sb % g:
+        raise _bad(origin, "scale_block",
+                   f"{sb!r} is not an integer in 1..1024 that group_size {g} divides")
+
+
 def _convert(origin: str, key: str, raw):
     """TOML value to field value (words for None, lists to tuples)."""
     if key in OPTIONAL_INT_KEYS:
@@ -284,7 +346,10 @@ def _convert(origin: str, key: str, raw):
         if not isinstance(raw, bool):
             raise _bad(origin, key, "expected true or false")
         return raw
-    if key in ("block_size", "align_bits"):
+    if key in OPTIONAL_FORMAT_KEYS:
+        if raw is None or isinstance(raw, str) and raw.lower() == "none":
+            return None
+    if key in ("block_size", "align_bits", "group_size"):
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise _bad(origin, key, f"{raw!r} is not an integer")
         return raw

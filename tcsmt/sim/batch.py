@@ -83,27 +83,39 @@ def _check_bits(name: str, x: np.ndarray, bits: int, fmt_name: str) -> None:
                         f"not a {fmt_name} bit pattern ({bits} bits)")
 
 
-def run_dot(I, p: ModelParams, a: list, b: list, c, engine: str = "replay"):
-    """datapath.dot(I, p, a, b, c): run directly ("direct"), or as the
-    program recorded from it, replayed on I ("replay", the same primitive
-    calls with the datapath's Python work done once; see tcsmt.interp.program)."""
+def run_dot(I, p: ModelParams, a: list, b: list, c, engine: str = "replay", sa=None, sb=None):
+    """datapath.dot(I, p, a, b, c, sa=sa, sb=sb): run directly ("direct"),
+    or as the program recorded from it, replayed on I ("replay", the same
+    primitive calls with the datapath's Python work done once; see
+    tcsmt.interp.program)."""
     if engine == "direct":
-        return datapath.dot(I, p, a, b, c)
+        return datapath.dot(I, p, a, b, c, sa=sa, sb=sb)
     if engine != "replay":
         raise ValueError(f"unknown engine {engine!r}")
     inputs = {f"a{i}": x for i, x in enumerate(a)}
     inputs.update({f"b{i}": y for i, y in enumerate(b)})
+    inputs.update({f"sa{j}": x for j, x in enumerate(sa or ())})
+    inputs.update({f"sb{j}": y for j, y in enumerate(sb or ())})
     inputs["c"] = c
     return record(p, len(a)).run(I, inputs)
 
 
+def _as_rows(name: str, x, n: int, k: int) -> np.ndarray:
+    x = np.asarray(x).astype(np.uint64, copy=False)
+    if x.shape != (n, k):
+        raise UserError(f"{name} must be [{n}, {k}]; got {x.shape}")
+    return x
+
+
 def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_MEMORY,
-              engine: str = "replay") -> np.ndarray:
+              engine: str = "replay", sa_bits=None, sb_bits=None) -> np.ndarray:
     """d = c + sum_k a[n, k] * b[n, k] for every row n, as out_format bits.
 
-    a_bits, b_bits: [N, K] bit patterns in p.in_format (b: p.fb); c_bits: [N] in
-    p.c_format (any integer dtype). Returns [N] uint64 bits in p.out_format,
-    the same bits the scalar interpreter gives row by row."""
+    a_bits, b_bits: [N, K] bit patterns in p.in_format and p.b_format;
+    c_bits: [N] in p.c_format (any integer dtype); for a block-scaled model
+    sa_bits, sb_bits: [N, S] bit patterns of the scales in p.scale_format,
+    S = ceil(K / scale_block). Returns [N] uint64 bits in p.out_format, the
+    same bits the scalar interpreter gives row by row."""
     a = np.asarray(a_bits).astype(np.uint64, copy=False)
     b = np.asarray(b_bits).astype(np.uint64, copy=False)
     c = np.asarray(c_bits).astype(np.uint64, copy=False)
@@ -116,16 +128,28 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
     _check_bits("b", b, p.fb.bits, p.fb.name)
     _check_bits("c", c, p.fc.bits, p.fc.name)
     n, k = a.shape
+    ns = p.scale_count(k)
+    if (sa_bits is None) != (ns == 0) or (sb_bits is None) != (ns == 0):
+        raise UserError(f"{p.name}: " + (f"give the scales of a and b as [N, {ns}]" if ns
+                                         else "this model has no block scales"))
+    sat = np.ascontiguousarray(_as_rows("the scales of a", sa_bits, n, ns).T) if ns else None
+    sbt = np.ascontiguousarray(_as_rows("the scales of b", sb_bits, n, ns).T) if ns else None
+    for name, x in (("the scales of a", sat), ("the scales of b", sbt)):
+        if x is not None:
+            _check_bits(name, x, p.fscale.bits, p.fscale.name)
     check_supported(p, k)
     out = np.empty(n, dtype=np.uint64)
     at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
     step = tile_elements(p, k, max_memory, engine)
     I = NumpyInterp(p.name)
+
+    def words(x, r0, r1, bits):
+        return None if x is None else [I.array(x[i, r0:r1], bits) for i in range(x.shape[0])]
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
-        aw = [I.array(at[i, r0:r1], p.fin.bits) for i in range(k)]
-        bw = [I.array(bt[i, r0:r1], p.fb.bits) for i in range(k)]
-        d = run_dot(I, p, aw, bw, I.array(c[r0:r1], p.fc.bits), engine)
+        d = run_dot(I, p, words(at, r0, r1, p.fin.bits), words(bt, r0, r1, p.fb.bits),
+                    I.array(c[r0:r1], p.fc.bits), engine,
+                    words(sat, r0, r1, ns and p.fscale.bits), words(sbt, r0, r1, ns and p.fscale.bits))
         out[r0:r1] = I.value(d, (r1 - r0,))
     return out
 
@@ -134,40 +158,76 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
 # Matrix products
 # ---------------------------------------------------------------------------
 
-def matmul(A, B, C, arch, formats: str | None = None, overrides: list[str] | None = None,
-           max_memory: int = DEFAULT_MEMORY, engine: str = "replay") -> np.ndarray:
+def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] | None = None,
+           max_memory: int = DEFAULT_MEMORY, engine: str = "replay", *, model=None,
+           scale_a=None, scale_b=None) -> np.ndarray:
     """D = C + A @ B exactly as the modelled matrix unit computes it.
 
     A is M x K, B is K x N, C is M x N, as NumPy arrays whose dtypes are the
     model's formats: np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
-    ml_dtypes.float8_e5m2 for a and b; np.float32 for tf32 inputs, read as
-    the hardware reads them: the top 19 bits, the low 13 bits of each
-    binary32 dropped (truncated, not rounded). C and D are np.float32 or
-    np.float16 (the model's c and out formats).
+    ml_dtypes.float8_e5m2, ml_dtypes.float6_e2m3fn, float6_e3m2fn,
+    float4_e2m1fn for a and b (b in the model's b_format); np.float32 for
+    tf32 inputs, read as the hardware reads them: the top 19 bits, the low
+    13 bits of each binary32 dropped (truncated, not rounded). C and D are
+    np.float32 or np.float16 (the model's c and out formats).
 
-    ``arch`` is an architecture (volta, turing, ampere, ada, hopper,
-    blackwell, cdna3), a model name (hopper-e4m3-fp32), a model file or a
-    ModelParams. With an architecture and no ``formats`` ("IN:OUT", as
-    "bf16:fp32"), the model is the architecture's one whose input and c
-    formats match the dtypes of A and C. ``overrides`` are "key=value"
-    strings as for ``--set``. Each element of D is a dot product of length
-    K, run block after block along K as the architecture chains them.
+    ``arch`` (or ``model``, the same) is an architecture (volta, turing,
+    ampere, ada, hopper, blackwell, cdna3...), a model name
+    (hopper-e4m3-fp32), a model file or a ModelParams. With an architecture
+    and no ``formats`` ("IN:OUT", as "bf16:fp32"), the model is the
+    architecture's one whose input and c formats match the dtypes of A, B
+    and C. ``overrides`` are "key=value" strings as for ``--set``. Each
+    element of D is a dot product of length K, run block after block along
+    K as the architecture chains them.
+
+    A block-scaled model (MX, NVFP4) takes ``scale_a``, M x S, and
+    ``scale_b``, S x N, with S = ceil(K / scale_block): the scale of row m
+    of A for products s * scale_block .. (s + 1) * scale_block - 1, and of
+    column n of B for the same products; their dtype is the scale format's
+    (ml_dtypes.float8_e8m0fnu for ue8m0, ml_dtypes.float8_e4m3fn for ue4m3,
+    whose sign bit is ignored).
     """
+    if model is not None and arch is not None:
+        raise UserError("give the model once: arch= or model=, not both")
+    arch = model if arch is None else arch
+    if arch is None:
+        raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
     A, B, C = (np.asarray(x) for x in (A, B, C))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
     _check_shapes(A, B, C)
     check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
-    bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))          # [K, N]
+    bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))        # [K, N]
     ct = to_bits(C, p.fc, "C")
     m, k = A.shape
     n = B.shape[1]
+    sa, sb = _scale_bits(p, k, m, n, scale_a, scale_b)
     out = np.empty((m, n), dtype=np.uint64)
-    tile = _hoisted_tiles(p, at, bt, engine)
+    tile = _hoisted_tiles(p, at, bt, engine, sa, sb)
     for (m0, m1), (n0, n1) in _tiles(m, n, tile_elements(p, k, max_memory, engine)):
         rows, cols = slice(m0, m1), slice(n0, n1)
         out[rows, cols] = tile(rows, cols, ct[rows, cols])
     return from_bits(out, p.fout)
+
+
+def _scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
+    """The scales as bits, [S, M] for A and [S, N] for B (None, None
+    without a scale format)."""
+    s = p.scale_count(k)
+    if not s:
+        if scale_a is not None or scale_b is not None:
+            raise UserError(f"{p.name} has no block scales: leave out scale_a and scale_b")
+        return None, None
+    if scale_a is None or scale_b is None:
+        raise UserError(f"{p.name} scales every {p.scale_block} products along K: give scale_a "
+                        f"({m}x{s}) and scale_b ({s}x{n}) in {p.fscale.name}")
+    SA, SB = np.asarray(scale_a), np.asarray(scale_b)
+    for name, x, want in (("scale_a", SA, (m, s)), ("scale_b", SB, (s, n))):
+        if x.shape != want:
+            raise UserError(f"{name} is {'x'.join(map(str, x.shape))}, expected {want[0]}x{want[1]} "
+                            f"(K = {k} in blocks of {p.scale_block})")
+    return (np.ascontiguousarray(to_bits(SA, p.fscale, "scale_a").T),
+            np.ascontiguousarray(to_bits(SB, p.fscale, "scale_b")))
 
 
 def _check_shapes(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
@@ -192,24 +252,33 @@ def _tiles(m: int, n: int, elems: int):
             yield (m0, min(m, m0 + tm)), (n0, min(n, n0 + tn))
 
 
-def _hoisted_tiles(p: ModelParams, at: np.ndarray, bt: np.ndarray, engine: str):
+def _hoisted_tiles(p: ModelParams, at: np.ndarray, bt: np.ndarray, engine: str,
+                   sa: np.ndarray | None = None, sb: np.ndarray | None = None):
     """A function (rows, cols, c bits) -> d bits of that tile. With the
-    recorded program, the work on A alone and on B alone is done once here
-    (see tcsmt.interp.program); the direct engine runs the whole datapath per tile."""
+    recorded program, the work on A alone and on B alone (and on their
+    scales) is done once here (see tcsmt.interp.program); the direct engine
+    runs the whole datapath per tile."""
     I = NumpyInterp(p.name)
     k = at.shape[0]
     aw = [I.array(at[i][:, None], p.fin.bits) for i in range(k)]
     bw = [I.array(bt[i][None, :], p.fb.bits) for i in range(k)]
+    saw = None if sa is None else [I.array(x[:, None], p.fscale.bits) for x in sa]
+    sbw = None if sb is None else [I.array(y[None, :], p.fscale.bits) for y in sb]
     if engine == "direct":
         def tile(rows, cols, c):
             d = datapath.dot(I, p, [_rows(x, rows) for x in aw], [_cols(y, cols) for y in bw],
-                             I.array(c, p.fc.bits))
+                             I.array(c, p.fc.bits),
+                             sa=None if saw is None else [_rows(x, rows) for x in saw],
+                             sb=None if sbw is None else [_cols(y, cols) for y in sbw])
             return I.value(d, c.shape)
         return tile
     if engine != "replay":
         raise ValueError(f"unknown engine {engine!r}")
-    run = record(p, k).run_hoisted(I, {f"a{i}": x for i, x in enumerate(aw)},
-                                   {f"b{i}": y for i, y in enumerate(bw)})
+    a_in = {f"a{i}": x for i, x in enumerate(aw)}
+    b_in = {f"b{i}": y for i, y in enumerate(bw)}
+    a_in.update({f"sa{j}": x for j, x in enumerate(saw or ())})
+    b_in.update({f"sb{j}": y for j, y in enumerate(sbw or ())})
+    run = record(p, k).run_hoisted(I, a_in, b_in)
 
     def tile(rows, cols, c):
         return I.value(run(rows, cols, I.array(c, p.fc.bits)), c.shape)

@@ -59,29 +59,58 @@ def check_inputs(p: ModelParams, a, b, c) -> tuple[list[int], list[int], int]:
     if not a:
         raise UserError("a and b need at least one term")
     for name, xs, fmt in (("a", a, p.fin), ("b", b, p.fb), ("c", [int(c)], p.fc)):
-        for x in xs:
-            if not 0 <= x < (1 << fmt.bits):
-                raise UserError(f"{name} = {x:#x} is not a {fmt.name} bit pattern "
-                                f"({fmt.bits} bits)")
+        _check_words(name, xs, fmt)
     return a, b, int(c)
 
 
+def check_scales(p: ModelParams, k: int, sa, sb) -> tuple[list[int] | None, list[int] | None]:
+    """The scales of a and b as lists of ints: one per scale_block products
+    for a block-scaled model, none otherwise."""
+    if p.scale_format is None:
+        if sa is not None or sb is not None:
+            raise UserError(f"{p.name} has no block scales: leave out the scales of a and b")
+        return None, None
+    n = p.scale_count(k)
+    if sa is None or sb is None:
+        raise UserError(f"{p.name} scales every {p.scale_block} products: give {n} scale(s) of a "
+                        f"and of b ({p.fscale.name})")
+    sa, sb = [int(x) for x in sa], [int(x) for x in sb]
+    for name, xs in (("scale of a", sa), ("scale of b", sb)):
+        if len(xs) != n:
+            raise UserError(f"{len(xs)} {name} given; {k} products in blocks of {p.scale_block} "
+                            f"need {n}")
+        _check_words(name, xs, p.fscale)
+    return sa, sb
+
+
+def _check_words(name: str, xs: list[int], fmt: Format) -> None:
+    for x in xs:
+        if not 0 <= x < (1 << fmt.bits):
+            raise UserError(f"{name} = {x:#x} is not a {fmt.name} bit pattern ({fmt.bits} bits)")
+
+
 def dot(spec: str | ModelParams, a, b, c, formats: str | None = None,
-        overrides: list[str] | None = None) -> Result:
+        overrides: list[str] | None = None, scale_a=None, scale_b=None) -> Result:
     """d = c + sum(a_i * b_i) under a model; a, b and c are bit patterns
-    (ints) in the model's in_format (b: b_format) and c_format."""
+    (ints) in the model's in_format, b_format and c_format; for a
+    block-scaled model, scale_a and scale_b are the bit patterns of the
+    scales (one per scale_block products)."""
     p = model(spec, formats, overrides)
     a, b, c = check_inputs(p, a, b, c)
-    out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
-                       [INT.const(x, p.fb.bits) for x in b], INT.const(c, p.fc.bits))
-    return Result(out.v, p.fout)
+    sa, sb = check_scales(p, len(a), scale_a, scale_b)
+    return Result(dot_bits(p, a, b, c, sa, sb), p.fout)
 
 
-def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int) -> int:
+def _run(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None, trace=None):
+    def words(xs, fmt):
+        return None if xs is None else [INT.const(x, fmt.bits) for x in xs]
+    return datapath.dot(INT, p, words(a, p.fin), words(b, p.fb), INT.const(c, p.fc.bits),
+                        trace=trace, sa=words(sa, p.fscale), sb=words(sb, p.fscale))
+
+
+def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None) -> int:
     """The same as ``dot`` for callers that hold a ModelParams and checked bits."""
-    out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
-                       [INT.const(x, p.fb.bits) for x in b], INT.const(c, p.fc.bits))
-    return out.v
+    return _run(p, a, b, c, sa, sb).v
 
 
 def to_bits(fmt: Format, value) -> int:
@@ -135,15 +164,17 @@ def _parse_power(text: str) -> Fraction:
 # --explain: every stage of the datapath
 # ---------------------------------------------------------------------------
 
-def explain(p: ModelParams, a: list[int], b: list[int], c: int) -> list[tuple[str, str]]:
+def explain(p: ModelParams, a: list[int], b: list[int], c: int, sa=None,
+            sb=None) -> list[tuple[str, str]]:
     """(stage, text) lines for the last block of the dot product."""
     trace: list = []
-    out = datapath.dot(INT, p, [INT.const(x, p.fin.bits) for x in a],
-                       [INT.const(x, p.fb.bits) for x in b], INT.const(c, p.fc.bits), trace=trace)
+    out = _run(p, a, b, c, sa, sb, trace)
     lines: list[tuple[str, str]] = []
     e_max = None
     for name, obj, kind in trace:
-        if kind == "term":
+        if kind == "scales":
+            lines.append((name, "a " + _term_text(obj[0]) + ", b " + _term_text(obj[1])))
+        elif kind == "term":
             lines.append((name, _term_text(obj)))
         elif kind == "signed":
             e_max = _signed(obj)

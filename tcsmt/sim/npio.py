@@ -1,11 +1,12 @@
 """NumPy arrays of floats <-> bit patterns of the model's formats, and the
 choice of a model from the dtypes of a matrix product's operands.
 
-dtypes by format: float16 np.float16, bfloat16 / float8_e4m3fn / float8_e5m2
-/ float8_e4m3fnuz / float8_e5m2fnuz the ml_dtypes types of those names,
-float32 and float64 NumPy's, and tf32 and xf32 np.float32 read as the
-hardware reads it: the top 19 bits of each binary32 (sign, 8 exponent bits,
-10 fraction bits), the low 13 bits dropped.
+dtypes by format: float16 np.float16, bfloat16 / float8_e4m3fn / float8_e5m2 /
+float8_e4m3fnuz / float8_e5m2fnuz / float6_e2m3fn / float6_e3m2fn /
+float4_e2m1fn / float8_e8m0fnu the ml_dtypes types of those names, float32
+and float64 NumPy's, tf32 and xf32 np.float32 read as the hardware reads it: the top 19 bits of each binary32 (sign, 8 exponent
+bits, 10 fraction bits), the low 13 bits dropped; ue4m3 (NVFP4 scales)
+ml_dtypes.float8_e4m3fn with the sign bit ignored.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
     if formats is not None or _is_model_spec(arch):
         return resolve_model(arch, formats, overrides)
     family = find_model(arch).arch
-    mine = [m for m in all_models() if m.arch == family]
+    mine = [m for m in all_models() if m.arch == family and m.scale_format is None]
     b_dtype = A.dtype if B is None else B.dtype
     fits = [m for m in mine if _fits(m.fin, A.dtype) and _fits(m.fb, b_dtype)
             and _fits(m.fc, C.dtype)]
@@ -82,7 +83,7 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
         b_part = f", B of dtype {b_dtype}" if b_dtype != A.dtype else ""
         raise UserError(f"{family} has no model for A of dtype {A.dtype}{b_part} "
                         f"and C of dtype {C.dtype} "
-                        f"(it has: {have})")
+                        f"(it has: {have}; block-scaled models are chosen by name)")
     # the default model first, then the one named ARCH-IN-OUT (others are
     # alternative hypotheses, such as blackwell-e4m3-fp32-mma)
     fits.sort(key=lambda m: (not m.default, m.name != _plain_name(m)))
@@ -102,7 +103,7 @@ def _fits(fmt: Format, dtype: np.dtype) -> bool:
 
 def _has_dtype(m: ModelParams) -> bool:
     try:
-        dtype_of(m.fin), dtype_of(m.fc)
+        dtype_of(m.fin), dtype_of(m.fb), dtype_of(m.fc)
     except UserError:
         return False
     return True

@@ -1,0 +1,161 @@
+"""Mixed input formats, block scales and exact groups in the datapath.
+
+The models here are built from a shipped one with ``replace`` so that the
+datapath's new stages are checked on their own: the scalar interpreter
+against an exact Fraction computation where the window is wide enough to
+keep every bit, the batch interpreter (both engines) and the SMT terms
+against the scalar one, NaN and zero scales, and the parameters' checks.
+"""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from tcsmt import datapath
+from tcsmt.errors import ModelFileError, UserError
+from tcsmt.model.catalogue import find_model
+from tcsmt.model.formats import get_format
+from tcsmt.sim.batch import dot_batch
+from tcsmt.sim.dot import dot, dot_bits, explain
+from tcsmt.smt.terms import SmtInterp, evaluate
+
+BASE = find_model("blackwell-e4m3-fp32")
+MXF4 = BASE.replace(name="t-mxf4", in_format="e2m1", scale_format="ue8m0", scale_block=32,
+                    group_size=16, block_size=64, align_bits=12, min_exponent=-139)
+NVF4 = MXF4.replace(name="t-nvf4", scale_format="ue4m3", scale_block=16)
+MIXED = BASE.replace(name="t-mx", in_format="e4m3", b_format="e5m2", scale_format="ue8m0",
+                     scale_block=32)
+WIDE = MIXED.replace(name="t-wide", align_bits=64, min_exponent=None)
+MODELS = [MXF4, NVF4, MIXED, BASE.replace(name="t-e3m2xe2m1", in_format="e3m2", b_format="e2m1")]
+
+
+def random_inputs(p, k: int, rng: random.Random, special: float = 0.05):
+    """Bit patterns for a, b, c and the scales, with zeros, NaN scales and
+    any encodings mixed in."""
+    def word(fmt):
+        return 0 if rng.random() < 0.1 else rng.getrandbits(fmt.bits)
+    a = [word(p.fin) for _ in range(k)]
+    b = [word(p.fb) for _ in range(k)]
+    c = word(p.fc) & ~(0xFF << 23) | (rng.randint(100, 150) << 23) if rng.random() < 0.8 else word(p.fc)
+    n = p.scale_count(k)
+    if not n:
+        return a, b, c, None, None
+    fs = p.fscale
+
+    def scale():
+        if rng.random() < special:
+            return fs.nan_bits()
+        e = fs.bias + rng.randint(-20, 20)
+        return min(max(e, 0), fs.max_exp_field) << fs.frac_bits | rng.getrandbits(fs.frac_bits)
+    return a, b, c, [scale() for _ in range(n)], [scale() for _ in range(n)]
+
+
+def exact(p, a, b, c, sa, sb) -> Fraction:
+    total = Fraction(p.fc.value(c))
+    for i, (x, y) in enumerate(zip(a, b)):
+        s = p.fscale.value(sa[i // p.scale_block]) * p.fscale.value(sb[i // p.scale_block])
+        total += p.fin.value(x) * p.fb.value(y) * s
+    return total
+
+
+def test_a_wide_window_gives_the_exact_sum_rounded_toward_zero():
+    rng = random.Random(5)
+    fin, fb = WIDE.fin, WIDE.fb
+    for _ in range(200):
+        a = [fin.pack(rng.getrandbits(1), rng.randint(1, 14), rng.getrandbits(3)) for _ in range(32)]
+        b = [fb.pack(rng.getrandbits(1), rng.randint(8, 22), rng.getrandbits(2)) for _ in range(32)]
+        c = rng.getrandbits(31)
+        c = c & ~(0xFF << 23) | (rng.randint(110, 140) << 23)
+        sa, sb = [rng.randint(120, 134)], [rng.randint(120, 134)]
+        want = get_format("float32").round_value(exact(WIDE, a, b, c, sa, sb), "rz")
+        assert dot_bits(WIDE, a, b, c, sa, sb) == want
+
+
+@pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
+def test_batch_and_smt_terms_equal_the_scalar_interpreter(p):
+    rng = random.Random(p.name)
+    k = 2 * p.block_size
+    rows = [random_inputs(p, k, rng) for _ in range(40)]
+    want = np.array([dot_bits(p, *r) for r in rows], dtype=np.uint64)
+    a, b, c = (np.array([r[i] for r in rows]) for i in range(3))
+    scales = {} if p.scale_format is None else {
+        "sa_bits": np.array([r[3] for r in rows]), "sb_bits": np.array([r[4] for r in rows])}
+    for engine in ("replay", "direct"):
+        assert np.array_equal(dot_batch(p, a, b, c, engine=engine, **scales), want), engine
+    I = SmtInterp()
+    n = p.scale_count(k)
+    d = datapath.dot(I, p, [I.var(f"a{i}", p.fin.bits) for i in range(k)],
+                     [I.var(f"b{i}", p.fb.bits) for i in range(k)], I.var("c", p.fc.bits),
+                     sa=[I.var(f"sa{j}", p.fscale.bits) for j in range(n)] if n else None,
+                     sb=[I.var(f"sb{j}", p.fscale.bits) for j in range(n)] if n else None)
+    for r, w in list(zip(rows, want))[:8]:
+        values = {f"a{i}": x for i, x in enumerate(r[0])}
+        values.update({f"b{i}": y for i, y in enumerate(r[1])}, c=r[2])
+        values.update({f"sa{j}": x for j, x in enumerate(r[3] or ())})
+        values.update({f"sb{j}": y for j, y in enumerate(r[4] or ())})
+        assert evaluate(d, values) == w
+
+
+def test_a_nan_scale_makes_the_result_nan_even_on_zero_products():
+    k = 64
+    a, b = [0] * k, [0] * k
+    one = 0x7F
+    assert dot(MXF4, a, b, 0x3F800000, scale_a=[one, one], scale_b=[one, one]).hex == "0x3f800000"
+    assert dot(MXF4, a, b, 0x3F800000, scale_a=[one, 0xFF], scale_b=[one, one]).hex == "0x7fffffff"
+    assert dot(MIXED, [0] * 32, [0] * 32, 0, scale_a=[0xFF], scale_b=[one]).kind == "nan"
+
+
+def test_a_group_that_cancels_still_sets_the_alignment_point():
+    """Group 0 sums to zero at scale 2^100; group 2 holds 1 at scale 1: the
+    window of 35 bits below 2^100 leaves nothing of group 2 (MMA-Sim's
+    MMA_GST_FDPA: 'zeros resulted from summation do not apply e_zero')."""
+    a, b = [0] * 64, [0] * 64
+    a[0], b[0], a[1], b[1] = 0x2, 0x2, 0x2, 0xA          # 1*1 + 1*(-1) = 0
+    a[32], b[32] = 0x2, 0x2                              # 1
+    sa, sb = [0x7F + 100, 0x7F], [0x7F, 0x7F]
+    assert dot(MXF4, a, b, 0, scale_a=sa, scale_b=sb).hex == "0x00000000"
+    a[1] = 0                                             # now group 0 is 1 * 2^100
+    assert dot(MXF4, a, b, 0, scale_a=sa, scale_b=sb).hex == "0x71800000"
+
+
+def test_a_zero_ue4m3_scale_leaves_its_group_out():
+    a, b = [0x2] * 64, [0x2] * 64                        # every product 1
+    sa = [0x38, 0x00, 0x38, 0x80]                        # 1, 0, 1, and 0 with the sign bit ignored
+    d = dot(NVF4, a, b, 0, scale_a=[x & 0x7F for x in sa], scale_b=[0x38] * 4)
+    assert d.decimal == "32"
+
+
+def test_explain_shows_the_scales_and_groups():
+    a, b = [0x2] * 64, [0x3] * 64
+    lines = explain(MXF4, a, b, 0, [0x7F, 0x80], [0x7F, 0x7F])
+    text = "\n".join(f"{k}: {v}" for k, v in lines)
+    assert "scales 1: a 1 x 2^1" in text and "group 3" in text
+    assert lines[-1][0] == "rounded"
+
+
+def test_inputs_are_checked_against_each_format():
+    with pytest.raises(UserError, match="b = 0x100"):
+        dot(MIXED, [0] * 32, [0x100] + [0] * 31, 0, scale_a=[0x7F], scale_b=[0x7F])
+    with pytest.raises(UserError, match="give 1 scale"):
+        dot(MIXED, [0] * 32, [0] * 32, 0)
+    with pytest.raises(UserError, match="need 2"):
+        dot(MXF4, [0] * 64, [0] * 64, 0, scale_a=[0x7F], scale_b=[0x7F])
+    with pytest.raises(UserError, match="no block scales"):
+        dot(BASE, [0] * 4, [0] * 4, 0, scale_a=[0x7F], scale_b=[0x7F])
+
+
+@pytest.mark.parametrize("change,key", [
+    ({"group_size": 3}, "group_size"),
+    ({"scale_block": 24}, "scale_block"),
+    ({"scale_format": "e4m3"}, "scale_format"),
+    ({"scale_format": "ue9m9"}, "scale_format"),
+    ({"scale_format": None}, "scale_block"),
+    ({"group_size": 16, "term_order": "pairs_mod4"}, "group_size"),
+])
+def test_the_new_parameters_are_checked_in_one_line(change, key):
+    with pytest.raises(ModelFileError, match=f"key '{key}'"):
+        MXF4.replace(**change)
