@@ -4,9 +4,10 @@ choice of a model from the dtypes of a matrix product's operands.
 dtypes by format: float16 np.float16, bfloat16 / float8_e4m3fn / float8_e5m2 /
 float8_e4m3fnuz / float8_e5m2fnuz / float6_e2m3fn / float6_e3m2fn /
 float4_e2m1fn / float8_e8m0fnu the ml_dtypes types of those names, float32
-and float64 NumPy's, tf32 and xf32 np.float32 read as the hardware reads it: the top 19 bits of each binary32 (sign, 8 exponent
-bits, 10 fraction bits), the low 13 bits dropped; ue4m3 (NVFP4 scales)
-ml_dtypes.float8_e4m3fn with the sign bit ignored.
+and float64 NumPy's, tf32 and xf32 np.float32 read as the hardware reads it:
+the top 19 bits of each binary32 (sign, 8 exponent bits, 10 fraction bits),
+the low 13 bits dropped; ue4m3 (NVFP4 scales) ml_dtypes.float8_e4m3fn with
+the sign bit ignored.
 """
 
 from __future__ import annotations
