@@ -15,49 +15,18 @@ import numpy as np
 import pytest
 
 from tcsmt import matmul
+from tcsmt.hardware.mmasim import PAIRS, operation
 from tcsmt.model.catalogue import find_model
 
 pytestmark = pytest.mark.mmasim
 
 try:
     import torch
-    from mmasim import amd, nv_ptx  # builds a small C++ extension on first import
+    from mmasim import amd, nv_ptx  # noqa: F401  (builds a small C++ extension on first import)
 except Exception as e:                # pragma: no cover - depends on the environment
     pytest.skip(f"MMA-Sim cannot be imported ({type(e).__name__}: {e}); "
                 "install it with: pip install torch==2.13.0 && pip install mmasim",
                 allow_module_level=True)
-
-# tcsmt model -> (MMA-Sim class, architecture, instruction shape and types)
-PAIRS = {
-    "volta-fp16-fp32": (nv_ptx.MMA, "Volta", "m8n8k4.f32.f16.f16.f32"),
-    "volta-fp16-fp16": (nv_ptx.MMA, "Volta", "m8n8k4.f16.f16.f16.f16"),
-    "turing-fp16-fp32": (nv_ptx.MMA, "Turing", "m16n8k8.f32.f16.f16.f32"),
-    "turing-fp16-fp16": (nv_ptx.MMA, "Turing", "m16n8k8.f16.f16.f16.f16"),
-    "ampere-fp16-fp32": (nv_ptx.MMA, "Ampere", "m16n8k16.f32.f16.f16.f32"),
-    "ampere-fp16-fp16": (nv_ptx.MMA, "Ampere", "m16n8k16.f16.f16.f16.f16"),
-    "ampere-bf16-fp32": (nv_ptx.MMA, "Ampere", "m16n8k16.f32.bf16.bf16.f32"),
-    "ampere-tf32-fp32": (nv_ptx.MMA, "Ampere", "m16n8k8.f32.tf32.tf32.f32"),
-    "ada-fp16-fp32": (nv_ptx.MMA, "Ada Lovelace", "m16n8k16.f32.f16.f16.f32"),
-    "ada-fp16-fp16": (nv_ptx.MMA, "Ada Lovelace", "m16n8k16.f16.f16.f16.f16"),
-    "ada-bf16-fp32": (nv_ptx.MMA, "Ada Lovelace", "m16n8k16.f32.bf16.bf16.f32"),
-    "ada-tf32-fp32": (nv_ptx.MMA, "Ada Lovelace", "m16n8k8.f32.tf32.tf32.f32"),
-    "ada-e4m3-fp32": (nv_ptx.MMA, "Ada Lovelace", "m16n8k32.f32.e4m3.e4m3.f32"),
-    "ada-e5m2-fp32": (nv_ptx.MMA, "Ada Lovelace", "m16n8k32.f32.e5m2.e5m2.f32"),
-    "hopper-fp16-fp32": (nv_ptx.WGMMA, "Hopper", "m64n8k16.f32.f16.f16"),
-    "hopper-fp16-fp16": (nv_ptx.WGMMA, "Hopper", "m64n8k16.f16.f16.f16"),
-    "hopper-bf16-fp32": (nv_ptx.WGMMA, "Hopper", "m64n8k16.f32.bf16.bf16"),
-    "hopper-tf32-fp32": (nv_ptx.WGMMA, "Hopper", "m64n8k8.f32.tf32.tf32"),
-    "hopper-e4m3-fp32": (nv_ptx.WGMMA, "Hopper", "m64n8k32.f32.e4m3.e4m3"),
-    "hopper-e5m2-fp32": (nv_ptx.WGMMA, "Hopper", "m64n8k32.f32.e5m2.e5m2"),
-    "blackwell-fp16-fp32": (nv_ptx.TCGen05MMA, "Blackwell", "m64n8k16.kind::f16.f32.f16.f16"),
-    "blackwell-fp16-fp16": (nv_ptx.TCGen05MMA, "Blackwell", "m64n8k16.kind::f16.f16.f16.f16"),
-    "blackwell-bf16-fp32": (nv_ptx.TCGen05MMA, "Blackwell", "m64n8k16.kind::f16.f32.bf16.bf16"),
-    "blackwell-tf32-fp32": (nv_ptx.TCGen05MMA, "Blackwell", "m64n8k8.kind::tf32.f32.tf32.tf32"),
-    "blackwell-e4m3-fp32": (nv_ptx.TCGen05MMA, "Blackwell", "m64n8k32.kind::f8f6f4.f32.e4m3.e4m3"),
-    "blackwell-e5m2-fp32": (nv_ptx.TCGen05MMA, "Blackwell", "m64n8k32.kind::f8f6f4.f32.e5m2.e5m2"),
-    "cdna3-fp16-fp32": (amd.MFMA, "CDNA3", "f32_32x32x8_f16"),
-    "cdna3-bf16-fp32": (amd.MFMA, "CDNA3", "f32_32x32x8_bf16"),
-}
 
 def to_torch(x: np.ndarray, dtype) -> torch.Tensor:
     raw = np.ascontiguousarray(x).view(f"i{x.itemsize}" if x.itemsize > 1 else "u1")
@@ -82,12 +51,12 @@ def operands(p, m: int, k: int, n: int, seed: int):
             c.astype(np.float32).astype(fc))
 
 
-@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("row", PAIRS, ids=lambda r: f"{r[0]}:{r[3]}")
 @pytest.mark.parametrize("seed", [0, 1])
-def test_matmul_equals_mmasim(name, seed):
+def test_matmul_equals_mmasim(row, seed):
+    name, cls, arch, shape = row
     p = find_model(name)
-    cls, arch, shape = PAIRS[name]
-    op = cls(arch, shape)
+    op = operation(cls, arch, shape)
     m, n, k = 12, 10, 2 * p.block_size + 5
     A, B, C = operands(p, m, k, n, seed)
     D = matmul(A, B, C, arch=p)
@@ -100,5 +69,5 @@ def test_matmul_equals_mmasim(name, seed):
 
 
 def test_every_pair_names_a_shipped_model():
-    for name in PAIRS:
+    for name, *_ in PAIRS:
         assert find_model(name).name == name
