@@ -47,6 +47,7 @@ class Program:
         self.name = name
         template: list = []
         dep: list[int] = []
+        widths: list[int] = []
         code: list = []
         self.inputs: dict[str, int] = {}
         slot: dict[Node, int] = {}
@@ -57,6 +58,7 @@ class Program:
             if op == "const" or op == "input":
                 slot[node] = len(template)
                 template.append(_const_value(node) if op == "const" else None)
+                widths.append(node.width)
                 dep.append(0 if op == "const" else _input_dep(node.static[0]))
                 if op == "input":
                     self.inputs[node.static[0]] = slot[node]
@@ -67,15 +69,18 @@ class Program:
                 if s is None:                      # a constant, first seen here
                     s = slot[a] = len(template)
                     template.append(_const_value(a))
+                    widths.append(a.width)
                     dep.append(0)
                     width = max(width, a.width)
                 args.append(s)
                 d |= dep[s]
             slot[node] = len(template)
             template.append(None)
+            widths.append(node.width)
             dep.append(d)
             code.append((op, tuple(args), node.static, slot[node]))
         self.template, self._dep, self.code = template, dep, code
+        self.widths = widths                      # bits of every slot (0: a Bool)
         self.max_width = width
         self.out = slot[root]
         self._run_code = self._with_drops(code)

@@ -30,6 +30,7 @@ from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
+from tcsmt.sim.backends import choose, dots_bits, gemm_bits
 from tcsmt.sim.npio import from_bits, model_for_arrays, to_bits
 
 DEFAULT_MEMORY = 256 << 20
@@ -108,14 +109,17 @@ def _as_rows(name: str, x, n: int, k: int) -> np.ndarray:
 
 
 def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_MEMORY,
-              engine: str = "replay", sa_bits=None, sb_bits=None) -> np.ndarray:
+              engine: str = "replay", sa_bits=None, sb_bits=None,
+              backend: str = "numpy") -> np.ndarray:
     """d = c + sum_k a[n, k] * b[n, k] for every row n, as out_format bits.
 
     a_bits, b_bits: [N, K] bit patterns in p.in_format and p.b_format;
     c_bits: [N] in p.c_format (any integer dtype); for a block-scaled model
     sa_bits, sb_bits: [N, S] bit patterns of the scales in p.scale_format,
     S = ceil(K / scale_block). Returns [N] uint64 bits in p.out_format, the
-    same bits the scalar interpreter gives row by row."""
+    same bits the scalar interpreter gives row by row. ``backend`` "cpu"
+    runs the compiled kernel (tcsmt.sim.backends), "numpy" (the default: no
+    compilation) the NumPy interpretation with ``engine``."""
     a = np.asarray(a_bits).astype(np.uint64, copy=False)
     b = np.asarray(b_bits).astype(np.uint64, copy=False)
     c = np.asarray(c_bits).astype(np.uint64, copy=False)
@@ -138,6 +142,8 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
         if x is not None:
             _check_bits(name, x, p.fscale.bits, p.fscale.name)
     check_supported(p, k)
+    if choose(p, k, n * k, backend, "rows") != "numpy":
+        return dots_bits(p, backend, a, b, c)
     out = np.empty(n, dtype=np.uint64)
     at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
     step = tile_elements(p, k, max_memory, engine)
@@ -160,7 +166,8 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
 
 def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] | None = None,
            max_memory: int = DEFAULT_MEMORY, engine: str = "replay", *, model=None,
-           scale_a=None, scale_b=None) -> np.ndarray:
+           scale_a=None, scale_b=None, backend: str | None = None,
+           threads: int | None = None) -> np.ndarray:
     """D = C + A @ B exactly as the modelled matrix unit computes it.
 
     A is M x K, B is K x N, C is M x N, as NumPy arrays whose dtypes are the
@@ -186,6 +193,10 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     column n of B for the same products; their dtype is the scale format's
     (ml_dtypes.float8_e8m0fnu for ue8m0, ml_dtypes.float8_e4m3fn for ue4m3,
     whose sign bit is ignored).
+
+    ``backend`` is "numpy", "cpu" (the compiled kernel on ``threads`` cores,
+    all by default) or "cuda"; None takes the fastest available
+    (tcsmt.sim.backends). Every backend gives the same bits.
     """
     if model is not None and arch is not None:
         raise UserError("give the model once: arch= or model=, not both")
@@ -202,6 +213,9 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     m, k = A.shape
     n = B.shape[1]
     sa, sb = _scale_bits(p, k, m, n, scale_a, scale_b)
+    chosen = choose(p, k, m * n * k, backend)
+    if chosen != "numpy":
+        return from_bits(gemm_bits(p, chosen, at, bt, ct, threads), p.fout)
     out = np.empty((m, n), dtype=np.uint64)
     tile = _hoisted_tiles(p, at, bt, engine, sa, sb)
     for (m0, m1), (n0, n1) in _tiles(m, n, tile_elements(p, k, max_memory, engine)):

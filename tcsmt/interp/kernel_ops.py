@@ -1,0 +1,168 @@
+"""The vocabulary of tcsmt.datapath.bv as scalar expressions over uint64,
+for the compiled kernels (tcsmt.interp.kernel_source).
+
+Every word of up to 64 bits is held in a uint64 whose bits above its width
+are zero (each expression keeps that invariant: add, sub, mul, neg and shl
+mask their result); a Bool is a Python/NumPy bool. Each expression is the
+primitive's meaning in tcsmt.interp.ints, written with operations that
+Numba compiles to branch-free machine code and that NumPy scalars evaluate the
+same way (the CUDA simulator runs the kernel as Python). Shift amounts of
+the word's width or more never reach a shift instruction: the conditional
+picks the result the vocabulary defines for them. The fused forms are
+those of tcsmt.interp.fused, each exactly its composition.
+
+Constants are named module-level uint64 scalars (``Consts``), so no
+expression mixes a signed Python int with a uint64 (Numba would make a
+float of it).
+"""
+
+from __future__ import annotations
+
+
+class Consts:
+    """Names of the uint64 constants a generated module defines."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}
+
+    def __call__(self, v: int) -> str:
+        name = self.names.get(v)
+        if name is None:
+            name = self.names[v] = f"_u{len(self.names)}"
+        return name
+
+    def lines(self) -> list[str]:
+        return [f"{n} = np.uint64({v:#x})" for v, n in self.names.items()]
+
+
+def mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+def expression(op: str, a: list[str], ws: list[int], static: tuple, w: int, K: Consts) -> str:
+    """Source of op applied to argument expressions ``a`` of widths ``ws``
+    (0 for a Bool), giving a w-bit word (w = 0: a Bool)."""
+    fn = _TABLE.get(op)
+    if fn is None:
+        raise ValueError(f"no kernel expression for {op!r}")
+    return fn(a, ws, static, w, K)
+
+
+def _masked(e: str, w: int, K: Consts) -> str:
+    return e if w == 64 else f"(({e}) & {K(mask(w))})"
+
+
+def _sb(ws, K):
+    return K(1 << (ws[0] - 1))
+
+
+def _extract(a, ws, st, w, K):
+    hi, lo = st
+    shifted = f"({a[0]} >> {K(lo)})" if lo else a[0]
+    return shifted if hi == ws[0] - 1 else f"({shifted} & {K(mask(w))})"
+
+
+def _sext(a, ws, st, w, K):
+    sb = _sb(ws, K)
+    return _masked(f"(({a[0]} ^ {sb}) - {sb})", w, K)
+
+
+def _all_ones_if(cond: str, K: Consts) -> str:
+    """Every bit set where cond holds, else 0 (a branch-free select mask)."""
+    return f"({K(0)} - np.uint64({cond}))"
+
+
+def select(c: str, x: str, y: str, K: Consts) -> str:
+    """ite on words, branch-free: y ^ ((x ^ y) & mask(c))."""
+    return f"({y} ^ (({x} ^ {y}) & {_all_ones_if(c, K)}))"
+
+
+def _amount(s: str, K: Consts) -> str:
+    return f"({s} & {K(63)})"          # a shift the machine defines; the mask below zeroes s >= w
+
+
+def _shl(a, ws, st, w, K):
+    return f"({_masked(f'({a[0]} << {_amount(a[1], K)})', w, K)} & {_all_ones_if(f'{a[1]} < {K(w)}', K)})"
+
+
+def _lshr(a, ws, st, w, K):
+    return f"(({a[0]} >> {_amount(a[1], K)}) & {_all_ones_if(f'{a[1]} < {K(w)}', K)})"
+
+
+def _ashr(a, ws, st, w, K):
+    """lshr, then the sign copied into the bits it cleared (all of them when
+    the amount is w or more)."""
+    m = K(mask(w))
+    cleared = select(f"{a[1]} < {K(w)}", f"({m} ^ ({m} >> {_amount(a[1], K)}))", m, K)
+    sign = _all_ones_if(f"(({a[0]} >> {K(w - 1)}) != {K(0)})", K)
+    return f"({_lshr(a, ws, st, w, K)} | ({cleared} & {sign}))"
+
+
+def _signed_less(a, ws, K, op="<"):
+    sb = _sb(ws, K)
+    return f"(({a[0]} ^ {sb}) {op} ({a[1]} ^ {sb}))"
+
+
+def _ite(a, w, K):
+    if w == 0:
+        return f"(({a[0]} & {a[1]}) | ((not {a[0]}) & {a[2]}))"
+    return select(a[0], a[1], a[2], K)
+
+
+def _neg(x, w, K):
+    return _masked(f"({K(0)} - {x})", w, K)
+
+
+_TABLE = {
+    "extract": _extract,
+    "concat": lambda a, ws, st, w, K: f"(({a[0]} << {K(ws[1])}) | {a[1]})",
+    "zext": lambda a, ws, st, w, K: a[0],
+    "sext": _sext,
+    "add": lambda a, ws, st, w, K: _masked(f"({a[0]} + {a[1]})", w, K),
+    "sub": lambda a, ws, st, w, K: _masked(f"({a[0]} - {a[1]})", w, K),
+    "mul": lambda a, ws, st, w, K: _masked(f"({a[0]} * {a[1]})", w, K),
+    "neg": lambda a, ws, st, w, K: _neg(a[0], w, K),
+    "bvand": lambda a, ws, st, w, K: f"({a[0]} & {a[1]})",
+    "bvor": lambda a, ws, st, w, K: f"({a[0]} | {a[1]})",
+    "bvxor": lambda a, ws, st, w, K: f"({a[0]} ^ {a[1]})",
+    "bvnot": lambda a, ws, st, w, K: f"({a[0]} ^ {K(mask(w))})",
+    "shl": _shl,
+    "lshr": _lshr,
+    "ashr": _ashr,
+    "eq": lambda a, ws, st, w, K: f"({a[0]} == {a[1]})",
+    "ult": lambda a, ws, st, w, K: f"({a[0]} < {a[1]})",
+    "ule": lambda a, ws, st, w, K: f"({a[0]} <= {a[1]})",
+    "slt": lambda a, ws, st, w, K: _signed_less(a, ws, K),
+    "sle": lambda a, ws, st, w, K: _signed_less(a, ws, K, "<="),
+    "ite": lambda a, ws, st, w, K: _ite(a, w, K),
+    "and_": lambda a, ws, st, w, K: "(" + " & ".join(a) + ")",
+    "or_": lambda a, ws, st, w, K: "(" + " | ".join(a) + ")",
+    "not_": lambda a, ws, st, w, K: f"(not {a[0]})",
+    # fused forms (tcsmt.interp.fused)
+    "xor_": lambda a, ws, st, w, K: f"({a[0]} != {a[1]})",
+    "smax": lambda a, ws, st, w, K: select(_signed_less(a, ws, K), a[1], a[0], K),
+    "smin": lambda a, ws, st, w, K: select(_signed_less(a, ws, K), a[0], a[1], K),
+    "umax": lambda a, ws, st, w, K: select(f"({a[0]} < {a[1]})", a[1], a[0], K),
+    "umin": lambda a, ws, st, w, K: select(f"({a[0]} < {a[1]})", a[0], a[1], K),
+    "neg_if": lambda a, ws, st, w, K: select(a[0], _neg(a[1], w, K), a[1], K),
+}
+
+
+def constant(value, w: int, K: Consts) -> str:
+    """Source of a constant word (or Bool, w = 0)."""
+    if w == 0:
+        return "True" if value else "False"
+    return K(int(value))
+
+
+def to_store(x: str, w: int, K: Consts) -> str:
+    """A value as a uint64 to store in an array (a Bool as 0 or 1)."""
+    return f"np.uint64({x})" if w == 0 else x
+
+
+def from_load(x: str, w: int, K: Consts) -> str:
+    """A uint64 read from an array as the value it stores."""
+    return f"({x} != {K(0)})" if w == 0 else x
+
+
+OPS = frozenset(_TABLE)

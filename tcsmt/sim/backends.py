@@ -1,0 +1,88 @@
+"""Which engine runs a matrix product or a batch of dot products.
+
+* ``numpy``: the recorded program replayed by the NumPy interpretation
+  (tcsmt.interp.program), one array per instruction; no compilation.
+* ``cpu``: the program compiled by Numba into one fused kernel per model and
+  K (tcsmt.sim.kernels), on every core.
+* ``cuda``: the same program as a CUDA kernel, one thread per output.
+
+All three run the same recorded program and give the same bits (the tests
+compare them). Without a choice (``backend=None``) the fastest available
+for this call is taken: ``cuda`` where a CUDA device is present, else
+``cpu`` where Numba is installed and the kernel is already compiled (in
+Numba's on-disk cache) or the product is large enough to repay compiling
+it (at least AUTO_COMPILE_PRODUCTS products), else ``numpy``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.interp.kernel_source import KernelTooLarge
+from tcsmt.model.params import ModelParams
+from tcsmt.sim import kernels
+
+BACKENDS = ("numpy", "cpu", "cuda")
+
+AUTO_COMPILE_PRODUCTS = 1 << 32
+"""Products (M x N x K) past which compiling a kernel (10 to 40 s the first
+time) repays itself against the NumPy interpretation (about 10^8 products/s)."""
+
+
+def check_backend(backend: str | None) -> None:
+    if backend is not None and backend not in BACKENDS:
+        raise UserError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+
+
+def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str = "cpu") -> str:
+    """The backend to run: ``backend`` when given (checked), else the fastest
+    available (see the module doc)."""
+    check_backend(backend)
+    if p.scale_count(k):
+        if backend not in (None, "numpy"):
+            raise UserError(f"{p.name} scales its products in blocks: the compiled kernels do not "
+                            f"read scales yet; use backend='numpy'")
+        return "numpy"
+    if backend == "cuda" and not kernels.cuda_available():
+        raise UserError("backend 'cuda': no CUDA device is available (numba.cuda finds none)")
+    if backend is not None:
+        return backend
+    if not kernels.have_numba():
+        return "numpy"
+    if kernels.cuda_available() and _compiles(p, k, "cuda"):
+        return "cuda"
+    if not _compiles(p, k, kind):
+        return "numpy"
+    if products >= AUTO_COMPILE_PRODUCTS or kernels.compiled_on_disk(kind, p, k):
+        return kind
+    return "numpy"
+
+
+def _compiles(p: ModelParams, k: int, kind: str) -> bool:
+    try:
+        kernels._source(kind, p, k)
+    except KernelTooLarge:
+        return False
+    return True
+
+
+def gemm_bits(p: ModelParams, backend: str, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
+              threads: int | None = None) -> np.ndarray:
+    """D's bits [M, N] with a compiled backend, from A's bits transposed
+    at [K, M], B's bt [K, N] and C's ct [M, N]."""
+    if backend == "cpu":
+        return kernels.run_cpu(p, at, bt, ct, threads=threads)
+    if backend == "cuda":
+        return kernels.run_cuda(p, np.ascontiguousarray(at.T), bt, ct)
+    raise ValueError(f"gemm_bits runs cpu or cuda, not {backend!r}")
+
+
+def dots_bits(p: ModelParams, backend: str, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+              threads: int | None = None) -> np.ndarray:
+    """d bits [R] with a compiled backend for rows a [R, K], b [R, K], c [R]."""
+    if backend == "cpu":
+        return kernels.run_rows(p, a, b, c, threads=threads)
+    if backend == "cuda":          # one column per row: D[r, r] is row r's dot product
+        raise UserError("rows of dot products run on the numpy or cpu backend")
+    raise ValueError(f"dots_bits runs cpu, not {backend!r}")

@@ -1,0 +1,164 @@
+"""Compiled GEMM kernels: the recorded datapath program (tcsmt.interp.program)
+turned into source by tcsmt.interp.kernel_source and compiled by Numba,
+for every core of the CPU ("cpu") and for CUDA devices ("cuda").
+
+Kernels are cached twice: in this process by their source, and on disk
+(Numba's cache=True) next to the generated module, in
+``$TCSMT_KERNEL_CACHE`` or ``~/.cache/tcsmt/kernels``: the module's file
+name is the sha256 of its source, so a changed datapath gives a new file
+and a new compilation, and an unchanged one is loaded, not compiled.
+
+Memory: the CPU kernel holds, per thread, one tile's hoisted values
+(HA, HB: (TM + TN) x K x a few uint64) and its state arrays (a few x TM x
+TN uint64), beside A, B, C and D's bits; the CUDA kernel holds nothing but
+A, B, C and D on the device.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.fileio import write_atomic
+from tcsmt.interp.kernel_source import cpu_source, cuda_source, rows_source
+from tcsmt.interp.program import record
+from tcsmt.model.params import ModelParams
+
+TILE = (32, 64)
+"""Rows and columns of D per CPU tile: state arrays of a few x 16 KiB stay in
+the L2 cache and each tile's rows are long enough for SIMD."""
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("TCSMT_KERNEL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "tcsmt" / "kernels"
+
+
+def have_numba() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+def _need_numba(backend: str) -> None:
+    if not have_numba():
+        raise UserError(f"the {backend} backend needs Numba: pip install numba "
+                        f"(or pass backend='numpy')")
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=128)
+def _source(kind: str, p: ModelParams, k: int) -> str:
+    make = {"cpu": cpu_source, "rows": rows_source, "cuda": cuda_source}[kind]
+    return make(record(p, k), p.block_size)
+
+
+def compiled_on_disk(kind: str, p: ModelParams, k: int) -> bool:
+    """Whether Numba's cache already holds this kernel (no compilation)."""
+    stem = f"tcsmt_{kind}_{_digest(_source(kind, p, k))}"
+    return any((cache_dir() / "__pycache__").glob(f"{stem}.*.nbi"))
+
+
+@functools.lru_cache(maxsize=64)
+def _load(source: str, kind: str):
+    """The module of this source, written under cache_dir() and imported."""
+    digest = _digest(source)
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"tcsmt_{kind}_{digest}.py"
+    if not path.exists() or path.read_text() != source:
+        write_atomic(path, lambda f: f.write(source))
+    name = f"tcsmt_kernel_{kind}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def cpu_kernel(p: ModelParams, k: int):
+    """The compiled CPU GEMM kernel of p for dot products of length k."""
+    _need_numba("cpu")
+    return _load(_source("cpu", p, k), "cpu").gemm
+
+
+def rows_kernel(p: ModelParams, k: int):
+    """The compiled CPU kernel of p for rows of dot products of length k."""
+    _need_numba("cpu")
+    return _load(_source("rows", p, k), "rows").dots
+
+
+def cuda_kernel(p: ModelParams, k: int):
+    """The CUDA kernel of p for dot products of length k (a numba.cuda kernel)."""
+    _need_numba("cuda")
+    return _load(_source("cuda", p, k), "cuda").gemm
+
+
+def cuda_available() -> bool:
+    if not have_numba():
+        return False
+    from numba import cuda
+    try:
+        return bool(cuda.is_available())
+    except Exception:              # a driver that cannot be loaded: no device
+        return False
+
+
+def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
+            threads: int | None = None, tile: tuple[int, int] = TILE) -> np.ndarray:
+    """D's bits [M, N] (uint64) from A's bits transposed at [K, M], B's bits
+    bt [K, N] and C's bits ct [M, N], on ``threads`` cores (all by default)."""
+    from numba import get_num_threads, set_num_threads
+    gemm = cpu_kernel(p, at.shape[0])
+    d = np.empty((at.shape[1], bt.shape[1]), dtype=np.uint64)
+    before = get_num_threads()
+    if threads is not None:
+        set_num_threads(threads)
+    try:
+        gemm(_u64(at), _u64(bt), _u64(ct), d, tile[0], tile[1])
+    finally:
+        set_num_threads(before)
+    return d
+
+
+def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+             threads: int | None = None, rows: int = 256) -> np.ndarray:
+    """d[r] bits (uint64) for rows of bits a [R, K], b [R, K] and c [R]."""
+    from numba import get_num_threads, set_num_threads
+    dots = rows_kernel(p, a.shape[1])
+    d = np.empty(a.shape[0], dtype=np.uint64)
+    before = get_num_threads()
+    if threads is not None:
+        set_num_threads(threads)
+    try:
+        dots(_u64(a.T), _u64(b.T), _u64(c), d, rows)
+    finally:
+        set_num_threads(before)
+    return d
+
+
+def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16)):
+    """D's bits [M, N] from A's bits a [M, K], B's b [K, N], C's c [M, N]:
+    NumPy arrays (copied to the device and back) or device arrays (any
+    object with the CUDA array interface; the result stays on the device)."""
+    from numba import cuda
+    gemm = cuda_kernel(p, a.shape[1])
+    on_host = isinstance(a, np.ndarray)
+    if on_host:
+        a, b, c = (cuda.to_device(_u64(x)) for x in (a, b, c))
+    d = cuda.device_array((a.shape[0], b.shape[1]), dtype=np.uint64)
+    grid = (-(-a.shape[0] // block[0]), -(-b.shape[1] // block[1]))
+    gemm[grid, block](a, b, c, d)
+    return d.copy_to_host() if on_host else d
+
+
+def _u64(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.uint64)
