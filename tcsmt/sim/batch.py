@@ -206,22 +206,34 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     A, B, C = (np.asarray(x) for x in (A, B, C))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
     _check_shapes(A, B, C)
-    check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
     bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))        # [K, N]
     ct = to_bits(C, p.fc, "C")
     m, k = A.shape
-    n = B.shape[1]
-    sa, sb = _scale_bits(p, k, m, n, scale_a, scale_b)
+    sa, sb = _scale_bits(p, k, m, B.shape[1], scale_a, scale_b)
+    out = matmul_bits(p, at, bt, ct, max_memory, engine, backend, threads, sa, sb)
+    return from_bits(out, p.fout)
+
+
+def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
+                max_memory: int = DEFAULT_MEMORY, engine: str = "replay", backend: str | None = None,
+                threads: int | None = None, sa: np.ndarray | None = None,
+                sb: np.ndarray | None = None) -> np.ndarray:
+    """D's bits [M, N] (uint64, out_format) from A's bits transposed at
+    [K, M], B's bits bt [K, N], C's bits ct [M, N] and, for a block-scaled
+    model, the scales' bits sa [S, M] and sb [S, N] (see matmul)."""
+    k, m = at.shape
+    n = bt.shape[1]
+    check_supported(p, k)
     chosen = choose(p, k, m * n * k, backend)
     if chosen != "numpy":
-        return from_bits(gemm_bits(p, chosen, at, bt, ct, threads), p.fout)
+        return gemm_bits(p, chosen, at, bt, ct, threads)
     out = np.empty((m, n), dtype=np.uint64)
     tile = _hoisted_tiles(p, at, bt, engine, sa, sb)
     for (m0, m1), (n0, n1) in _tiles(m, n, tile_elements(p, k, max_memory, engine)):
         rows, cols = slice(m0, m1), slice(n0, n1)
         out[rows, cols] = tile(rows, cols, ct[rows, cols])
-    return from_bits(out, p.fout)
+    return out
 
 
 def _scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
@@ -307,4 +319,4 @@ def _cols(x, cols):
     return NpWord(x.v[:, cols], x.w)
 
 
-__all__ = ["dot_batch", "matmul", "check_supported", "supported", "MAX_BITS"]
+__all__ = ["dot_batch", "matmul", "matmul_bits", "check_supported", "supported", "MAX_BITS"]

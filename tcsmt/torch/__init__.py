@@ -1,0 +1,131 @@
+"""PyTorch through an emulated matrix unit.
+
+``matmul(A, B, C=None, model=...)`` computes D = C + A @ B on torch tensors
+of any device as the model's unit does, bit for bit; ``emulate(model)`` is
+a context in which ``torch.matmul``, ``@``, ``torch.nn.functional.linear``
+and ``torch.bmm`` do so, so a whole network's forward pass runs under a
+unit's arithmetic::
+
+    with tcsmt.torch.emulate("hopper"):
+        logits = net(x)
+
+What a kernel on that unit would do, and what this does:
+
+* A and B are rounded to the model's input format with round to nearest,
+  ties to even (a float32 tensor fed to an fp16 unit, as PyTorch's own
+  casts and autocast do); tf32 reads the top 19 bits of float32 operands.
+* C (the bias of ``linear``, zero for the others) is rounded to the
+  model's c format the same way and enters the accumulation as the unit's
+  c, as cuBLAS's addmm does with a bias.
+* Products are summed block after block along K as the unit does
+  (tcsmt.datapath), and D comes out in the model's output format, then
+  converted to A's dtype (round to nearest even) when that differs.
+
+Forward only: results carry no autograd history. CPU tensors are read
+through NumPy views of their memory (no copy); CUDA tensors stay on the
+device (the CUDA kernel reads them through the CUDA array interface).
+PyTorch is an optional dependency: ``pip install torch`` (this project's
+tests use ``torch==2.13.0``, the CPU build).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from tcsmt.model.catalogue import resolve
+from tcsmt.model.params import ModelParams
+from tcsmt.torch.bits import from_bits_cuda, from_bits_np, to_bits_cuda, to_bits_np
+
+__all__ = ["matmul", "emulate", "model_of"]
+
+
+def model_of(model) -> ModelParams:
+    """A ModelParams, a model name or file, or an architecture (its default model)."""
+    return model if isinstance(model, ModelParams) else resolve(model)
+
+
+def matmul(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor | None = None, model="hopper",
+           backend: str | None = None) -> torch.Tensor:
+    """D = C + A @ B for A [M, K], B [K, N], C [M, N] (or None: zero, or any
+    shape that broadcasts to [M, N]), as the model's unit computes it; D
+    in the model's output format on A's device (see the module doc)."""
+    p = model_of(model)
+    m, n = A.shape[0], B.shape[1]
+    C = torch.zeros((m, n), dtype=torch.float32, device=A.device) if C is None else C
+    C = C.expand(m, n)
+    if A.device.type == "cuda":
+        return _matmul_cuda(p, A, B, C)
+    from tcsmt.sim.batch import matmul_bits
+    at = to_bits_np(A.t(), p.fin, "A")
+    bt = to_bits_np(B, p.fb, "B")
+    ct = to_bits_np(C, p.fc, "C")
+    d = matmul_bits(p, at, bt, ct, backend=backend)
+    return from_bits_np(d, p.fout, A.device)
+
+
+def _matmul_cuda(p: ModelParams, A, B, C) -> torch.Tensor:
+    from numba import cuda
+
+    from tcsmt.sim.kernels import run_cuda
+    a, b, c = to_bits_cuda(A, p.fin), to_bits_cuda(B, p.fb), to_bits_cuda(C, p.fc)
+    views = [cuda.as_cuda_array(x.contiguous()).view("u8") for x in (a, b, c)]
+    d = run_cuda(p, *views)
+    return from_bits_cuda(torch.as_tensor(d, device=A.device).view(torch.int64), p.fout)
+
+
+def _batched(p: ModelParams, A: torch.Tensor, B: torch.Tensor, C, backend) -> torch.Tensor:
+    """torch.matmul's shapes: vectors, matrices and broadcast batches."""
+    a = A.unsqueeze(0) if A.dim() == 1 else A
+    b = B.unsqueeze(-1) if B.dim() == 1 else B
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+    b = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    outs = [matmul(x, y, C, p, backend) for x, y in zip(a, b)]
+    d = torch.stack(outs).reshape(*batch, a.shape[-2], b.shape[-1])
+    if A.dim() == 1:
+        d = d.squeeze(-2)
+    if B.dim() == 1:
+        d = d.squeeze(-1)
+    return d.to(A.dtype) if d.dtype != A.dtype else d
+
+
+class emulate(TorchFunctionMode):
+    """Inside ``with emulate(model):``, matrix products run on the model's
+    unit (see the module doc); everything else runs as usual."""
+
+    def __init__(self, model="hopper", backend: str | None = None):
+        super().__init__()
+        self.model = model_of(model)
+        self.backend = backend
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _PRODUCTS:
+            return _PRODUCTS[func](self, *args, **kwargs)
+        return func(*args, **kwargs)
+
+    def _matmul(self, A, B, out=None):
+        return _result(_batched(self.model, A, B, None, self.backend), out)
+
+    def _rmatmul(self, B, A):
+        return _batched(self.model, A, B, None, self.backend)
+
+    def _linear(self, x, weight, bias=None):
+        return _batched(self.model, x, weight.t(), bias, self.backend)
+
+    def _bmm(self, A, B, out=None):
+        return _result(_batched(self.model, A, B, None, self.backend), out)
+
+
+def _result(d: torch.Tensor, out):
+    if out is None:
+        return d
+    out.copy_(d)
+    return out
+
+
+_PRODUCTS = {torch.matmul: emulate._matmul, torch.Tensor.matmul: emulate._matmul,
+             torch.Tensor.__matmul__: emulate._matmul, torch.Tensor.__rmatmul__: emulate._rmatmul,
+             torch.nn.functional.linear: emulate._linear, torch.bmm: emulate._bmm,
+             torch.Tensor.bmm: emulate._bmm}

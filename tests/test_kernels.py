@@ -1,0 +1,203 @@
+"""The compiled kernels (tcsmt.sim.kernels) against the NumPy interpretation,
+bit for bit: random GEMMs and every recorded row, the CPU kernel compiled by
+Numba and the CUDA kernel run by Numba's CUDA simulator.
+
+Compiling a kernel takes 5 to 30 s, so the default run compiles two (one
+GEMM with a rolled loop and a partial last block, one recorded folder);
+every shipped model and every recorded folder are marked slow. Compiled
+kernels are cached on disk (tcsmt.sim.kernels.cache_dir), so a second run
+loads them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcsmt.errors import UserError
+from tcsmt.hardware import recorded as hwdata
+from tcsmt.hardware.conformance import model_for, prepare_c
+from tcsmt.interp.kernel_source import cpu_source, cpu_segments
+from tcsmt.interp.program import record
+from tcsmt.interp.rolling import roll
+from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.sim.batch import dot_batch, matmul, supported
+from tcsmt.sim.npio import dtype_of
+
+numba = pytest.importorskip("numba")
+DATA = Path(__file__).resolve().parent.parent / "data" / "hwdata"
+DATA = DATA if DATA.is_dir() else None
+
+
+def operands(p, m: int, k: int, n: int, seed: int):
+    """Random A, B, C in the model's dtypes: values over many binades,
+    exact zeros, products that cancel and a row of tiny values."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)) * 2.0 ** rng.integers(-10, 10, (m, k))
+    b = rng.standard_normal((k, n)) * 2.0 ** rng.integers(-10, 10, (k, n))
+    a[rng.random((m, k)) < 0.1] = 0.0
+    a[:, 1], b[1, :] = a[:, 0], -b[0, :]
+    a[0, :] *= 2.0 ** (p.fin.emin - 2)
+    c = rng.standard_normal((m, n)) * 2.0 ** rng.integers(-8, 9, (m, n))
+    return (a.astype(np.float32).astype(dtype_of(p.fin)), b.astype(np.float32).astype(dtype_of(p.fb)),
+            c.astype(np.float32).astype(dtype_of(p.fc)))
+
+
+def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
+    return x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
+def gemm_models():
+    out = []
+    for p in all_models():
+        try:
+            dtype_of(p.fin), dtype_of(p.fb), dtype_of(p.fc)
+        except UserError:
+            continue
+        if supported(p) and not p.scale_count(4 * p.block_size):
+            out.append(p.name)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The loop found in a recorded program
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "volta-fp16-fp16", "ada-e4m3-fp32"])
+def test_a_program_of_many_blocks_rolls_into_one_loop_per_block(name):
+    p = find_model(name)
+    prog = record(p, 8 * p.block_size)
+    _, _, tile, _, _ = cpu_segments(prog, p.block_size)
+    loop = roll(tile.code, tile.sources, tile.sinks, tile.counts)
+    assert loop is not None and loop.count >= 7
+    # the kernel's size does not grow with K: 8 and 32 blocks give sources of about one size
+    small, large = (len(cpu_source(record(p, n * p.block_size), p.block_size)) for n in (8, 32))
+    assert large < 1.1 * small
+
+
+def test_a_program_without_repetition_is_not_rolled():
+    p = find_model("hopper-fp16-fp32")
+    prog = record(p, p.block_size)
+    _, _, tile, _, _ = cpu_segments(prog, p.block_size)
+    assert roll(tile.code, tile.sources, tile.sinks, tile.counts) is None
+
+
+# ---------------------------------------------------------------------------
+# CPU kernels
+# ---------------------------------------------------------------------------
+
+def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75):
+    p = find_model(name)
+    A, B, C = operands(p, m, k, n, seed)
+    want = matmul(A, B, C, arch=p, backend="numpy")
+    got = matmul(A, B, C, arch=p, backend="cpu")
+    assert same_bits(got, want), f"{name}, K={k}: {np.sum(got.view(np.uint8) != want.view(np.uint8))} bytes differ"
+
+
+def test_cpu_gemm_equals_numpy_with_a_rolled_loop_and_a_partial_block():
+    check_gemm("hopper-fp16-fp32", 2 * 16 + 3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", gemm_models())
+def test_cpu_gemm_equals_numpy_on_every_model(name):
+    p = find_model(name)
+    for k in (p.block_size - 1, 3 * p.block_size + 1):
+        check_gemm(name, k, seed=k)
+
+
+def recorded_cases():
+    if DATA is None:
+        return []
+    cases = []
+    for device, folder in hwdata.discover(DATA):
+        rec = hwdata.read_folder(folder, device)
+        for out in rec.d:
+            arch = hwdata_arch(device)
+            p = model_for(arch, rec.in_format.name, out) if arch else None
+            if p is not None and supported(p):
+                cases.append(pytest.param(device, str(folder), out, id=f"{device}-{rec.folder}-{out}"))
+    return cases
+
+
+def hwdata_arch(device: str):
+    from tcsmt.model.catalogue import arch_for_device
+    return arch_for_device(device)
+
+
+def check_recorded(device: str, folder: str, out: str):
+    rec = hwdata.read_folder(folder, device)
+    p = model_for(hwdata_arch(device), rec.in_format.name, out)
+    rules = {kp.rule for kp in hwdata.known_problems(p.arch, rec.folder, out)}
+    c = prepare_c(rec, p, "c_zero" in rules)
+    want = dot_batch(p, rec.a, rec.b, c)
+    got = dot_batch(p, rec.a, rec.b, c, backend="cpu")
+    assert np.array_equal(got, want), f"{np.sum(got != want)} of {len(want)} rows differ"
+
+
+@pytest.mark.skipif(DATA is None, reason="no recorded data in this checkout")
+def test_cpu_kernel_equals_numpy_on_the_recorded_h100_fp16_rows():
+    check_recorded("H100", str(DATA / "H100" / "fp16"), "fp32")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device,folder,out", recorded_cases())
+def test_cpu_kernel_equals_numpy_on_every_recorded_row(device, folder, out):
+    check_recorded(device, folder, out)
+
+
+def test_unknown_backend_is_a_user_error():
+    p = find_model("hopper-fp16-fp32")
+    A, B, C = operands(p, 2, 3, 2, 0)
+    with pytest.raises(UserError, match="unknown backend"):
+        matmul(A, B, C, arch=p, backend="fpga")
+
+
+# ---------------------------------------------------------------------------
+# The CUDA kernel, run by Numba's CUDA simulator (a separate process: the
+# simulator is chosen when numba.cuda is first imported)
+# ---------------------------------------------------------------------------
+
+SIM_SCRIPT = """
+import sys, warnings
+import numpy as np
+sys.path.insert(0, {tests!r})
+from test_kernels import operands, same_bits
+from tcsmt.model.catalogue import find_model
+from tcsmt.sim.batch import matmul
+from tcsmt.sim import kernels
+assert kernels.cuda_available()
+warnings.simplefilter("ignore", RuntimeWarning)   # NumPy scalars wrap, and say so
+for name, k in {cases!r}:
+    p = find_model(name)
+    A, B, C = operands(p, 5, k, 6, k)
+    want = matmul(A, B, C, arch=p, backend="numpy")
+    got = matmul(A, B, C, arch=p, backend="cuda")
+    assert same_bits(got, want), name
+    print(name, k, "ok")
+"""
+
+
+def run_cuda_simulator(cases, tmp_path):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", TCSMT_KERNEL_CACHE=str(tmp_path))
+    script = SIM_SCRIPT.format(tests=os.path.dirname(__file__), cases=cases)
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.count(" ok") == len(cases)
+
+
+def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
+    run_cuda_simulator([("hopper-fp16-fp32", 35), ("volta-fp16-fp16", 13), ("ada-e4m3-fp32", 40),
+                        ("cdna3-fp16-fp32", 9)], tmp_path)
+
+
+@pytest.mark.slow
+def test_cuda_kernel_equals_numpy_under_the_simulator_on_every_model(tmp_path):
+    cases = [(name, 2 * find_model(name).block_size + 1) for name in gemm_models()]
+    run_cuda_simulator(cases, tmp_path)
