@@ -22,7 +22,7 @@ import pytest
 from tcsmt.errors import UserError
 from tcsmt.hardware import recorded as hwdata
 from tcsmt.hardware.conformance import model_for, prepare_c
-from tcsmt.interp.kernel_source import cpu_source, cpu_segments
+from tcsmt.interp.kernel_source import cpu_segments, cpu_source
 from tcsmt.interp.program import record
 from tcsmt.interp.rolling import roll
 from tcsmt.model.catalogue import all_models, find_model
@@ -96,7 +96,8 @@ def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75):
     A, B, C = operands(p, m, k, n, seed)
     want = matmul(A, B, C, arch=p, backend="numpy")
     got = matmul(A, B, C, arch=p, backend="cpu")
-    assert same_bits(got, want), f"{name}, K={k}: {np.sum(got.view(np.uint8) != want.view(np.uint8))} bytes differ"
+    differ = np.sum(got.view(np.uint8) != want.view(np.uint8))
+    assert same_bits(got, want), f"{name}, K={k}: {differ} bytes differ"
 
 
 def test_cpu_gemm_equals_numpy_with_a_rolled_loop_and_a_partial_block():
