@@ -110,3 +110,26 @@ def test_load_npy_reads_ml_dtypes_arrays_back(tmp_path):
     np.save(tmp_path / "f.npy", np.asfortranarray(rand((3, 4), ml_dtypes.bfloat16, 8)))
     f = load_npy(str(tmp_path / "f.npy"), "f")
     assert np.array_equal(f.view(np.uint16), rand((3, 4), ml_dtypes.bfloat16, 8).view(np.uint16))
+
+
+def test_gemm_backend_cpu_writes_the_numpy_backends_bits(tmp_path):
+    pytest.importorskip("numba")
+    A, B, C = rand((6, 35), np.float16, 4), rand((35, 9), np.float16, 5), rand((6, 9), np.float32, 6)
+    p = save(tmp_path, A=A, B=B, C=C)
+    out = str(tmp_path / "D.npy")
+    r = run("--arch", "hopper", "--backend", "cpu", p["A"], p["B"], p["C"], "-o", out)
+    assert r.exit_code == 0, r.output + repr(r.exception)
+    want = matmul(A, B, C, arch="hopper", backend="numpy")
+    assert np.array_equal(np.load(out).view(np.uint32), want.view(np.uint32))
+
+
+def test_gemm_backend_cuda_without_a_device_is_one_line(tmp_path):
+    pytest.importorskip("numba")
+    from tcsmt.sim.kernels import cuda_available
+    if cuda_available():
+        pytest.skip("a CUDA device is present")
+    A, B, C = rand((2, 4), np.float16, 1), rand((4, 2), np.float16, 2), rand((2, 2), np.float32, 3)
+    p = save(tmp_path, A=A, B=B, C=C)
+    r = run("--arch", "hopper", "--backend", "cuda", p["A"], p["B"], p["C"], "-o", str(tmp_path / "D.npy"))
+    assert r.exit_code != 0 and isinstance(r.exception, UserError)
+    assert "no CUDA device" in str(r.exception)

@@ -85,7 +85,10 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
                    "(default: by the dtypes of A and C).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a model parameter (repeatable), e.g. --set align_bits=0.")
-def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides):
+@click.option("--backend", type=click.Choice(["numpy", "cpu", "cuda"]), default=None,
+              help="numpy (no compilation), cpu (the compiled kernel, every core) or cuda; "
+                   "default: the fastest available (cpu once its kernel is compiled).")
+def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend):
     """D = C + A @ B (A: M x K, B: K x N, C: M x N) bit for bit as the
     modelled matrix unit computes it, blocks chained along K as the
     architecture does."""
@@ -94,6 +97,6 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides):
 
     A, B, C = (load_npy(p, n) for p, n in ((a_path, "A"), (b_path, "B"), (c_path, "C")))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
-    D = matmul(A, B, C, arch=p)
+    D = matmul(A, B, C, arch=p, backend=backend)
     save_npy_atomic(out_path, D)
     click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")

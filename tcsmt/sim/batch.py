@@ -206,6 +206,7 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     A, B, C = (np.asarray(x) for x in (A, B, C))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
     _check_shapes(A, B, C)
+    check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
     bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))        # [K, N]
     ct = to_bits(C, p.fc, "C")
