@@ -358,10 +358,6 @@ def test_scaled_observations_parse_and_refuse_unscaled_models():
             "observations": [{"a": ["0x2", "0x2", "0x0", "0x0"], "b": ["0x2", "0x2", "0x0", "0x0"],
                               "c": "0x00000000", "scale_a": ["0x7f", "0x80"],
                               "scale_b": ["0x7f", "0x7f"], "d": "0x40000000"}]}
-    try:
-        get_format("ue8m0")
-    except UserError:
-        pytest.skip("the scale formats are not in the format table yet")
     obs = parse_observations(data)
     assert obs.rows[0].scale_a == (0x7F, 0x80) and obs.scale_block == 2
     assert obs.formats()["scale"] == "float8_e8m0fnu"
@@ -375,3 +371,52 @@ def test_scaled_observations_parse_and_refuse_unscaled_models():
     del data["formats"]["scale"]
     with pytest.raises(UserError, match="without a scale format"):
         parse_observations(data)
+
+
+def test_scaled_vectors_round_trip(tmp_path):
+    """NVFP4 (e2m1 with ue4m3 scales per 16 terms) through tcgen05: the
+    vectors, simulated observations and the comparison carry the scales."""
+    ins = instruction_by_name(
+        "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3")
+    data = random_vectors(ins.formats(), 48, 10, 4, exp_range=(-1, 2), scale_block=16)
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(data))
+    p = model("blackwell-e4m3-fp32", overrides=["in_format=float4_e2m1fn", "scale_format=ue4m3",
+                                                "scale_block=16"])
+    sim = simulated_observations(path, p)
+    assert sim["scale_block"] == 16 and sim["formats"]["scale"] == "ue4m3"
+    obs = parse_observations(sim)
+    vs = read_vectors(path)
+    for row, (a, b, c), (sa, sb) in zip(obs.rows, vs.padded(64), vs.padded_scales(64)):
+        assert list(row.scale_a) == sa and list(row.scale_b) == sb and len(sa) == 4
+        assert sa[3] == 0x38 and row.d == dot_bits(p, a, b, c, sa, sb)   # padded with 1
+    assert compare(obs, p).matched == 10
+    with pytest.raises(UserError, match="has no scale factors; the observations have ue4m3 per 16"):
+        compare(obs, model("blackwell-e4m3-fp32", overrides=["in_format=float4_e2m1fn"]))
+    other = model("blackwell-e4m3-fp32", overrides=["in_format=float4_e2m1fn", "scale_format=ue8m0",
+                                                    "scale_block=16"])
+    with pytest.raises(UserError, match="float8_e8m0fnu per 16 terms; the vectors have ue4m3"):
+        simulated_observations(path, other)
+
+
+def test_a_result_file_gives_the_probe_its_hypotheses(tmp_path):
+    """A committed result file runs as it is: the probe embeds every
+    hypothesis's expected d, and the observations of a device that computes
+    one of them say so vector by vector."""
+    path = ROOT / "results" / "hopper" / "align-bits.json"
+    vs = read_vectors(path)
+    doc = json.loads(path.read_text())
+    assert [h for h, _ in vs.hypotheses] == [h["id"] for h in doc["hypotheses"]]
+    assert vs.formats() == {"in": "float16", "c": "float32", "out": "float32"}
+    for v, want in zip(doc["vectors"], vs.expected):
+        assert {i: get_format("float32").hex(d) for i, d in want.items()} == \
+            {i: o["hex"] for i, o in v["outputs"].items()}
+    out = tmp_path / "probe.cu"
+    ins, count = write_probe(path, out)
+    src = out.read_text()
+    assert count == len(doc["vectors"]) and f"#define NHYP {len(vs.hypotheses)}" in src
+    assert all(f'"{label}"' in src for _, label in vs.hypotheses)
+    bad = dict(doc, hypotheses=doc["hypotheses"][:1] + [dict(doc["hypotheses"][1], parameters=dict(
+        doc["hypotheses"][1]["parameters"], out_format="float16"))])
+    with pytest.raises(UserError, match="share one out format"):
+        parse_vectors(bad, "r.json")

@@ -263,6 +263,8 @@ def _host_run(tmp_path: Path, vs, ins, results: list[int], stray: int = 0):
 
 @pytest.mark.parametrize("name,model_name,sets", [
     ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "hopper-fp16-fp32", None),
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3",
+     "blackwell-e4m3-fp32", ["in_format=float4_e2m1fn", "scale_format=ue4m3", "scale_block=16"]),
     ("wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3", "hopper-e5m2-fp32",
      ["b_format=float8_e4m3fn", "c_format=float16", "out_format=float16", "final_rounding=rne",
       "final_frac_bits=none"]),
@@ -270,7 +272,7 @@ def _host_run(tmp_path: Path, vs, ins, results: list[int], stray: int = 0):
 def test_host_side_prints_what_identify_reads(tmp_path, name, model_name, sets):
     from tcsmt.sim.dot import model
     ins = instruction_by_name(name)
-    path = _vectors_file(tmp_path, ins, n=6, k=12)
+    path = _vectors_file(tmp_path, ins, n=6, k=48 if ins.scale_block else 12)
     sim = simulated_observations(path, model(model_name, overrides=sets))
     vs = read_vectors(path)
     fout = get_format(ins.out_format)
@@ -378,3 +380,56 @@ def test_program_sources_differ_only_in_their_kernel_for_targets(tmp_path):
     assert main_section(vs, cuda).split("int main()")[1].replace(cuda.name, "X") == \
         main_section(vs, hip).split("int main()")[1].replace(hip.name, "X")
     assert "hip##x" in program(vs, hip) and "cuda##x" in program(vs, cuda)
+
+
+NVFP4 = ["in_format=float4_e2m1fn", "scale_format=ue4m3", "scale_block=16"]
+
+
+@pytest.mark.parametrize("name,models,k", [
+    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+     [("hopper-fp16-fp32", None), ("ampere-fp16-fp32", None)], 16),
+    ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3",
+     [("blackwell-e4m3-fp32", NVFP4), ("blackwell-e4m3-fp32", NVFP4 + ["align_bits=0"])], 64),
+])
+def test_probe_says_which_hypothesis_the_device_followed(tmp_path, name, models, k):
+    """Models given as hypotheses: a device that computes the first one is
+    reported as following it on every vector, the second where they agree."""
+    from tcsmt.hardware.harness import add_model_hypothesis
+    from tcsmt.sim.dot import model
+    ins = instruction_by_name(name)
+    data = random_vectors(ins.formats(), k, 40, 17, exp_range=(-14, 2), scale_block=ins.scale_block)
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(data))
+    vs = read_vectors(path)
+    params = [model(m, overrides=sets) for m, sets in models]
+    for p in params:
+        add_model_hypothesis(vs, ins, p)
+    first = [e[params[0].name] for e in vs.expected]
+    agree = sum(e[params[0].name] == e[params[1].name] for e in vs.expected)
+    assert agree < len(first)                    # the vectors tell the two apart
+    fout = get_format(ins.out_format)
+    run = _host_run(tmp_path, vs, ins, first + [fout.to_storage(x.d) for x in calibration_vectors(ins)])
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert [(h["id"], h["matched"]) for h in out["hypotheses"]] == [(params[0].name, 40),
+                                                                   (params[1].name, agree)]
+    assert all(params[0].name in r["matches"] for r in out["observations"])
+    from tcsmt.hardware.harness import add_model_hypothesis as again
+    with pytest.raises(Exception, match="given twice"):
+        again(vs, ins, params[0])
+
+
+def test_cli_hypothesis_option(tmp_path, capsys):
+    from tcsmt.cli.main import main
+    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+    path = _vectors_file(tmp_path, ins)
+    out = tmp_path / "probe.cu"
+    main(["harness", str(path), "-o", str(out), "--hypothesis", "hopper-fp16-fp32",
+          "--hypothesis", "ampere-fp16-fp32"])
+    src = out.read_text()
+    assert "#define NHYP 2" in src and '"hopper-fp16-fp32", "ampere-fp16-fp32"' in src
+    with pytest.raises(SystemExit) as e:
+        main(["harness", str(path), "-o", str(out), "--hypothesis", "hopper-bf16-fp32"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: model hopper-bf16-fp32 is for" in err and err.count("\n") == 3

@@ -19,9 +19,12 @@ from tcsmt.errors import UserError
                    "(mma, wmma, wgmma, tcgen05, mfma), an architecture (sm_90a, sm_100a, "
                    "sm_120a, gfx942) or a shape such as m16n8k8. Default: the file's, else "
                    "the usual mma.sync for the formats.")
+@click.option("--hypothesis", "models", multiple=True, metavar="MODEL",
+              help="A model whose d the probe compares with the device's, vector by vector "
+                   "(repeat for several: the observations say which each vector followed).")
 @click.option("--list-instructions", is_flag=True,
               help="List the supported instructions and exit.")
-def harness(vectors, target, output, instruction, list_instructions):
+def harness(vectors, target, output, instruction, models, list_instructions):
     """Write a self-contained program that runs VECTORS.json on a GPU.
 
     \b
@@ -34,6 +37,8 @@ def harness(vectors, target, output, instruction, list_instructions):
       nvcc -O2 -arch=sm_90 probe.cu -o probe && ./probe > observations.json
       tcsmt harness plan.json --instruction wgmma -o wgmma.cu     (H100, sm_90a)
       tcsmt harness plan.json --target hip -o probe.hip           (AMD Instinct)
+      tcsmt harness diff.json --instruction tcgen05 -o b200.cu    (a diff's hypotheses:
+        the probe says which of them the device followed; or --hypothesis MODEL)
     """
     from tcsmt.hardware.harness import build_command, write_probe
     from tcsmt.hardware.instructions import all_instructions, default_names
@@ -51,6 +56,6 @@ def harness(vectors, target, output, instruction, list_instructions):
         raise UserError("missing VECTORS.json (or use --list-instructions)")
     if not output:
         raise UserError("missing -o FILE: where to write the program (e.g. -o probe.cu)")
-    ins, count = write_probe(vectors, output, instruction, target)
+    ins, count = write_probe(vectors, output, instruction, target, models)
     click.echo(f"wrote {output}: {count} vectors, {ins.name} (k = {ins.k})", err=True)
     click.echo(f"build: {build_command(ins, output, 'probe')}", err=True)

@@ -59,13 +59,17 @@ def cuda_program(vs: VectorSet, ins: Instruction, source_name: str = "probe.cu")
 
 
 def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str | None = None,
-                target: str = "cuda") -> tuple[Instruction, int]:
-    """Write the probe program for a vectors file; (instruction, number of vectors)."""
+                target: str = "cuda", models: tuple = ()) -> tuple[Instruction, int]:
+    """Write the probe program for a vectors file; (instruction, number of
+    vectors). Each of ``models`` (names or ModelParams) becomes a hypothesis
+    whose d the probe compares with the device's, vector by vector."""
     from tcsmt.fileio import write_text_atomic
     if target not in TARGETS:
         raise UserError(f"unknown target {target!r} (supported: {', '.join(TARGETS)})")
     vs = read_vectors(vectors_path)
     ins = vs.pick_instruction(instruction, target)
+    for m in models:
+        add_model_hypothesis(vs, ins, m)
     write_text_atomic(out_path, program(vs, ins, Path(out_path).name))
     return ins, len(vs.vectors)
 
@@ -74,26 +78,48 @@ def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str
 # The same vectors through a model, and recorded data, as observations
 # ---------------------------------------------------------------------------
 
-def simulated_observations(vectors_file: str | Path, model, instruction: str | None = None,
-                           target: str | None = None) -> dict:
-    """What the probe would print if the hardware computed exactly ``model``
-    (a model name or ModelParams): the same JSON shape, source "simulated"."""
+def _model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[int]]:
+    """(ModelParams, the d of every vector padded to the instruction's k)."""
+    from tcsmt.hardware.observations import check_scales
     from tcsmt.sim.dot import dot_bits
     from tcsmt.sim.dot import model as get_model
-    vs = read_vectors(vectors_file)
-    ins = vs.pick_instruction(instruction, target)
     p = get_model(model)
-    if vs.fs.scale is not None:
-        raise UserError(f"model {p.name} has no scale factors; the vectors are block-scaled")
     want, have = (p.fin, p.fb, p.fc, p.fout), (vs.fin, vs.fb, vs.fc, vs.fout)
     if [f.name for f in want] != [f.name for f in have]:
         raise UserError(f"model {p.name} is for {'/'.join(f.name for f in want)}, "
                         f"the vectors are {'/'.join(f.name for f in have)}")
-    rows = [observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, dot_bits(p, a, b, c), vs.fb)
-            for i, (a, b, c) in enumerate(vs.padded(ins.k))]
+    check_scales(p, vs.fs.scale, vs.scale_block, "vectors")
+    outs = []
+    for (a, b, c), sc in zip(vs.padded(ins.k), vs.padded_scales(ins.k)):
+        outs.append(dot_bits(p, a, b, c, *(sc if vs.scale_block else (None, None))))
+    return p, outs
+
+
+def add_model_hypothesis(vs: VectorSet, ins: Instruction, model) -> None:
+    """Add a model's d for every vector as a hypothesis the probe checks."""
+    p, outs = _model_outputs(vs, ins, model)
+    if p.name in {i for i, _ in vs.hypotheses}:
+        raise UserError(f"hypothesis {p.name} is given twice")
+    vs.hypotheses.append((p.name, p.name))
+    for expected, d in zip(vs.expected, outs):
+        expected[p.name] = d
+
+
+def simulated_observations(vectors_file: str | Path, model, instruction: str | None = None,
+                           target: str | None = None) -> dict:
+    """What the probe would print if the hardware computed exactly ``model``
+    (a model name or ModelParams): the same JSON shape, source "simulated"."""
+    vs = read_vectors(vectors_file)
+    ins = vs.pick_instruction(instruction, target)
+    p, outs = _model_outputs(vs, ins, model)
+    rows = []
+    for i, ((a, b, c), sc, d) in enumerate(zip(vs.padded(ins.k), vs.padded_scales(ins.k), outs)):
+        rows.append(observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, d, vs.fb,
+                                     sc if vs.scale_block else None, vs.fs.scale))
     return {"schema": SCHEMA, "source": "simulated", "device": f"model {p.name}",
             "compute_capability": "none (simulated)", "instruction": ins.name,
-            "formats": vs.formats(), "k": ins.k, "generator": f"tcsmt {__version__}",
+            "formats": vs.formats(), **({"scale_block": vs.scale_block} if vs.scale_block else {}),
+            "k": ins.k, "generator": f"tcsmt {__version__}",
             "vectors_sha256": vs.sha256, "layout_check": "ok", "observations": rows}
 
 

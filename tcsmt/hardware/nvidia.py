@@ -156,10 +156,12 @@ NVIDIA: list[Instruction] = [
       for d in (F32, F16) for a, b in _pairs(F8F6F4)],
     *[_mma("m16n8k32", a, F32, "sm_120a", fb=b, kind="mxf8f6f4", scale=UE8M0, block=32, vec="1X")
       for a, b in _pairs(F8F6F4)],
+    # kind::mxf4nvf4 with ue8m0 per 16 terms (MMA-Sim's m16n8k64 block16 ue8m0) is left
+    # out: CUDA 13.0's ptxas refuses .scale_vec::4X with .ue8m0 for mma on sm_120a.
     *[_mma("m16n8k64", E2M1, F32, "sm_120a", kind=kind, scale=scale, block=block,
            vec=SCALE_VEC[(kind, block)], frag_bits=4)
       for kind, scale, block in (("mxf4", UE8M0, 32), ("mxf4nvf4", UE8M0, 32),
-                                 ("mxf4nvf4", UE8M0, 16), ("mxf4nvf4", UE4M3, 16))],
+                                 ("mxf4nvf4", UE4M3, 16))],
 ]
 
 # The instruction a probe uses when none is named, per (a, b, c, out, scale, block):

@@ -259,6 +259,16 @@ def _formats_line(fa: Format, fb: Format, fc: Format, fout: Format) -> str:
     return f"{fa.name} x {fb.name} + {fc.name} -> {fout.name}"
 
 
+def check_scales(p, fscale: Format | None, block: int, what: str) -> None:
+    """One-line error unless the model's scales are those of the observations."""
+    want = (p.fscale.name if p.fscale else None, p.scale_block if p.fscale else 0)
+    have = (fscale.name if fscale else None, block if fscale else 0)
+    if want != have:
+        def label(x):
+            return f"{x[0]} per {x[1]} terms" if x[0] else "no scale factors"
+        raise UserError(f"model {p.name} has {label(want)}; the {what} have {label(have)}")
+
+
 def compare(obs: ObservationSet, model) -> Comparison:
     """Run every observed input through ``model`` (a name or ModelParams)
     and count the rows whose d bits the model reproduces."""
@@ -270,12 +280,11 @@ def compare(obs: ObservationSet, model) -> Comparison:
     if [f.name for f in want] != [f.name for f in have]:
         raise UserError(f"model {p.name} computes {_formats_line(*want)}; the observations are "
                         f"{_formats_line(*have)}")
-    if obs.fscale is not None:
-        raise UserError(f"model {p.name} has no scale factors; the observations are block-scaled "
-                        f"({obs.fscale.name} per {obs.scale_block} terms)")
+    check_scales(p, obs.fscale, obs.scale_block, "observations")
     bad = []
     for row in obs.rows:
-        d = dot_bits(p, list(row.a), list(row.b), row.c)
+        scales = (list(row.scale_a), list(row.scale_b)) if obs.fscale is not None else (None, None)
+        d = dot_bits(p, list(row.a), list(row.b), row.c, *scales)
         if d != row.d:
             bad.append((row, d))
     return Comparison(p.name, len(obs.rows) - len(bad), len(obs.rows), bad)

@@ -15,7 +15,8 @@ probe then says, vector by vector, which hypotheses the device followed.
 
 A result file of ``tcsmt diff`` or ``tcsmt find`` (schema tcsmt-result/1)
 is read the same way: its hypotheses and their outputs come along, and its
-out format is that of its hypotheses.
+out format (and scale format and block, whose factors its vectors hold as
+"scale_a" and "scale_b") are those its hypotheses share.
 
 a and b hold at most k terms of the instruction (shorter vectors are padded
 with zeros, their missing scale factors with 1). Inputs go into the program
@@ -131,12 +132,21 @@ def _result_formats(data: dict, where: str) -> dict:
     hyps = data.get("hypotheses")
     if not isinstance(f, dict) or not isinstance(hyps, list) or not hyps:
         raise UserError(f"{where}: a result file needs \"formats\" and \"hypotheses\"")
-    outs = {h.get("parameters", {}).get("out_format") for h in hyps if isinstance(h, dict)}
-    if len(outs) != 1 or None in outs:
-        raise UserError(f"{where}: the hypotheses of a result file must share one out format")
-    out = {"a": f.get("a"), "b": f.get("b"), "c": f.get("c"), "out": outs.pop()}
-    if "scale" in f:
-        out["scale"] = f["scale"]
+    params = [h.get("parameters", {}) if isinstance(h, dict) else {} for h in hyps]
+
+    def shared(key: str, what: str):
+        values = {json.dumps(p.get(key)) for p in params}
+        if len(values) != 1:
+            raise UserError(f"{where}: the hypotheses of a result file must share one {what}")
+        return json.loads(values.pop())
+
+    out = {"a": f.get("a"), "b": f.get("b"), "c": f.get("c"), "out": shared("out_format", "out format")}
+    if out["out"] is None:
+        raise UserError(f"{where}: the hypotheses of a result file name no out_format")
+    scale = f.get("scale") or shared("scale_format", "scale format")
+    if scale:
+        out["scale"] = scale
+        data.setdefault("scale_block", shared("scale_block", "scale block"))
     return out
 
 
