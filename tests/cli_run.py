@@ -30,3 +30,21 @@ def script() -> str:
     found = str(exe) if exe.exists() else shutil.which("tcsmt")
     assert found, "the tcsmt entry point is not installed"
     return found
+
+
+class Ran:
+    """What a command did: its exit code and its stdout and stderr together."""
+
+    def __init__(self, exit_code: int, output: str):
+        self.exit_code, self.output = exit_code, output
+
+
+def run(argv) -> Ran:
+    """The CLI in this process through tcsmt.cli.main (so its one-line error
+    handling applies), with stdout and stderr captured together."""
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+        code, _, _ = tcsmt(argv)
+    return Ran(code, buf.getvalue())

@@ -233,9 +233,9 @@ def test_prove_carry_bits_volta_is_three(tmp_path, capsys):
     assert "2 are not enough" in out and "replayed" in out
     doc = json.loads(path.read_text())
     assert doc["query"]["fewest"] == 3 and doc["verdict"] == "unsat"
-    assert len(doc["proof"]["proved_by"]) >= 2 and doc["proof"]["cross_checked"]
-    assert doc["query"]["lemmas"]["3"]["verdict"] == "unsat"
-    assert doc["query"]["lemmas"]["2"]["verdict"] == "sat"
+    assert len(doc["run"]["proved_by"]) >= 2 and doc["proof"]["cross_checked"]
+    assert doc["query"]["lemmas"]["3"] == "unsat"
+    assert doc["query"]["lemmas"]["2"] == "sat"
     # the witness: replays, and 2 carry bits give other bits than 3 or unbounded
     assert len(doc["vectors"]) == 1
     check_separations(doc, every_pair=False)     # 3 | unbounded is the proof's, not a vector's
@@ -269,9 +269,11 @@ def test_find_with_a_tiny_timeout_reports_unknown_with_the_reason(tmp_path, caps
     assert doc["verdict"] in ("unknown", "sat")
     if not doc["vectors"]:
         assert doc["verdict"] == "unknown"
+    reasons = {tuple(p["pair"]): p["reason"] for p in doc["run"]["pairs"]}
     for p in unknown:
-        assert "timeout" in p["reason"] and "z3" in p["reason"]
-        assert f"{p['pair'][0]} | {p['pair'][1]}: unknown: {p['reason']}" in out
+        reason = reasons[tuple(p["pair"])]
+        assert "timeout" in reason and "z3" in reason
+        assert f"{p['pair'][0]} | {p['pair'][1]}: unknown: {reason}" in out
     check_separations(doc)
 
 
@@ -290,11 +292,12 @@ def test_regen_caches_and_repairs(tmp_path):
     r = regen(*args)
     assert r.returncode == 0, r.stdout + r.stderr
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.json"))
-    assert files == ["volta/align-bits.json"]
+    assert files == [".cache/regen-keys.json", "volta/align-bits.json"]
     path = root / "volta" / "align-bits.json"
     text = path.read_text()
     doc = json.loads(text)
-    assert doc["query"]["cache_key"] and "1 new" in r.stdout
+    keys = json.loads((root / ".cache" / "regen-keys.json").read_text())
+    assert keys[str(path)] and "1 new" in r.stdout
     check_separations(doc)
     mtime = path.stat().st_mtime_ns
 
@@ -305,13 +308,15 @@ def test_regen_caches_and_repairs(tmp_path):
     path.write_text(text[: len(text) // 2])          # truncated JSON
     r = regen(*args)
     assert r.returncode == 0 and "cached" not in r.stdout, r.stdout
-    again = json.loads(path.read_text())        # whole again (its key is the code's of now)
-    assert again["query"]["cache_key"] and again["verdict"] == doc["verdict"]
+    again = json.loads(path.read_text())        # whole again: the same stable content
+    assert again["verdict"] == doc["verdict"] and again["vectors"] == doc["vectors"]
     check_separations(again)
 
-    # --force runs a query whose key has not changed
+    # --force runs a query whose key has not changed; the same answer leaves the file alone
+    text = path.read_text()
     r = regen(*args, "--force")
-    assert r.returncode == 0 and "cached" not in r.stdout
+    assert r.returncode == 0 and "cached" not in r.stdout and "1 unchanged" in r.stdout, r.stdout
+    assert path.read_text() == text
 
 
 @pytest.mark.parametrize("args,words", [

@@ -5,6 +5,8 @@ never taken for a witness."""
 from tcsmt.properties.registry import get_property
 from tcsmt.properties.run import hypotheses, resolve_base
 from tcsmt.search import find
+from tcsmt.search.separation import LEMMA
+from tcsmt.search.vectors import outputs
 
 
 def _carry(arch, ids):
@@ -19,7 +21,7 @@ def test_lemma_proves_enough_carry_bits_equal_to_unbounded():
     assert prop.lemma(hyps[0], hyps[1], k, domain) is not None
     got = find.ask(hyps, k, domain, [(0, 1)], "bitwuzla", 60, False, lemma=prop.lemma)
     assert got.verdict == "unsat"
-    assert any(r.tag == find.LEMMA_TAG and r.status == "unsat" for r in got.runs)
+    assert any(r.tag == LEMMA and r.status == "unsat" for r in got.runs)
 
 
 def test_satisfiable_lemma_is_no_witness_and_the_pair_still_separates():
@@ -27,9 +29,9 @@ def test_satisfiable_lemma_is_no_witness_and_the_pair_still_separates():
     got = find.ask(hyps, k, domain, [(0, 1)], "bitwuzla", 60, False, lemma=prop.lemma)
     assert got.verdict == "sat"
     assert got.vector is not None
-    lemma_runs = [r for r in got.runs if r.tag == find.LEMMA_TAG]
+    lemma_runs = [r for r in got.runs if r.tag == LEMMA]
     assert all(r.status != "unsat" for r in lemma_runs)
-    outs = find.outputs(got.vector, hyps)
+    outs = outputs(got.vector, hyps)
     assert outs["1"] != outs["unbounded"]
 
 

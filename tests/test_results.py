@@ -1,5 +1,6 @@
-"""Result files (tcsmt-result/1): the golden document, validation, replay,
-atomic writing and the replay command. No solver is needed here.
+"""Result files (tcsmt-result/2): the golden document, validation, replay,
+atomic writing that leaves unchanged stable content alone, and the replay
+command. No solver is needed here.
 
 Refresh the golden file with TCSMT_REFRESH_GOLDEN=1 after a deliberate
 change of the schema (and bump SCHEMA when old files no longer read).
@@ -13,9 +14,9 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_run import run
 
-from tcsmt.cli.smt import replay as replay_cmd
+from tcsmt.enums import FileStatus
 from tcsmt.errors import UserError
 from tcsmt.model.params import params_from_dict
 from tcsmt.report import results
@@ -47,8 +48,11 @@ def fixed_doc() -> dict:
     query = {"kind": "diff", "description": "golden", "k": 2,
              "domain": {"finite": True}, "command": "tcsmt diff volta-like ampere-like"}
     solver = {"name": "z3", "version": "0.0", "seconds": 0.5, "formula": "full", "runs": [], "notes": []}
-    return make_result(query, hypotheses(), vecs, "sat", solver, "0" * 64, 1.25,
-                       created="2026-01-01T00:00:00+00:00")
+    run = results.run_record(1.25, [], solver, "0" * 64)
+    run.update(created="2026-01-01T00:00:00+00:00", tool={"name": "tcsmt", "version": "0.0.0"})
+    doc = make_result(query, hypotheses(), vecs, "sat", run)
+    doc["solvers"] = {"z3": "0.0"}        # the golden file does not depend on what is installed
+    return doc
 
 
 def test_golden_result_document():
@@ -72,7 +76,7 @@ def test_outputs_and_separations_come_from_the_model():
 
 @pytest.mark.parametrize("damage, message", [
     (lambda d: d.update(schema="tcsmt-result/0"), "schema"),
-    (lambda d: d.pop("solver"), "missing key 'solver'"),
+    (lambda d: d.pop("run"), "missing key 'run'"),
     (lambda d: d.update(verdict="maybe"), "verdict"),
     (lambda d: d.update(verdict="unsat"), "proof"),
     (lambda d: d["vectors"][0]["a"][0].update(hex="0x13c00"), "more than 16 bits"),
@@ -91,7 +95,8 @@ def test_validate_names_the_first_problem(damage, message):
 
 
 def test_replay_agrees_with_an_untouched_file(tmp_path):
-    path = write_result(tmp_path / "r.json", fixed_doc())
+    path = tmp_path / "r.json"
+    assert write_result(path, fixed_doc()) == FileStatus.NEW
     report = results.replay(path)
     assert report.ok and report.vectors == 2 and report.hypotheses == 2 and report.checked == 4
 
@@ -124,18 +129,32 @@ def test_writing_replaces_the_old_file_whole(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
+def test_stable_content_unchanged_leaves_the_file_byte_for_byte(tmp_path):
+    path = tmp_path / "r.json"
+    write_result(path, fixed_doc())
+    before = path.read_bytes()
+    again = fixed_doc()
+    again["run"].update(seconds=99.0, created="2027-01-01T00:00:00+00:00", proved_by=["cvc5"])
+    assert write_result(path, again) == FileStatus.UNCHANGED
+    assert path.read_bytes() == before
+    changed = fixed_doc()
+    changed["query"]["description"] = "another question"
+    assert write_result(path, changed) == FileStatus.CHANGED
+    assert json.loads(path.read_text())["query"]["description"] == "another question"
+
+
 def test_replay_command_exit_codes(tmp_path):
-    good = write_result(tmp_path / "good.json", fixed_doc())
+    good = tmp_path / "good.json"
+    write_result(good, fixed_doc())
     doc = copy.deepcopy(fixed_doc())
     doc["vectors"][1]["separates"] = [["A", "B"]]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     junk = tmp_path / "junk.json"
     junk.write_text("{not json")
-    runner = CliRunner()
-    r = runner.invoke(replay_cmd, [str(good)])
+    r = run(["replay", good])
     assert r.exit_code == 0 and "all 4 outputs match" in r.output
-    r = runner.invoke(replay_cmd, [str(good), str(bad)])
+    r = run(["replay", good, bad])
     assert r.exit_code == 1 and "1 disagreement" in r.output
-    r = runner.invoke(replay_cmd, [str(junk)])
+    r = run(["replay", junk])
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "not JSON" in r.output

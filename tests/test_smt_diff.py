@@ -10,23 +10,15 @@ import json
 import multiprocessing
 
 import pytest
-from click.testing import CliRunner
+from cli_run import run
 
-from tcsmt.cli.smt import diff as diff_cmd
-from tcsmt.cli.smt import equiv as equiv_cmd
+from tcsmt.errors import WitnessError
 from tcsmt.model.catalogue import resolve
 from tcsmt.report import results
-from tcsmt.search.diff import (
-    FULL,
-    WitnessError,
-    default_k,
-    diff_formula,
-    formulations,
-    replayed_witness,
-    run_diff,
-    support_positions,
-)
+from tcsmt.search.diff import default_k, run_diff
 from tcsmt.search.domain import Domain, make_domain
+from tcsmt.search.separation import FULL, formulations, replayed_witness, support_positions
+from tcsmt.search.separation import separation_formula as diff_formula
 from tcsmt.search.vectors import Hypothesis, outputs
 from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
@@ -114,9 +106,11 @@ def test_three_hypotheses_give_a_vector_that_separates_some_pair(tmp_path):
     assert out.verdict == "sat"
     outs = outputs(out.vector, hs)
     assert outs["A"] != outs["B"] or outs["A"] != outs["C"]
-    doc = results.make_result({"kind": "test", "k": 4}, hs, [out.vector], "sat", {}, "0" * 64, 1.0)
+    doc = results.make_result({"kind": "test", "k": 4}, hs, [out.vector], "sat",
+                              results.run_record(1.0))
     assert len(doc["hypotheses"]) == 3 and doc["vectors"][0]["separates"]
-    assert results.replay(results.write_result(tmp_path / "n.json", doc)).ok
+    results.write_result(tmp_path / "n.json", doc)
+    assert results.replay(tmp_path / "n.json").ok
 
 
 def test_identical_models_fold_to_false():
@@ -153,12 +147,12 @@ def test_a_witness_that_does_not_replay_is_refused():
 # ---------------------------------------------------------------------------
 
 def invoke(cmd, args, tmp_path):
-    return CliRunner().invoke(cmd, args + ["--out", str(tmp_path / "r.json")])
+    return run([cmd, *args, "--output", str(tmp_path / "r.json")])
 
 
 def test_diff_command_prints_replayed_inputs_and_writes_the_result(tmp_path):
     smt = tmp_path / "q.smt2"
-    r = invoke(diff_cmd, ["volta", "ampere", "--emit-smt2", str(smt)], tmp_path)
+    r = invoke("diff", ["volta", "ampere", "--emit-smt2", str(smt)], tmp_path)
     assert r.exit_code == 0, r.output
     assert "differ" in r.output and "d A" in r.output and "d B" in r.output
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -167,23 +161,23 @@ def test_diff_command_prints_replayed_inputs_and_writes_the_result(tmp_path):
     assert results.replay(tmp_path / "r.json").ok
     full = diff_formula(hyps("volta", "ampere"), 8, Domain())
     assert smt.read_text() == full.text
-    if doc["solver"]["formula"] == FULL:
-        assert doc["smt2_sha256"] == hashlib.sha256(smt.read_bytes()).hexdigest()
+    if doc["run"]["solver"]["formula"] == FULL:
+        assert doc["run"]["smt2_sha256"] == hashlib.sha256(smt.read_bytes()).hexdigest()
 
 
 @two_solvers
 def test_equiv_command_proves_with_cross_check(tmp_path):
-    r = invoke(equiv_cmd, ["volta", "--set-b", "carry_bits=8", "--k", "2", "--cross-check"], tmp_path)
+    r = invoke("equiv", ["volta", "--set-b", "carry_bits=8", "--k", "2", "--cross-check"], tmp_path)
     assert r.exit_code == 0, r.output
     assert "agree on every input" in r.output and "[carry_bits=8]" in r.output
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["verdict"] == "unsat" and doc["proof"]["cross_checked"] and doc["vectors"] == []
-    r = invoke(diff_cmd, ["volta", "--set-b", "carry_bits=8", "--k", "2"], tmp_path)
+    r = invoke("diff", ["volta", "--set-b", "carry_bits=8", "--k", "2"], tmp_path)
     assert r.exit_code == 1
 
 
 def test_equiv_command_shows_a_counterexample(tmp_path):
-    r = invoke(equiv_cmd, ["volta", "ampere"], tmp_path)
+    r = invoke("equiv", ["volta", "ampere"], tmp_path)
     assert r.exit_code == 1 and "differ" in r.output
 
 
@@ -198,14 +192,14 @@ def test_equiv_command_shows_a_counterexample(tmp_path):
     (["volta", "ampere", "--formats", "e4m3:fp16"], "no model for formats"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_file(args, message, tmp_path):
-    r = invoke(diff_cmd, args, tmp_path)
+    r = invoke("diff", args, tmp_path)
     assert r.exit_code == 2, r.output
     assert message in r.output and r.output.count("\n") == 1
     assert not (tmp_path / "r.json").exists()
 
 
 def test_a_timeout_is_one_line_and_no_file(tmp_path):
-    r = invoke(equiv_cmd, ["volta", "--set-b", "carry_bits=8", "--solver", "z3", "--timeout", "0.5"],
+    r = invoke("equiv", ["volta", "--set-b", "carry_bits=8", "--solver", "z3", "--timeout", "0.5"],
                tmp_path)
     assert r.exit_code == 2 and "no answer within 0.5 s" in r.output
     assert not (tmp_path / "r.json").exists()
@@ -214,5 +208,5 @@ def test_a_timeout_is_one_line_and_no_file(tmp_path):
 
 def test_a_missing_solver_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(service.SOLVERS, "z3", ("no_such_solver_package_here", "x"))
-    r = invoke(diff_cmd, ["volta", "ampere", "--solver", "z3"], tmp_path)
+    r = invoke("diff", ["volta", "ampere", "--solver", "z3"], tmp_path)
     assert r.exit_code == 2 and "z3 is not installed (pip install z3-solver)" in r.output

@@ -21,11 +21,14 @@ only the full one can prove that there is none):
 ``--reproduce`` adds VLPG's Table 5 outcome as constraints: true value
 1 + 2^-23, Markidis 1 + 2^-23, Ootomo-Yokota 1.
 
-Result document, schema ``tcsmt-compare/1`` (an extension of
+Result document, schema ``tcsmt-compare/2`` (an extension of
 tcsmt-result/1: the hypotheses are methods, not datapath models, so
 ``tcsmt replay`` does not apply; ``replay_compare`` does):
 
-    schema, tool, created, seconds, smt2_sha256   as in tcsmt-result/1
+    schema                                        "tcsmt-compare/2"
+    run         as in tcsmt-result/2: tool, created, seconds, proved_by,
+                solver {"name", "version", "seconds", "formula", "runs",
+                "notes"}, smt2_sha256 (volatile: not compared on regeneration)
     query       {"kind": "compare-algorithms", "description", "question",
                  "methods", "arch", "k", "domain", "reference", "reproduce",
                  "command"}
@@ -34,8 +37,7 @@ tcsmt-result/1: the hypotheses are methods, not datapath models, so
     hypotheses  [{"id": method, "description"}] for the two methods
     verdict     "sat" (a vector where Ootomo-Yokota is less accurate),
                 "unsat" (proved: nowhere in the domain), "unknown"
-    proof       {"proved_by", "cross_checked"} for unsat, else null
-    solver      {"name", "version", "seconds", "formula", "runs", "notes"}
+    proof       {"cross_checked"} for unsat, else null
     vectors     [{"a", "b", "c": hex and exact decimal,
                   "true": {"exact": decimal, "binary64": {"hex", "decimal"}},
                   "outputs": {method: {"hex", "decimal", "error",
@@ -45,32 +47,42 @@ tcsmt-result/1: the hypotheses are methods, not datapath models, so
 
 from __future__ import annotations
 
-import datetime
 import json
-import time
 from fractions import Fraction
 from pathlib import Path
 
-from tcsmt import __version__
 from tcsmt.cases import algorithms as al
-from tcsmt.errors import UserError
-from tcsmt.fileio import write_json_atomic
+from tcsmt.enums import Verdict
+from tcsmt.errors import UserError, WitnessError
 from tcsmt.model.catalogue import all_models, find_model
 from tcsmt.model.formats import format_value
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import number, params_from_record
-from tcsmt.search import diff
+from tcsmt.report.documents import cross_checked, solver_record
+from tcsmt.report.results import (
+    number,
+    params_from_record,
+    read_json,
+    run_record,
+    solver_versions,
+    write_result,
+)
+from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
-from tcsmt.search.find import few_bits
+from tcsmt.search.separation import few_bits
+from tcsmt.search.vectors import Vector
 from tcsmt.smt import service
 from tcsmt.smt.smtlib import Formula, build_formula
 
-SCHEMA = "tcsmt-compare/1"
+SCHEMA = "tcsmt-compare/2"
+PREVIOUS = "tcsmt-compare/1"           # its vectors read the same: a rerun keeps them
 TABLE5 = {"true": 1 + Fraction(1, 2**23), "markidis": 1 + Fraction(1, 2**23),
           "ootomo-yokota": Fraction(1)}
 C_NEAR = Domain(c_exp_range=(-64, 32), subnormal_inputs=False)
 QUESTION = "|ootomo-yokota - true| > |markidis - true|"
-RESTRICTION_BUDGET = 40.0      # CPU seconds a solver may spend on one restriction
+RESTRICTION_BUDGET = 40.0
+"""CPU seconds a solver may spend on one restriction: these formulas hold
+five tensor-core datapaths and an exact reference, far more than a diff's
+(tcsmt.search.separation.RESTRICTION_BUDGET)."""
 
 
 def fp16_fp32_models() -> list[ModelParams]:
@@ -145,12 +157,12 @@ def formulations(tc: ModelParams, k: int, reproduce: bool) -> list[tuple[str, Fo
     out = []
     for m in sorted({2, 3, k}):
         if m <= k:
-            sup = None if m == k else diff.support_positions(k, m)
+            sup = None if m == k else sep.support_positions(k, m)
             tag = "half/pow2-b/c-near" + ("" if sup is None else f"/support-{m}")
             out.append((tag, formula(tc, k, reproduce, half=True, pow2_b=True, support=sup,
                                      c_near=True)))
     out.append(("half", formula(tc, k, reproduce, half=True)))
-    out.append((diff.FULL, formula(tc, k, reproduce)))
+    out.append((sep.FULL, formula(tc, k, reproduce)))
     return out
 
 
@@ -172,19 +184,19 @@ def check_witness(tc: ModelParams, a: list[int], b: list[int], c: int,
     (by the vocabulary and by exact fractions), the solver's outputs are the
     concrete ones, and with ``reproduce`` the Table 5 outcome."""
     if not al.DOMAIN.contains(al.F32, al.F32, a, b, c):
-        raise diff.WitnessError(f"witness a={a} b={b} c={c:#x} is outside the domain")
+        raise WitnessError(f"witness a={a} b={b} c={c:#x} is outside the domain")
     ev = al.evaluate(tc, a, b, c)
     if not ev.worse_by_vocabulary or not ev.error("ootomo-yokota") > ev.error("markidis"):
-        raise diff.WitnessError(f"witness a={a} b={b} c={c:#x}: Ootomo-Yokota is not less "
+        raise WitnessError(f"witness a={a} b={b} c={c:#x}: Ootomo-Yokota is not less "
                                 f"accurate on the concrete model {tc.name}")
     for name, key in (("markidis", "m"), ("ootomo-yokota", "o")):
         if values and key in values and values[key] != ev.results[name]:
-            raise diff.WitnessError(f"witness a={a} b={b} c={c:#x}: the solver says {name} gives "
+            raise WitnessError(f"witness a={a} b={b} c={c:#x}: the solver says {name} gives "
                                     f"{values[key]:#x}, the concrete model {ev.results[name]:#x}")
     if reproduce:
         got = {"true": ev.true, **{n: al.F32.value(r) for n, r in ev.results.items()}}
         if got != TABLE5:
-            raise diff.WitnessError(f"witness a={a} b={b} c={c:#x} does not give Table 5's outcome")
+            raise WitnessError(f"witness a={a} b={b} c={c:#x} does not give Table 5's outcome")
     return ev
 
 
@@ -193,35 +205,55 @@ def check_witness(tc: ModelParams, a: list[int], b: list[int], c: int,
 # ---------------------------------------------------------------------------
 
 def run_compare(arch: str, k: int = 4, solver: str = "portfolio", timeout: float = 300.0,
-                reproduce: bool = False, command: str | None = None) -> dict:
-    """The tcsmt-compare/1 document for one architecture's fp16:fp32 model."""
+                reproduce: bool = False, command: str | None = None,
+                prior: str | Path | None = None) -> dict:
+    """The tcsmt-compare/2 document for one architecture's fp16:fp32 model.
+    ``prior``: an earlier result's path, whose witness is kept if it holds."""
     if not 1 <= k <= 16:
         raise UserError(f"--k {k}: one tensor-core call covers 1..16 terms")
-    t0 = time.monotonic()
     tc = arch_model(arch)
     forms = formulations(tc, k, reproduce)
     names, notes = service.choose_solvers(solver)
-    jobs = [service.Job(f, s, tag, None if tag == diff.FULL else RESTRICTION_BUDGET)
-            for tag, f in forms for s in names[:1]]
-    jobs += [service.Job(f, s, tag, None if tag == diff.FULL else RESTRICTION_BUDGET)
-             for tag, f in forms[-2:] for s in names[1:]]
-    runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == diff.FULL,
-                        parallel=2)
-    diff._refuse_disagreement(runs)
-    sat = [r for r in runs if r.status == "sat"]
-    vectors, verdict = [], "unknown"
-    if sat:
-        a, b, c = decode(sat[0].values, k, sat[0].tag.startswith("half"))
-        vectors.append(vector_record(check_witness(tc, a, b, c, sat[0].values, reproduce), a, b, c))
-        verdict = "sat"
-    elif any(r.status == "unsat" and r.tag == diff.FULL for r in runs):
-        verdict = "unsat"
-    win = sat[0] if sat else next((r for r in runs if r.status == "unsat" and r.tag == diff.FULL),
-                                  None)
-    proved = [r.solver for r in runs if r.status == "unsat" and r.tag == diff.FULL]
-    return document(tc, k, reproduce, vectors, verdict, win, runs, notes, proved,
-                    dict(forms)[win.tag if win else diff.FULL].sha256, time.monotonic() - t0,
-                    command)
+    old = _prior_witness(prior, tc, k, reproduce)
+    if old is not None:
+        out = sep.Outcome(Verdict.SAT, forms[-1][1], vectors=[old], tag="earlier result")
+    else:
+        jobs = [service.Job(f, s, tag, None if tag == sep.FULL else RESTRICTION_BUDGET)
+                for tag, f in forms for s in names[:1]]
+        jobs += [service.Job(f, s, tag, None if tag == sep.FULL else RESTRICTION_BUDGET)
+                 for tag, f in forms[-2:] for s in names[1:]]
+        out = sep.race(jobs, forms, timeout, lambda run: [_replay(tc, k, run, reproduce)],
+                       names=names, parallel=2)
+    out.notes += notes
+    vectors = []
+    for v in out.vectors:
+        a, b, c = list(v.a), list(v.b), v.c
+        vectors.append(vector_record(check_witness(tc, a, b, c), a, b, c))
+    return document(tc, k, reproduce, vectors, out, command)
+
+
+def _replay(tc: ModelParams, k: int, run, reproduce: bool) -> Vector:
+    a, b, c = decode(run.values, k, run.tag.startswith("half"))
+    check_witness(tc, a, b, c, run.values, reproduce)
+    return Vector(tuple(a), tuple(b), c)
+
+
+def _prior_witness(path, tc: ModelParams, k: int, reproduce: bool) -> Vector | None:
+    """An earlier result's witness, if it still answers the question."""
+    doc = read_json(path) if path else None
+    if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS) or not doc.get("vectors"):
+        return None
+    try:
+        v = doc["vectors"][0]
+        a = tuple(int(x["hex"], 16) for x in v["a"])
+        b = tuple(int(y["hex"], 16) for y in v["b"])
+        vec = Vector(a, b, int(v["c"]["hex"], 16))
+        if len(a) != k:
+            return None
+        check_witness(tc, list(vec.a), list(vec.b), vec.c, reproduce=reproduce)
+        return vec
+    except (KeyError, TypeError, ValueError, WitnessError):
+        return None
 
 
 def vector_record(ev: al.Evaluation, a: list[int], b: list[int], c: int) -> dict:
@@ -236,12 +268,9 @@ def vector_record(ev: al.Evaluation, a: list[int], b: list[int], c: int) -> dict
             "outputs": outs, "less_accurate": worse}
 
 
-def document(tc, k, reproduce, vectors, verdict, win, runs, notes, proved, sha, seconds,
-             command) -> dict:
+def document(tc, k, reproduce, vectors, out: sep.Outcome, command) -> dict:
     return {
         "schema": SCHEMA,
-        "tool": {"name": "tcsmt", "version": __version__},
-        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": {"kind": "compare-algorithms",
                   "description": "Markidis et al. (2018) against Ootomo and Yokota (2022): "
                                  "error-corrected binary32 dot products on fp16 tensor cores",
@@ -259,16 +288,13 @@ def document(tc, k, reproduce, vectors, verdict, win, runs, notes, proved, sha, 
                        {"id": "ootomo-yokota", "description": "Ootomo and Yokota 2022, eq. 24: "
                         "residuals scaled by 2^11, dA dB dropped, accumulation outside in "
                         "binary32 round to nearest"}],
-        "verdict": verdict,
-        "proof": ({"proved_by": proved, "cross_checked": len(set(proved)) >= 2}
-                  if verdict == "unsat" else None),
-        "solver": {"name": win.solver if win else "", "version": win.version if win else "",
-                   "seconds": round(win.seconds, 3) if win else 0.0,
-                   "formula": win.tag if win else "", "runs": [r.summary() for r in runs],
-                   "notes": notes},
-        "smt2_sha256": sha,
-        "seconds": round(seconds, 3),
+        "verdict": str(out.verdict),
+        "proof": ({"cross_checked": cross_checked(out.proved_by)}
+                  if out.verdict == Verdict.UNSAT else None),
+        "solvers": solver_versions(),
         "vectors": vectors,
+        "run": run_record(out.seconds, out.proved_by, solver_record(out),
+                          (out.answered or out.full).sha256),
     }
 
 
@@ -276,13 +302,18 @@ def result_path(arch: str, k: int, reproduce: bool, root: str | Path = "results"
     return Path(root) / "compare-algorithms" / f"{arch}-k{k}{'-reproduce' if reproduce else ''}.json"
 
 
-def write(path: str | Path, doc: dict) -> Path:
-    write_json_atomic(path, doc)
-    return Path(path)
+def write(path: str | Path, doc: dict):
+    """Write atomically unless the file holds the same stable content."""
+    return write_result(path, doc, check=check_document)
+
+
+def check_document(doc: dict) -> None:
+    if doc.get("schema") != SCHEMA:
+        raise UserError(f"schema is not {SCHEMA!r}")
 
 
 def replay_compare(path: str | Path) -> list[str]:
-    """Every vector of a tcsmt-compare/1 file through the concrete definition
+    """Every vector of a tcsmt-compare/2 file through the concrete definition
     again; the problems found (none: the file holds)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))

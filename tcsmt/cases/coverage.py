@@ -30,37 +30,41 @@ time around the device model). A pair is always two hypotheses of one
 question (one property, or one axis), so each pair asks about a few
 parameters with everything else held at the device's values.
 
-Result document, schema ``tcsmt-coverage/1``: schema, tool, created,
-seconds, query {kind, suite, source, space, command}, spaces [{space,
-group, device, base, questions [{name, parameters, k, hypotheses [{id,
-set}]}]}], suite_vectors [{id, group, separates {space: [pair ids]}}],
-claims [...], expectations {checked, holding, failing [...]}, unseparated
-[{space, pair, differs, status, by}], vectors (the generated ones: inputs,
-space, question, outputs, separates, found_by), summary, verdict ("closed":
-every pair separated or proved inseparable; "open" otherwise). A pair id
-is ``QUESTION:ID1~ID2``.
+Result document, schema ``tcsmt-coverage/2``: schema, query {kind, suite,
+source, space, command}, spaces [{space, group, device, base, questions
+[{name, parameters, k, hypotheses [{id, set}]}]}], suite_vectors [{id,
+group, separates {space: [pair ids]}}], claims [...], expectations
+{checked, holding, failing [...]}, unseparated [{space, pair, differs,
+status, by (the closing vector)}], vectors (the generated ones: inputs,
+space, question, outputs, separates, closes), summary, verdict ("closed":
+every pair separated or proved inseparable; "open" otherwise), solvers,
+and run (as in tcsmt-result/2: tool, created, seconds; found_by per
+generated vector; per unseparated pair not closed, who proved it or why
+there is no answer). A pair id is ``QUESTION:ID1~ID2``. An earlier
+result's generated vectors are replayed first (``prior``), so a rerun
+keeps them.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcsmt import __version__
 from tcsmt.cases.suites import Suite, _compare, check_suite, device_model, find_suite, vector_inputs
+from tcsmt.enums import PropertyKind
 from tcsmt.errors import UserError
-from tcsmt.fileio import write_json_atomic  # noqa: F401  (the CLI writes with it)
 from tcsmt.model.formats import format_value, parse_bits
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import number
+from tcsmt.report.results import number, read_json, run_record, solver_versions, write_result
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.sim.dot import dot_bits
 
-SCHEMA = "tcsmt-coverage/1"
+SCHEMA = "tcsmt-coverage/2"
+EARLIER = "earlier result"
+PREVIOUS = "tcsmt-coverage/1"          # its vectors read the same: a rerun keeps them
 SPACE_DEFAULT = "properties"
 
 
@@ -112,10 +116,10 @@ def property_questions(base: ModelParams, names: list[str] | None) -> tuple[list
     from tcsmt.properties.registry import all_properties, get_property
     from tcsmt.properties.run import hypotheses
     props = [get_property(n) for n in names] if names else \
-        [p for _, p in sorted(all_properties().items()) if p.kind == "separate"]
+        [p for _, p in sorted(all_properties().items()) if p.kind == PropertyKind.SEPARATE]
     out, skipped = [], []
     for p in props:
-        if p.kind != "separate":
+        if p.kind != PropertyKind.SEPARATE:
             raise UserError(f"property {p.name} has no hypotheses to separate (it is a {p.kind} "
                             f"property)")
         try:
@@ -292,17 +296,19 @@ def _show(fmt, bits: int) -> str:
 # ---------------------------------------------------------------------------
 
 def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
-               deadline: float) -> tuple[list[dict], dict[str, dict]]:
+               deadline: float, prior: dict | None = None) -> tuple[list[dict], dict[str, dict]]:
     """Generated vectors for the open pairs of one space, and the verdict on
     each open pair (separated by a generated vector, proved inseparable, or
-    unknown)."""
+    unknown). ``prior`` vectors ((space, question) -> vectors of an earlier
+    result) are replayed first, so a rerun keeps them."""
     from tcsmt.search import find, pool
     vectors, verdicts = [], {}
     for q in space.questions:
         pairs = [pr for pr in q.pairs() if q.pair_id(pr) in open_ids]
         if not pairs:
             continue
-        found = [(vec, "pool") for vec in pool.search(q.hyps, q.k, q.domain, pairs)]
+        found = [(vec, EARLIER) for vec in (prior or {}).get((space.name, q.name), [])]
+        found += [(vec, "pool") for vec in pool.search(q.hyps, q.k, q.domain, pairs)]
         remaining = list(pairs)
         for vec, src in found:
             _take(space, q, vec, src, remaining, vectors, verdicts)
@@ -316,10 +322,10 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
             got = find.ask([q.hyps[pr[0]], q.hyps[pr[1]]], q.k, q.domain, [(0, 1)], solver,
                            min(timeout, left), readable=True)
             if got.verdict == "sat":
-                _take(space, q, got.vector, got.solver, remaining, vectors, verdicts)
+                _take(space, q, got.vector, got.found_by, remaining, vectors, verdicts)
             else:
                 if got.verdict == "unsat":
-                    by = ", ".join(sorted(set(find._provers(got.runs)))) or got.reason
+                    by = ", ".join(sorted(set(got.proved_by))) or got.reason
                     verdicts[q.pair_id(pr)] = {"status": "inseparable", "by": by}
                 else:
                     verdicts[q.pair_id(pr)] = {"status": "unknown", "by": got.reason}
@@ -332,7 +338,7 @@ def _take(space, q: Question, vec: Vector, src: str, remaining, vectors, verdict
     outs = [dot_bits(h.params, list(vec.a), list(vec.b), vec.c) for h in q.hyps]
     done = [pr for pr in remaining if outs[pr[0]] != outs[pr[1]]]
     if not done:
-        if src != "pool":
+        if src not in ("pool", EARLIER):
             raise UserError(f"{space.name} {q.name}: a solver witness separates no open pair "
                             f"on the concrete model")
         return
@@ -353,11 +359,28 @@ def _take(space, q: Question, vec: Vector, src: str, remaining, vectors, verdict
 # The query
 # ---------------------------------------------------------------------------
 
+def prior_gap_vectors(path: str | Path | None) -> dict:
+    """(space, question) -> the gap vectors of an earlier result at ``path``."""
+    doc = read_json(path) if path else None
+    out: dict = {}
+    if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS):
+        return out
+    for v in doc.get("vectors", []):
+        try:
+            vec = Vector(tuple(int(x["hex"], 16) for x in v["a"]),
+                         tuple(int(y["hex"], 16) for y in v["b"]), int(v["c"]["hex"], 16))
+            out.setdefault((v["space"], v["question"]), []).append(vec)
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
 def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = True,
                  solver: str = "portfolio", timeout: float = 20.0, budget: float = 240.0,
-                 command: str | None = None) -> dict:
-    """The tcsmt-coverage/1 document of a suite (file or shipped name)."""
+                 command: str | None = None, prior: str | Path | None = None) -> dict:
+    """The tcsmt-coverage/2 document of a suite (file or shipped name)."""
     t0 = time.monotonic()
+    earlier = prior_gap_vectors(prior)
     suite = find_suite(suite_spec)
     spaces = build_spaces(suite, space)
     by_key = {(s.group, s.device): s for s in spaces}
@@ -374,7 +397,7 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
         open_ids = {q.pair_id(pr) for q in s.questions for pr in q.pairs()} - hit
         verdicts = {}
         if generate and open_ids:
-            found, verdicts = close_gaps(s, open_ids, solver, timeout, deadline)
+            found, verdicts = close_gaps(s, open_ids, solver, timeout, deadline, earlier)
             offset = len(gen)
             gen += found
             for v in verdicts.values():
@@ -407,10 +430,9 @@ def document(suite, space, spaces, seps, claims, checks, failing, unseparated, g
         "gaps_inseparable": sum(u["status"] == "inseparable" for u in unseparated),
         "gaps_left": len(unseparated) - closed,
     }
+    closed_by = lambda u: {"by": u["by"]} if u["status"] == "closed" else {}  # noqa: E731
     return {
         "schema": SCHEMA,
-        "tool": {"name": "tcsmt", "version": __version__},
-        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": {"kind": "coverage", "suite": suite.name, "source": suite.source,
                   "space": space, "command": command or ""},
         "spaces": [{"space": s.name, "group": s.group, "device": s.device, "base": s.base.name,
@@ -424,12 +446,25 @@ def document(suite, space, spaces, seps, claims, checks, failing, unseparated, g
         "claims": claims,
         "expectations": {"checked": len(checks), "holding": sum(c.holds for c in checks),
                          "failing": failing},
-        "unseparated": unseparated,
-        "vectors": gen,
+        "unseparated": [{k: v for k, v in u.items() if k != "by"} | closed_by(u) for u in unseparated],
+        "vectors": [{k: v for k, v in g.items() if k != "found_by"} for g in gen],
         "summary": summary,
         "verdict": "closed" if summary["gaps_left"] == 0 else "open",
-        "seconds": round(seconds, 3),
+        "solvers": solver_versions(),
+        "run": run_record(seconds, found_by=[g["found_by"] for g in gen],
+                          unseparated=[{"space": u["space"], "pair": u["pair"], "by": u["by"]}
+                                       for u in unseparated if u["status"] != "closed"]),
     }
+
+
+def write(path: str | Path, doc: dict):
+    """Write atomically unless the file holds the same stable content."""
+    return write_result(path, doc, check=check_document)
+
+
+def check_document(doc: dict) -> None:
+    if doc.get("schema") != SCHEMA:
+        raise UserError(f"schema is not {SCHEMA!r}")
 
 
 def result_path(suite: str, space: str = SPACE_DEFAULT, root: str | Path = "results") -> Path:

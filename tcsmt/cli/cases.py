@@ -1,4 +1,4 @@
-"""CLI: tcsmt compare-algorithms, tcsmt coverage (the seed paper's case studies)."""
+"""Commands: compare-algorithms, coverage (the seed paper's case studies)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
+from tcsmt import api
+from tcsmt.cli import options
 from tcsmt.errors import UserError
-
-SOLVERS = click.Choice(["portfolio", "bitwuzla", "cvc5", "z3"])
 
 
 @click.command("compare-algorithms")
@@ -22,12 +22,8 @@ SOLVERS = click.Choice(["portfolio", "bitwuzla", "cvc5", "z3"])
 @click.option("--reproduce", is_flag=True,
               help="Ask for the seed paper's Table 5 outcome: true 1 + 2^-23, Markidis "
                    "1 + 2^-23, Ootomo-Yokota 1.")
-@click.option("--solver", type=SOLVERS, default="portfolio", show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=280.0, show_default=True,
-              help="Seconds for the whole question.")
-@click.option("-o", "--output", type=click.Path(), default=None,
-              help="Result file (default results/compare-algorithms/ARCH-kK[-reproduce].json; "
-                   "one architecture only).")
+@options.solver(timeout=280.0, cross_check=None, timeout_help="Seconds for the whole question.")
+@options.output("results/compare-algorithms/ARCH-kK[-reproduce].json; one architecture only")
 def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output):
     """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
     cores be less accurate than Markidis et al.'s, for one output element,
@@ -42,8 +38,9 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
         raise UserError("--output names one file: give one --arch")
     worst = 0
     for arch in names:
-        doc = cp.run_compare(arch, k, solver, timeout, reproduce, " ".join(["tcsmt"] + sys.argv[1:]))
         path = Path(output) if output else cp.result_path(arch, k, reproduce)
+        doc = api.compare_algorithms(arch, k, reproduce=reproduce, solver=solver, timeout=timeout,
+                                     prior=path)
         cp.write(path, doc)
         print_compare(doc, path)
         worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
@@ -63,13 +60,14 @@ def print_compare(doc: dict, path: Path) -> None:
         click.echo(f"  true           {v['true']['exact']}   (binary64 {v['true']['binary64']['hex']})")
         for name, o in v["outputs"].items():
             click.echo(f"  {name:<14} {o['decimal']} ({o['hex']})   error {o['error']}")
-    s = doc["solver"]
+    run = doc["run"]
+    s = run["solver"]
     what = {"sat": "yes: Ootomo-Yokota is less accurate on the inputs above (replayed on the "
                    "concrete model)",
-            "unsat": "no: proved for every input of the domain (" +
-                     ", ".join((doc["proof"] or {}).get("proved_by", [])) + ")",
+            "unsat": "no: proved for every input of the domain (" + ", ".join(run["proved_by"]) + ")",
             "unknown": "unknown: no answer in time"}[doc["verdict"]]
-    click.echo(f"  {what}; {s['name']} ({s['formula']}), {doc['seconds']:.2f} s; written to {path}")
+    who = f"{s['name']} ({s['formula']})" if s.get("name") else f"the {s.get('formula')}"
+    click.echo(f"  {what}; {who}, {run['seconds']:.2f} s; written to {path}")
 
 
 @click.command("coverage")
@@ -78,24 +76,21 @@ def print_compare(doc: dict, path: Path) -> None:
               help="'properties' (every property's hypotheses around each device's model), "
                    "property names separated by commas, 'axes', or a space file (TOML).")
 @click.option("--no-generate", is_flag=True, help="Report only; generate no vectors for the gaps.")
-@click.option("--solver", type=SOLVERS, default="portfolio", show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Seconds per solver question (one open pair).")
+@options.solver(timeout=10.0, cross_check=None, timeout_help="Seconds per solver question (one open pair).")
 @click.option("--budget", type=click.FloatRange(min=1), default=240.0, show_default=True,
               help="Seconds for the whole query; open pairs left then are reported unknown.")
 @click.option("--verbose", "-v", is_flag=True, help="List every vector's separated pairs.")
-@click.option("-o", "--output", type=click.Path(), default=None,
-              help="Result file (default results/coverage/SUITE.json).")
+@options.output("results/coverage/SUITE.json")
 def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output):
     """Which pairs of hypotheses each vector of a published test SUITE (a
     file, or a shipped name: fasi-v100, fasi-t4, fasi-a100,
     khattak-mikaitis) separates, which of its claims hold, which pairs no
     vector separates, and vectors that close those gaps."""
     from tcsmt.cases import coverage as cv
-    doc = cv.run_coverage(suite, space, not no_generate, solver, timeout, budget,
-                          " ".join(["tcsmt"] + sys.argv[1:]))
     path = Path(output) if output else cv.result_path(suite, space)
-    cv.write_json_atomic(path, doc)
+    doc = api.coverage(suite, space=space, generate=not no_generate, solver=solver, timeout=timeout,
+                       budget=budget, prior=path)
+    cv.write(path, doc)
     print_coverage(doc, path, verbose)
 
 
@@ -134,7 +129,9 @@ def print_coverage(doc: dict, path: Path, verbose: bool = False) -> None:
                 click.echo("      no vector of the suite settles it")
     click.echo(f"  gaps: {s['gaps_closed']} closed by {s['gap_vectors']} generated vector(s) "
                f"(replayed), {s['gaps_inseparable']} proved inseparable, {s['gaps_left']} left")
+    why = {(u["space"], u["pair"]): u["by"] for u in doc["run"]["unseparated"]}
     for u in doc["unseparated"]:
         if u["status"] not in ("closed", "inseparable"):
-            click.echo(f"    {u['status']}: {u['space']} {u['pair']} ({u['by']})")
-    click.echo(f"  verdict {doc['verdict']}, {doc['seconds']:.2f} s; written to {path}")
+            reason = why.get((u["space"], u["pair"]), "")
+            click.echo(f"    {u['status']}: {u['space']} {u['pair']} ({reason})")
+    click.echo(f"  verdict {doc['verdict']}, {doc['run']['seconds']:.2f} s; written to {path}")

@@ -1,7 +1,7 @@
 """``tcsmt gemm``: D = C + A @ B from .npy files, as a modelled GPU computes it.
 
-The command is registered by tcsmt/cli.py (EXTRA_COMMANDS); bad input ends
-in a UserError, which the CLI prints as one line with exit code 2.
+Bad input ends in a UserError, which the CLI prints as one line with exit
+code 2.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@ unknown matrix unit follows, with as few hardware runs as possible."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
@@ -222,9 +220,3 @@ def _identify_sim(device, formats, plan_file, report, prove, timeout):
         raise UserError(f"no hypothesis in the space explains run {rec['failure']['run']} "
                         f"of the simulated {p.name}")
 
-
-def main() -> None:   # pragma: no cover - for python -m
-    identify.main(sys.argv[1:])
-
-
-__all__ = ["plan", "identify", "json"]

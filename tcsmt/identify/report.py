@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
-
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.identify.narrow import Identification
 from tcsmt.identify.plan import vector_json
@@ -235,6 +233,3 @@ def proof_line(p: dict) -> str:
         return f"proof: refuted: the witness {p['witness']} gives {p['witness_outputs']}"
     return f"proof: undecided ({p.get('reason', '')})"
 
-
-def outputs_equal(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool((a == b).all())

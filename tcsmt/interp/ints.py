@@ -8,8 +8,10 @@ against it.
 
 from __future__ import annotations
 
+from tcsmt.errors import InternalError
 
-class DataBranchError(TypeError):
+
+class DataBranchError(InternalError, TypeError):
     """A Python ``if`` (or ``and``/``or``/``not``) was applied to model data."""
 
 

@@ -375,11 +375,3 @@ def describe(fmt: Format, bits: int) -> str:
     if fmt.is_negative_zero(bits):
         return f"{fmt.hex(bits)} (-0)"
     return f"{fmt.hex(bits)} ({format_value(v)})"
-
-
-def exponent_and_significand(value: Fraction) -> tuple[int, Fraction]:
-    """(e, m) with value = m * 2**e and 1 <= |m| < 2, for value != 0."""
-    mag = abs(value)
-    e = _floor_log2(mag)
-    m = mag / Fraction(2) ** e
-    return e, (-m if value < 0 else m)

@@ -16,6 +16,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tcsmt.enums import PropertyKind
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
@@ -48,7 +49,7 @@ class Property:
     k: Callable[[ModelParams], int] = lambda p: p.block_size   # products per dot product
     applies: Callable[[ModelParams], str | None] = lambda p: None   # None, or why not
     formats: str | None = None       # preferred IN:OUT when the default model does not apply
-    kind: str = "separate"           # "separate" or "monotonic"
+    kind: PropertyKind = PropertyKind.SEPARATE
     notes: str = ""
     # (hypothesis x, hypothesis y, k, domain) -> a formula whose UNSAT proves
     # that x and y agree on every input of the domain, or None
@@ -105,6 +106,6 @@ def resolve_hypotheses(prop: Property, base: ModelParams) -> Models:
         seen.add(key)
         out.labels.append(h.label)
         out.models.append(m)
-    if len(out.models) < 2 and prop.kind == "separate":
+    if len(out.models) < 2 and prop.kind == PropertyKind.SEPARATE:
         raise UserError(f"property {prop.name} has fewer than two distinct hypotheses for {base.name}")
     return out

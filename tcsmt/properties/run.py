@@ -1,24 +1,29 @@
 """Running a property on an architecture: hypotheses, the search, the file.
 
 ``run_property`` resolves the architecture's model (or the format pair the
-property asks for), builds the hypotheses, calls ``tcsmt.search.find`` and returns a
-tcsmt-result/1 document with one more key, ``pairs``: the verdict on every
-pair of hypotheses no vector separates (proved inseparable, with the solvers
-that proved it, or unknown with the reason).
+property asks for), builds the hypotheses, calls ``tcsmt.search.find`` and
+returns a tcsmt-result/2 document with one more key, ``pairs``: the verdict
+on every pair of hypotheses no vector separates (proved inseparable, or
+unknown; ``run.pairs`` says which solvers proved it, or why there is no
+answer). Given the path of an earlier result for the same question, its
+vectors are tried first (``tcsmt.search.find``'s ``prior``), so a rerun keeps
+them.
 """
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
+from tcsmt.enums import PairVerdict, PropertyKind, Verdict
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
-from tcsmt.report.results import make_result
+from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors
+from tcsmt.report.results import make_result, run_record
 from tcsmt.search import find
+from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
 
@@ -67,28 +72,32 @@ def result_path(base: ModelParams, prop: Property, root: str | Path = "results")
 
 
 def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
-                 timeout: float = 60.0, readable: bool = True, cross_check: bool = False,
-                 command: str | None = None) -> dict:
-    if prop.kind == "monotonic":
-        from tcsmt.search.monotonic import run_monotonicity
-        return run_monotonicity(prop, base, solver, timeout, readable, cross_check, command)
+                 timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True,
+                 cross_check: bool = False, command: str | None = None,
+                 prior: str | Path | None = None, use_pool: bool = True) -> dict:
+    """The property's result document; ``prior``: the path of an earlier
+    result for the same question, whose vectors are tried first."""
+    command = command if command is not None else command_line()
+    k = prop.k(base)
+    old = prior_vectors(prior) if prior else []
+    if prop.kind == PropertyKind.MONOTONIC:
+        out = run_monotonicity(base, k, solver, timeout, readable, cross_check, old)
+        return monotonicity_document(prop, base, k, out, command)
     hyps = hypotheses(prop, base)
-    k, domain = prop.k(base), prop.domain(base)
-    out = find.find_vectors(hyps, k, domain, solver, timeout, readable, cross_check,
-                            lemma=prop.lemma)
-    return document(prop, base, out, solver, command)
+    out = find.find_vectors(hyps, k, prop.domain(base), solver, timeout, readable, cross_check,
+                            use_pool, prop.lemma, old, prior_single(prior) if prior else None)
+    return document(prop, base, out, command)
 
 
-def document(prop: Property, base: ModelParams, out: find.FindOutcome, solver: str,
-             command: str | None) -> dict:
-    proved = [pv for pv in out.pairs if pv.verdict == "unsat"]
-    unknown = [pv for pv in out.pairs if pv.verdict not in ("unsat",)]
+def document(prop: Property, base: ModelParams, out: find.FindOutcome, command: str) -> dict:
+    proved = [pv for pv in out.pairs if pv.verdict == PairVerdict.UNSAT]
+    unknown = [pv for pv in out.pairs if pv.verdict != PairVerdict.UNSAT]
     if out.vectors:
-        verdict = "sat"
+        verdict = Verdict.SAT
     elif not unknown:
-        verdict = "unsat"
+        verdict = Verdict.UNSAT
     else:
-        verdict = "unknown"
+        verdict = Verdict.UNKNOWN
     ids = [h.id for h in out.hyps]
     query = {
         "kind": prop.name,
@@ -98,42 +107,21 @@ def document(prop: Property, base: ModelParams, out: find.FindOutcome, solver: s
         "k": out.k,
         "domain": out.domain.describe(),
         "readable": True,
-        "one_vector_for_all_pairs": out.single,
-        "command": command if command is not None else _command(),
-    }
-    solver_info = {
-        "name": solver,
-        "versions": _versions(out),
-        "queries": out.queries,
-        "seconds": round(out.seconds, 3),
-        "wins": _wins(out),
-        "formulas": out.sha256,
+        "one_vector_for_all_pairs": str(out.single),
+        "command": command,
     }
     proved_by = sorted({s for pv in proved for s in pv.proved_by})
-    doc = make_result(query, out.hyps, out.vectors, verdict, solver_info,
-                      out.sha256[0] if out.sha256 else "", out.seconds, proved_by)
-    for v, src in zip(doc["vectors"], out.found_by):
-        v["found_by"] = src
-    doc["pairs"] = [{"pair": [ids[pv.pair[0]], ids[pv.pair[1]]], "verdict": pv.verdict,
-                     "proved_by": pv.proved_by, "reason": pv.reason,
-                     "smt2_sha256": pv.smt2_sha256,
-                     "same_as": [ids[pv.same_as[0]], ids[pv.same_as[1]]] if pv.same_as else None}
-                    for pv in out.pairs]
-    return doc
-
-
-def _versions(out: find.FindOutcome) -> dict:
-    vs = {}
-    for r in out.runs:
-        if r.version:
-            vs[r.solver] = r.version
-    for name in service.available_solvers():
-        if name not in vs:
-            try:
-                vs[name] = metadata.version(service.PIP_NAMES.get(name, name))
-            except metadata.PackageNotFoundError:
-                pass
-    return vs
+    pair = lambda pr: [ids[pr[0]], ids[pr[1]]] if pr else None  # noqa: E731
+    run = run_record(out.seconds, proved_by, {"queries": out.queries, "wins": _wins(out),
+                                              "formulas": out.sha256},
+                     out.sha256[0] if out.sha256 else "",
+                     found_by=list(out.found_by),
+                     pairs=[{"pair": pair(pv.pair), "proved_by": pv.proved_by, "reason": pv.reason,
+                             "smt2_sha256": pv.smt2_sha256} for pv in out.pairs])
+    pairs = [{"pair": pair(pv.pair), "verdict": str(pv.verdict), "same_as": pair(pv.same_as)}
+             for pv in out.pairs]
+    return make_result(query, out.hyps, out.vectors, verdict, run,
+                       all(len(set(pv.proved_by)) >= 2 for pv in proved), pairs=pairs)
 
 
 def _wins(out: find.FindOutcome) -> dict:
@@ -142,10 +130,6 @@ def _wins(out: find.FindOutcome) -> dict:
         if r.status in ("sat", "unsat"):
             wins[r.solver] = wins.get(r.solver, 0) + 1
     return wins
-
-
-def _command() -> str:
-    return command_line()
 
 
 def run_named(name: str, arch: str, formats: str | None = None, overrides=None, **kw) -> dict:

@@ -1,37 +1,44 @@
-"""Regenerating every result: every property on every shipped architecture.
+"""Regenerating every result: every property on every shipped architecture,
+the carry-bit proofs and the case studies.
 
-``plan_jobs`` lists the queries (a property on an architecture's model, the
-carry-bit proof, and the case studies that register themselves in
-``EXTRA_JOBS``); each has a cache key, the sha256 of everything its answer
-depends on: the question (property, hypotheses with all their parameters,
-k, domain, search settings) and the source of the code that computes it
-(datapath, vocabulary, formats, search, the property module). A query whose
-file already holds the same key is skipped. The rest run in worker
-processes; each writes its file atomically, so an interrupted run leaves
-every file old or new, never broken. A query that gets no answer in time is
-written as unknown with the solver's reason, and the batch goes on.
+``plan_jobs`` lists the queries; each has a cache key, the sha256 of
+everything its answer depends on: the question (property, hypotheses with
+all their parameters, k, domain, search settings), the solvers (which ones,
+their versions, the timeout) and the source of the code that computes it.
+A query whose key is the one recorded for its file in ``ROOT/.cache`` is
+not run again, unless its file holds an unknown (no answer in time is never
+a cache hit). The rest run in worker processes that return documents; this
+process writes each file: atomically, and only when its stable content
+changed (``tcsmt.report.results.write_result``), so an unchanged result is
+left byte for byte as it was. A result that was proved and comes back
+unknown is not written: it is reported as "lost" and the run exits non-zero.
+Every search starts from the vectors of the file it rewrites, so a rerun
+keeps them whichever solver would win a race.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from tcsmt.enums import FileStatus, PairVerdict, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
+from tcsmt.processes import die_with_parent
+from tcsmt.report.results import read_json, solver_versions, write_result
 
-CODE_FILES = ("datapath/__init__.py", "datapath/bv.py", "datapath/terms.py",
-              "datapath/products.py", "datapath/register.py", "datapath/rounding.py",
-              "datapath/blocks.py", "model/formats.py", "model/params.py", "search/find.py",
-              "search/pool.py", "search/shrink.py", "properties/run.py", "properties/registry.py",
-              "identify/space.py", "search/prove.py", "search/monotonic.py", "smt/abstraction.py",
-              "search/domain.py", "search/diff.py", "search/vectors.py", "smt/terms.py",
-              "smt/smtlib.py")
+PACKAGE = Path(__file__).resolve().parent.parent
+CODE_ROOMS = ("datapath", "model", "search", "smt", "properties", "report", "sim", "interp")
+"""The rooms of tcsmt whose source every query's answer depends on."""
+CACHE = ".cache/regen-keys.json"
 
 
 @dataclass
@@ -40,13 +47,13 @@ class Job:
     path: Path
     key: str
     run: Callable[[], dict]       # picklable: a module-level function with bound args
-    describe: str = ""
+    check: Callable[[dict], None] | None = None    # validates the document (default: tcsmt-result)
 
 
 @dataclass
 class Outcome:
     name: str
-    status: str                   # new, changed, unchanged, skipped, failed
+    status: FileStatus
     seconds: float = 0.0
     verdict: str = ""
     note: str = ""
@@ -54,18 +61,25 @@ class Outcome:
 
 @dataclass
 class Plan:
+    root: Path
     jobs: list[Job] = field(default_factory=list)
     skipped: list[Outcome] = field(default_factory=list)   # not applicable, with the reason
 
 
 def code_fingerprint(extra: list[Path] = ()) -> str:
-    root = Path(__file__).resolve().parent.parent
+    """The sha256 of the source of CODE_ROOMS (and ``extra`` files)."""
     h = hashlib.sha256()
-    for name in CODE_FILES:
-        h.update((root / name).read_bytes())
+    for room in CODE_ROOMS:
+        for f in sorted((PACKAGE / room).rglob("*.py")):
+            h.update(str(f.relative_to(PACKAGE)).encode() + f.read_bytes())
     for p in extra:
         h.update(Path(p).read_bytes())
     return h.hexdigest()
+
+
+def solver_setting(solver: str, timeout: float) -> dict:
+    """What about the solvers a cached answer depends on."""
+    return {"solver": solver, "timeout": timeout, "versions": solver_versions()}
 
 
 def cache_key(question: dict, code: str) -> str:
@@ -73,53 +87,32 @@ def cache_key(question: dict, code: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def stored_key(path: Path) -> str | None:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    q = doc.get("query") if isinstance(doc, dict) else None
-    return q.get("cache_key") if isinstance(q, dict) else None
-
-
 # ---------------------------------------------------------------------------
 # The queries
 # ---------------------------------------------------------------------------
 
-def run_property_job(prop_name: str, arch: str, formats: str | None, timeout: float,
-                     key: str) -> dict:
+def run_property_job(prop_name: str, arch: str, timeout: float, solver: str, path: Path) -> dict:
     from tcsmt.properties.run import run_named
-    doc = run_named(prop_name, arch, formats, timeout=timeout,
-                    command=f"tcsmt find {prop_name} --arch {arch}"
-                            + (f" --formats {formats}" if formats else ""))
-    doc["query"]["cache_key"] = key
-    return doc
+    return run_named(prop_name, arch, timeout=timeout, solver=solver, prior=path,
+                     command=f"tcsmt find {prop_name} --arch {arch}")
 
 
-def run_prove_job(arch: str, formats: str | None, timeout: float, key: str) -> dict:
+def run_prove_job(arch: str, timeout: float, solver: str, path: Path) -> dict:
     from tcsmt.model.catalogue import find_model
+    from tcsmt.report.documents import carry_proof_document, prior_vectors
     from tcsmt.search.prove import prove_carry_bits
-    doc = prove_carry_bits(find_model(arch, formats), timeout=timeout,
-                           command=f"tcsmt prove carry-bits --arch {arch}")
-    doc["query"]["cache_key"] = key
-    return doc
-
-
-EXTRA_JOBS: list[Callable[[list[str], float, str, Path], list[Job]]] = []
-"""Functions (architectures, timeout, code fingerprint, results root) ->
-jobs, for case studies that live in other modules."""
+    old = prior_vectors(path)
+    proof = prove_carry_bits(find_model(arch), solver, timeout, True, old[0] if old else None)
+    return carry_proof_document(proof, f"tcsmt prove carry-bits --arch {arch}")
 
 
 def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
-              root: Path) -> Plan:
-    from functools import partial
-
+              root: Path, solver: str = "portfolio") -> Plan:
     from tcsmt.model.catalogue import architectures, find_model
     from tcsmt.properties.registry import all_properties
-    from tcsmt.properties.run import hypotheses, resolve_base, result_path
+    from tcsmt.regen.cases import plan_case_jobs
 
-    known = architectures()
-    archs = archs or known
+    archs = archs or architectures()
     for a in archs:
         find_model(a)           # unknown architecture: one-line error
     allprops = all_properties()
@@ -127,105 +120,154 @@ def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
         if p not in allprops and p != "carry-bits-proof":
             raise UserError(f"unknown property {p!r} (known: {', '.join(sorted(allprops))})")
     code = code_fingerprint()
-    plan = Plan()
+    setting = solver_setting(solver, timeout)
+    plan = Plan(Path(root))
     for arch in archs:
         for name, prop in sorted(allprops.items()):
-            if props and name not in props:
-                continue
-            try:
-                base = resolve_base(prop, arch)
-            except UserError as e:
-                plan.skipped.append(Outcome(f"{arch}/{name}", "skipped", note=str(e)))
-                continue
-            module = Path(__import__(f"tcsmt.queries.{prop.name.replace('-', '_')}",
-                                     fromlist=["x"]).__file__)
-            question = {"property": name, "model": base.parameter_dict(), "k": prop.k(base),
-                        "domain": prop.domain(base).describe(),
-                        "hypotheses": [[h.id, h.params.parameter_dict()] for h in hypotheses(prop, base)],
-                        "settings": {"readable": True, "pool": True}, "module": module.read_text()}
-            key = cache_key(question, code)
-            plan.jobs.append(Job(f"{arch}/{name}", result_path(base, prop, root), key,
-                                 partial(run_property_job, name, arch, None, timeout, key)))
+            if not props or name in props:
+                _property_job(plan, arch, prop, code, setting)
         if not props or "carry-bits-proof" in props:
             base = find_model(arch)
             if base.normalisation == "block":
-                key = cache_key({"prove": "carry-bits", "model": base.parameter_dict()}, code)
-                plan.jobs.append(Job(f"{arch}/carry-bits-proof",
-                                     Path(root) / arch / "carry-bits-proof.json", key,
-                                     partial(run_prove_job, arch, None, timeout, key)))
+                key = cache_key({"prove": "carry-bits", "model": base.parameter_dict(), **setting}, code)
+                path = plan.root / arch / "carry-bits-proof.json"
+                plan.jobs.append(Job(f"{arch}/carry-bits-proof", path, key,
+                                     partial(run_prove_job, arch, timeout, solver, path)))
     if not props:
-        for extra in EXTRA_JOBS:
-            plan.jobs += extra(archs, timeout, code, Path(root))
+        plan.jobs += plan_case_jobs(archs, timeout, code, plan.root, setting)
     return plan
+
+
+def _property_job(plan: Plan, arch: str, prop, code: str, setting: dict) -> None:
+    from tcsmt.properties.run import hypotheses, resolve_base, result_path
+    try:
+        base = resolve_base(prop, arch)
+    except UserError as e:
+        plan.skipped.append(Outcome(f"{arch}/{prop.name}", FileStatus.SKIPPED, note=str(e)))
+        return
+    module = Path(__import__(f"tcsmt.queries.{prop.name.replace('-', '_')}", fromlist=["x"]).__file__)
+    question = {"property": prop.name, "model": base.parameter_dict(), "k": prop.k(base),
+                "domain": prop.domain(base).describe(),
+                "hypotheses": [[h.id, h.params.parameter_dict()] for h in hypotheses(prop, base)],
+                "settings": {"readable": True, "pool": True}, "module": module.read_text(),
+                **setting}
+    path = result_path(base, prop, plan.root)
+    plan.jobs.append(Job(f"{arch}/{prop.name}", path, cache_key(question, code),
+                         partial(run_property_job, prop.name, arch, setting["timeout"],
+                                 setting["solver"], path)))
 
 
 # ---------------------------------------------------------------------------
 # Running them
 # ---------------------------------------------------------------------------
 
-def _work(job: Job) -> tuple[str, float, str, str]:
-    """In a worker: run the query and write its file (atomically)."""
+def has_unknown(doc: dict | None) -> bool:
+    """Whether a document holds an unknown: its verdict, a pair, a gap."""
+    if not doc:
+        return True
+    if doc.get("verdict") == Verdict.UNKNOWN:
+        return True
+    if any(p.get("verdict") == PairVerdict.UNKNOWN for p in doc.get("pairs", [])):
+        return True
+    return any(u.get("status") == "unknown" for u in doc.get("unseparated", []))
+
+
+def proved(doc: dict | None) -> int:
+    """How many proofs a document holds (an unsat verdict, inseparable pairs)."""
+    if not doc:
+        return 0
+    return (doc.get("verdict") == Verdict.UNSAT) + \
+        sum(p.get("verdict") == PairVerdict.UNSAT for p in doc.get("pairs", [])) + \
+        sum(u.get("status") == "inseparable" for u in doc.get("unseparated", []))
+
+
+def _work(job: Job) -> tuple[str, float, dict | None, str]:
+    """In a worker: run the query; the document (the parent writes it)."""
     t0 = time.monotonic()
     try:
-        doc = job.run()
+        return job.name, time.monotonic() - t0, job.run(), ""
     except UserError as e:
-        return job.name, time.monotonic() - t0, "failed", str(e)
-    write_json_atomic(job.path, doc)
-    return job.name, time.monotonic() - t0, "written", doc.get("verdict", "")
+        return job.name, time.monotonic() - t0, None, str(e)
 
 
-def compare_docs(old: dict | None, new: dict) -> str:
-    if old is None:
-        return "new"
-    keys = ("verdict", "vectors", "pairs", "proof")
-    strip = lambda d: {k: d.get(k) for k in keys}  # noqa: E731
-    return "unchanged" if strip(old) == strip(new) else "changed"
+def _worker_start() -> None:
+    """In a worker: die with regen's main process; Ctrl-C is the main
+    process's to handle."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Cache:
+    """The cache keys of the files under a results root (not committed)."""
+
+    def __init__(self, root: Path):
+        self.path = Path(root) / CACHE
+        self.keys = read_json(self.path) or {}
+
+    def hit(self, job: Job) -> bool:
+        return self.keys.get(str(job.path)) == job.key and not has_unknown(read_json(job.path))
+
+    def record(self, job: Job) -> None:
+        self.keys[str(job.path)] = job.key
+        write_json_atomic(self.path, self.keys)
 
 
 def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
              progress: Callable[[str, int, int], None] | None = None) -> list[Outcome]:
+    """Run the plan's queries (``jobs`` at once) and write their files.
+    Ctrl-C stops every worker at once; what was written before it is
+    complete, and the message says how many files that is."""
+    cache = Cache(plan.root)
     todo, outcomes = [], list(plan.skipped)
     for job in plan.jobs:
-        if not force and job.path.exists() and stored_key(job.path) == job.key:
-            outcomes.append(Outcome(job.name, "cached"))
+        if not force and cache.hit(job):
+            outcomes.append(Outcome(job.name, FileStatus.CACHED))
         else:
             todo.append(job)
-    old = {job.name: _load(job.path) for job in todo}
-    done = 0
     if progress:
-        progress("", done, len(todo))
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        progress("", 0, len(todo))
+    pool = ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_worker_start)
+    try:
         futures = {pool.submit(_work, job): job for job in todo}
-        try:
-            pending = set(futures)
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    job = futures[f]
-                    try:
-                        name, secs, status, info = f.result()
-                    except Exception as e:          # a crash in one query: report, go on
-                        outcomes.append(Outcome(job.name, "failed", note=f"{type(e).__name__}: {e}"))
-                    else:
-                        if status == "failed":
-                            outcomes.append(Outcome(name, "failed", secs, note=info))
-                        else:
-                            new = _load(job.path)
-                            outcomes.append(Outcome(name, compare_docs(old[job.name], new or {}),
-                                                    secs, info))
-                    done += 1
-                    if progress:
-                        progress(job.name, done, len(todo))
-        except KeyboardInterrupt:
-            for f in futures:
-                f.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                outcomes.append(_finish(futures[f], f, cache))
+                if progress:
+                    progress(futures[f].name, len(todo) - len(pending), len(todo))
+    except KeyboardInterrupt:
+        _kill(pool)
+        written = sum(o.status in (FileStatus.NEW, FileStatus.CHANGED) for o in outcomes)
+        raise UserError(f"interrupted: {written} file(s) written before it are complete; "
+                        "no other file was touched") from None
+    pool.shutdown()
     return outcomes
 
 
-def _load(path: Path) -> dict | None:
+def _finish(job: Job, future, cache: Cache) -> Outcome:
+    """Write one finished query's file (or say why not)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        _, secs, doc, error = future.result()
+    except Exception as e:          # a crash in one query: report it, go on
+        return Outcome(job.name, FileStatus.FAILED, note=f"{type(e).__name__}: {e}")
+    if doc is None:
+        return Outcome(job.name, FileStatus.FAILED, secs, note=error)
+    old = read_json(job.path)
+    if has_unknown(doc) and proved(doc) < proved(old):
+        return Outcome(job.name, FileStatus.LOST, secs, doc.get("verdict", ""),
+                       "was proved, now unknown (a shorter timeout or a solver that failed): "
+                       "the proved file is kept")
+    status = write_result(job.path, doc, job.check)
+    cache.record(job)
+    return Outcome(job.name, status, secs, doc.get("verdict", ""))
+
+
+def _kill(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now (their solver processes die with them)."""
+    for p in list(getattr(pool, "_processes", {}).values()):
+        try:
+            os.kill(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, OSError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)

@@ -1,10 +1,15 @@
 """Result files: vectors and proofs as versioned JSON, written atomically, replayable.
 
-Schema ``tcsmt-result/1``: one JSON object per query.
+Schema ``tcsmt-result/2``: one JSON object per query. Everything but ``run``
+is the result's stable content: the question, the vectors and what they
+separate, the verdicts and what is proved, and the versions of the solvers
+installed (pinned in pyproject.toml, so a new release is a visible change).
+``run`` holds what depends on timing and on which solver won a race. A
+file whose stable content would not change is left as it was, byte for
+byte (``write_result``), so regenerating results gives no diff without a
+real change.
 
-    schema        "tcsmt-result/1"
-    tool          {"name": "tcsmt", "version": "0.1.0"}
-    created       when the file was written (ISO 8601, UTC)
+    schema        "tcsmt-result/2"
     query         {"kind": "diff", "equiv" or a property's name,
                    "description": one line,
                    "k": products per dot product (len(a) == len(b) == k),
@@ -22,16 +27,9 @@ Schema ``tcsmt-result/1``: one JSON object per query.
     verdict       "sat": the vectors below separate hypotheses;
                   "unsat": proved that no input of the domain separates them;
                   "unknown": no answer within the time limit
-    proof         for "unsat": {"proved_by": [solvers that answered unsat],
-                                "cross_checked": two or more of them}; else null
-    solver        {"name": the solver that answered, "version", "seconds",
-                   "formula": which formulation answered ("full", or a
-                               restriction such as "support-2"),
-                   "runs": [{"solver", "status", "seconds", "version"?,
-                             "reason"?, "formula"?}, ...] every solver run,
-                   "notes": [...]}
-    smt2_sha256   sha256 of the SMT-LIB text whose answer is reported
-    seconds       wall time of the whole query
+    proof         for "unsat": {"cross_checked": proved by two or more
+                                solvers}; else null (run.proved_by names them)
+    solvers       {solver: version} of every solver installed
     vectors       M >= 0 input vectors, each
                   {"a": [{"hex": "0x3c00", "decimal": "1"}, ...k],
                    "b": [...k], "c": {"hex", "decimal"},
@@ -39,6 +37,20 @@ Schema ``tcsmt-result/1``: one JSON object per query.
                               each hypothesis, in its out_format),
                    "separates": [[id1, id2], ...] every pair of hypotheses
                                 whose outputs differ, ids in hypothesis order}
+    run           how this answer was obtained, this time:
+                  {"tool": {"name": "tcsmt", "version"},
+                   "created": ISO 8601, UTC, "seconds": wall time,
+                   "proved_by": [solvers that answered unsat],
+                   "solver": {"name": the solver that answered, "version",
+                              "seconds", "formula": which formulation answered
+                              ("full", or a restriction such as "support-2"),
+                              "runs": [{"solver", "status", "seconds",
+                                        "version"?, "reason"?, "formula"?}],
+                              "notes": [...]},
+                   "smt2_sha256": sha256 of the SMT-LIB text whose answer is
+                                  reported (``--emit-smt2`` writes the text),
+                   ...: a search's own details (which vector each solver
+                        found, per-pair proofs)}
 
 Hex patterns are in each format's storage width (tf32 in a 32-bit word);
 "decimal" is the exact value ("-0", "inf", "nan" for those). ``replay``
@@ -51,9 +63,11 @@ from __future__ import annotations
 import datetime
 import json
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 from tcsmt import __version__
+from tcsmt.enums import FileStatus, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
 from tcsmt.model.formats import Format, get_format, parse_bits
@@ -61,10 +75,11 @@ from tcsmt.model.params import OPTIONAL_INT_KEYS, ModelParams, params_from_dict
 from tcsmt.search.vectors import Hypothesis, Vector, outputs, separated_pairs
 from tcsmt.sim.dot import Result
 
-SCHEMA = "tcsmt-result/1"
-VERDICTS = ("sat", "unsat", "unknown")
-TOP_KEYS = ("schema", "tool", "created", "query", "formats", "hypotheses", "verdict",
-            "proof", "solver", "smt2_sha256", "seconds", "vectors")
+SCHEMA = "tcsmt-result/2"
+VERDICTS = tuple(Verdict)
+TOP_KEYS = ("schema", "query", "formats", "hypotheses", "verdict", "proof", "solvers", "vectors",
+            "run")
+SOLVER_PACKAGES = {"bitwuzla": "bitwuzla", "cvc5": "cvc5", "z3": "z3-solver"}
 
 
 # ---------------------------------------------------------------------------
@@ -86,25 +101,43 @@ def vector_record(vec: Vector, hyps: list[Hypothesis]) -> dict:
             "separates": separated_pairs(outs, [h.id for h in hyps])}
 
 
+def solver_versions() -> dict[str, str]:
+    """The version of every solver package installed (stable content:
+    pinned, so a new release shows as a change)."""
+    out = {}
+    for name, package in SOLVER_PACKAGES.items():
+        try:
+            out[name] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def run_record(seconds: float, proved_by: list[str] = (), solver: dict | None = None,
+               smt2_sha256: str = "", **details) -> dict:
+    """The volatile part of a result: how the answer was obtained this time."""
+    return {"tool": {"name": "tcsmt", "version": __version__},
+            "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "seconds": round(seconds, 3), "proved_by": list(proved_by), "solver": solver or {},
+            "smt2_sha256": smt2_sha256, **details}
+
+
 def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verdict: str,
-                solver: dict, smt2_sha256: str, seconds: float,
-                proved_by: list[str] = (), created: str | None = None) -> dict:
-    """A complete result document (validated)."""
+                run: dict, cross_checked: bool = False, **extra) -> dict:
+    """A complete result document (validated); ``extra`` adds stable keys
+    (a property's ``pairs``)."""
     p = hyps[0].params
     doc = {
         "schema": SCHEMA,
-        "tool": {"name": "tcsmt", "version": __version__},
-        "created": created or datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "query": query,
         "formats": {"a": p.in_format, "b": p.fb.name, "c": p.c_format},
         "hypotheses": [h.record() for h in hyps],
-        "verdict": verdict,
-        "proof": ({"proved_by": list(proved_by), "cross_checked": len(set(proved_by)) >= 2}
-                  if verdict == "unsat" else None),
-        "solver": solver,
-        "smt2_sha256": smt2_sha256,
-        "seconds": round(seconds, 3),
+        "verdict": str(verdict),
+        "proof": {"cross_checked": cross_checked} if verdict == Verdict.UNSAT else None,
+        "solvers": solver_versions(),
         "vectors": [vector_record(v, hyps) for v in vectors],
+        **extra,
+        "run": run,
     }
     validate(doc)
     return doc
@@ -114,11 +147,30 @@ def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verd
 # Writing and reading
 # ---------------------------------------------------------------------------
 
-def write_result(path: str | Path, doc: dict) -> Path:
-    """Validate, then write atomically (never half a file)."""
-    validate(doc)
+def stable(doc: dict) -> dict:
+    """A document's stable content: everything but ``run``."""
+    return {k: v for k, v in doc.items() if k != "run"}
+
+
+def write_result(path: str | Path, doc: dict, check=None) -> FileStatus:
+    """Validate, then write atomically (never half a file), unless the file
+    already holds the same stable content: then it is left as it was.
+    ``check`` validates other schemas (default: tcsmt-result)."""
+    (check or validate)(doc)
+    old = read_json(path)
+    if old is not None and stable(old) == json.loads(json.dumps(stable(doc))):
+        return FileStatus.UNCHANGED
     write_json_atomic(path, doc)
-    return Path(path)
+    return FileStatus.NEW if old is None else FileStatus.CHANGED
+
+
+def read_json(path: str | Path) -> dict | None:
+    """A JSON object from a file, or None when there is no readable one."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def load(path: str | Path) -> dict:
@@ -151,8 +203,10 @@ def validate(doc, where: str = "result") -> None:
         raise _fail(where, f"missing key {missing[0]!r}")
     if doc["verdict"] not in VERDICTS:
         raise _fail(where, f"verdict {doc['verdict']!r} is not one of {', '.join(VERDICTS)}")
-    if doc["verdict"] == "unsat" and not (doc["proof"] or {}).get("proved_by"):
-        raise _fail(where, "an unsat verdict needs proof.proved_by")
+    if doc["verdict"] == Verdict.UNSAT and not isinstance(doc["proof"], dict):
+        raise _fail(where, "an unsat verdict needs a proof")
+    if not isinstance(doc["run"], dict):
+        raise _fail(where, "run is not an object")
     hyps = _check_hypotheses(doc["hypotheses"], where)
     fmts = _check_formats(doc["formats"], where)
     k = doc["query"].get("k") if isinstance(doc["query"], dict) else None

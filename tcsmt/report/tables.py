@@ -7,8 +7,6 @@ from fractions import Fraction
 from rich.console import Console
 from rich.table import Table
 
-from tcsmt.model.formats import get_format
-
 
 def short_value(text: str) -> str:
     """An exact decimal as a short exact form: 2^-24, 3*2^-5, -(1-2^-24)."""
@@ -70,12 +68,39 @@ def result_table(doc: dict, console: Console | None = None) -> None:
         seps = ", ".join(f"{a}|{b}" for a, b in v["separates"]) or "-"
         t.add_row(str(n), inputs_text(v), *outs, seps)
     console.print(t)
-    for pr in doc.get("pairs", []):
+    details = doc.get("run", {}).get("pairs", [])
+    for pr, det in zip(doc.get("pairs", []), details):
         a, b = pr["pair"]
-        how = f"proved inseparable by {', '.join(pr['proved_by'])}" if pr["verdict"] == "unsat" \
-            else f"{pr['verdict']}: {pr['reason']}"
+        how = f"proved inseparable by {', '.join(det['proved_by'])}" if pr["verdict"] == "unsat" \
+            else f"{pr['verdict']}: {det['reason']}"
         console.print(f"  {a} | {b}: {how}")
 
 
-def format_of(doc: dict, side: str):
-    return get_format(doc["formats"][side])
+def vector_table(doc: dict, index: int = 0) -> Table:
+    """One vector: the inputs, then c and d under each hypothesis (exact
+    decimals, folded rather than cut when the terminal is narrow)."""
+    v = doc["vectors"][index]
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("")
+    for col in ("hex", "a", "hex", "b"):
+        t.add_column(col, overflow="fold")
+    for i, (x, y) in enumerate(zip(v["a"], v["b"])):
+        t.add_row(f"{i}", x["hex"], x["decimal"], y["hex"], y["decimal"])
+    t.add_row("c", v["c"]["hex"], v["c"]["decimal"], "", "", end_section=True)
+    for h in doc["hypotheses"]:
+        d = v["outputs"][h["id"]]
+        t.add_row(f"d {h['id']}", d["hex"], d["decimal"], "", h["label"])
+    return t
+
+
+def separation_summary(doc: dict) -> list[str]:
+    """The lines that say what a diff or equiv found."""
+    labels = [h["label"] for h in doc["hypotheses"]]
+    run, k = doc["run"], doc["query"]["k"]
+    s = run["solver"]
+    who = f"{s['name']} {s['version']}, {run['seconds']:.2f} s"
+    if doc["verdict"] == "unsat":
+        return [f"{' and '.join(labels)} agree on every input of the domain (k={k}): "
+                f"proved by {' and '.join(run['proved_by'])} ({who})"]
+    return [f"{' and '.join(labels)} differ (k={k}; found by {who}, formula {s['formula']}; "
+            "replayed on the concrete model):"]

@@ -1,7 +1,7 @@
 """Finding the fewest input vectors that tell a property's hypotheses apart.
 
-``find_vectors`` asks the solvers, through the shared diff machinery
-(tcsmt.search.diff), for inputs on which hypotheses give different bits:
+``find_vectors`` asks the solvers, through the shared separation machinery
+(tcsmt.search.separation), for inputs on which hypotheses give different bits:
 
 1. one vector that separates every pair at once, if there is one;
 2. otherwise, a vector for the first pair not yet separated (it usually
@@ -28,19 +28,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tcsmt import datapath
-from tcsmt.datapath import bv
-from tcsmt.model.params import ModelParams
-from tcsmt.search import diff, pool
+from tcsmt.enums import PairVerdict as PV
+from tcsmt.enums import Verdict
+from tcsmt.errors import WitnessError
+from tcsmt.search import pool
+from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
 from tcsmt.search.shrink import shrink
-from tcsmt.search.vectors import Hypothesis, Vector, outputs
-from tcsmt.smt import abstraction, service
+from tcsmt.search.vectors import Hypothesis, Pair, Vector, all_pairs, separated_by
+from tcsmt.smt import service
 from tcsmt.smt.service import Job, Run
-from tcsmt.smt.smtlib import Formula, build_formula
+from tcsmt.smt.smtlib import Formula
 
-Pair = tuple[int, int]
-RESTRICTION_BUDGET = 0.8      # CPU seconds per solver on a restricted formula
 SINGLE_TIMEOUT = 6.0          # seconds to look for one vector for several pairs (an economy, not a proof)
 
 
@@ -48,7 +47,7 @@ SINGLE_TIMEOUT = 6.0          # seconds to look for one vector for several pairs
 class PairVerdict:
     """What is known about a pair no vector of the result separates."""
     pair: Pair
-    verdict: str                 # "unsat" (proved inseparable) or "unknown"
+    verdict: PV                  # proved inseparable (unsat), or unknown
     proved_by: list[str] = field(default_factory=list)
     reason: str = ""
     smt2_sha256: str = ""
@@ -62,7 +61,7 @@ class FindOutcome:
     domain: Domain
     vectors: list[Vector] = field(default_factory=list)
     pairs: list[PairVerdict] = field(default_factory=list)
-    single: str = "unknown"      # one vector for every pair: sat, unsat, unknown
+    single: Verdict = Verdict.UNKNOWN    # one vector for every pair
     found_by: list[str] = field(default_factory=list)   # per vector: "pool" or the solver
     runs: list[Run] = field(default_factory=list)
     queries: int = 0
@@ -72,67 +71,12 @@ class FindOutcome:
 
     @property
     def separated(self) -> set[Pair]:
-        ids = [h.id for h in self.hyps]
-        out: set[Pair] = set()
-        for v in self.vectors:
-            outs = outputs(v, self.hyps)
-            out |= {(i, j) for i in range(len(ids)) for j in range(i + 1, len(ids))
-                    if outs[ids[i]] != outs[ids[j]]}
-        return out
+        return set().union(*(separated_by(v, self.hyps) for v in self.vectors))
 
 
 # ---------------------------------------------------------------------------
-# Formulas
+# One question: a vector separating every pair in a set
 # ---------------------------------------------------------------------------
-
-def few_bits(I, fmt, x, bits: int):
-    """The value x of fmt has at most ``bits`` significant bits (or is a
-    subnormal/zero with the same fraction mask)."""
-    drop = fmt.frac_bits - (bits - 1)
-    if drop <= 0:
-        return I.bool_const(True)
-    low = I.extract(x, drop - 1, 0)
-    return bv.is_zero(I, low)
-
-
-def separation_formula(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[Pair],
-                       support: tuple[int, ...] | None = None, sig_bits: int | None = None,
-                       tag: str = "full") -> Formula:
-    """Inputs of the domain on which every pair in ``pairs`` has different
-    outputs (d{j} holds hypothesis j's output)."""
-    p = hyps[0].params
-
-    def build(I):
-        a, b, c = diff.declare_inputs(I, p, k, support)
-        out = domain.constraints(I, p.fin, p.fc, a, b, c)
-        if sig_bits is not None:
-            out += [few_bits(I, p.fin, x, sig_bits) for x in a + b]
-            out.append(few_bits(I, p.fc, c, sig_bits + 1))
-        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
-        out += [I.eq(I.var(f"d{j}", I.width(d)), d) for j, d in enumerate(dots)]
-        return out + [I.not_(I.eq(dots[i], dots[j])) for i, j in pairs]
-
-    names = " ".join(hyps[i].id for i in sorted({x for pr in pairs for x in pr}))
-    return build_formula(build, description=f"tcsmt find: separate {names} ({tag}, k={k}, "
-                                            f"domain {domain.describe()})")
-
-
-def formulations(hyps, k, domain, pairs, readable: bool) -> list[tuple[str, Formula]]:
-    """Restricted formulas first (they only find vectors), the full one last."""
-    forms = []
-    if readable:
-        for m, bits in ((1, 2), (2, 2), (2, 4), (3, 4)):
-            if m < k:
-                forms.append((f"support-{m}/bits-{bits}",
-                              separation_formula(hyps, k, domain, pairs, diff.support_positions(k, m),
-                                                 bits, f"support-{m}/bits-{bits}")))
-    for m in (1, 2):
-        if m < k:
-            forms.append((f"support-{m}", separation_formula(
-                hyps, k, domain, pairs, diff.support_positions(k, m), None, f"support-{m}")))
-    forms.append((diff.FULL, separation_formula(hyps, k, domain, pairs)))
-    return forms
-
 
 def job_order(forms: list[tuple[str, Formula]], names: list[str],
               abstract: Formula | None = None) -> list[Job]:
@@ -142,135 +86,67 @@ def job_order(forms: list[tuple[str, Formula]], names: list[str],
     two non-zero products, where witnesses are usually found fastest; then
     the other solvers on the full formula; then the restricted formulas
     (readable witnesses, short budgets). Witnesses are shrunk on the
-    concrete model afterwards (tcsmt.search.shrink), so the restrictions are not
-    needed for readability first."""
+    concrete model afterwards (tcsmt.search.shrink), so the restrictions are
+    not needed for readability first."""
     full = forms[-1]
     by_tag = dict(forms[:-1])
-    make = lambda tag, f, s: Job(f, s, tag, None if tag == diff.FULL else RESTRICTION_BUDGET)  # noqa: E731
-    order = [make(*full, names[0])]
+    budget = lambda tag: None if tag == sep.FULL else sep.RESTRICTION_BUDGET  # noqa: E731
+    order = [Job(full[1], names[0], full[0])]
     if abstract is not None:
-        order.append(Job(abstract, names[0], abstraction.TAG))
+        order.append(Job(abstract, names[0], sep.ABSTRACT))
     others = names[1:]
     second = "z3" if "z3" in others else (others[0] if others else names[0])
     if "support-2" in by_tag:
-        order.append(make("support-2", by_tag["support-2"], second))
-    order += [make(*full, s) for s in others]
+        order.append(Job(by_tag["support-2"], second, "support-2", budget("support-2")))
+    order += [Job(full[1], s, full[0]) for s in others]
     started = {(j.tag, j.solver) for j in order}
-    order += [make(t, f, s) for s in names for t, f in forms[:-1] if (t, s) not in started]
+    order += [Job(f, s, t, budget(t)) for s in names for t, f in forms[:-1] if (t, s) not in started]
     return order
 
 
-# ---------------------------------------------------------------------------
-# One question: a vector separating every pair in a set
-# ---------------------------------------------------------------------------
-
-@dataclass
-class Asked:
-    verdict: str
-    vector: Vector | None
-    runs: list[Run]
-    full: Formula
-    reason: str = ""
-
-    @property
-    def solver(self) -> str:
-        sat = [r for r in self.runs if r.status == "sat" and r.tag not in NO_WITNESS_TAGS]
-        return f"{sat[0].solver} ({sat[0].tag})" if sat else ""
-
-
-LEMMA_TAG = "lemma"
-PROOF_TAGS = (diff.FULL, abstraction.TAG, LEMMA_TAG)
-NO_WITNESS_TAGS = (abstraction.TAG, LEMMA_TAG)     # their SAT answers are no witnesses
-
-
 def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readable: bool,
-        cross_check: bool = False, lemma=None) -> Asked:
+        cross_check: bool = False, lemma=None) -> sep.Outcome:
     """One vector separating every pair in ``pairs``, or a proof there is
     none. Proofs come from the full formula, from the same question with
     free products (an over-approximation: its UNSAT is a proof, its SAT is
     ignored), or, for one pair, from the property's lemma (a formula whose
     UNSAT implies the pair agrees everywhere; its SAT is ignored too)."""
-    forms = formulations(hyps, k, domain, pairs, readable)
+    forms = sep.formulations(hyps, k, domain, pairs, every=True, readable=readable)
     full = forms[-1][1]
     if full.trivially_unsat:
-        return Asked("unsat", None, [], full, "the hypotheses build the same formula")
+        return sep.Outcome(Verdict.UNSAT, full, reason="the hypotheses build the same formula",
+                           tag=sep.FULL, answered=full)
     names, _ = service.choose_solvers(solver)
-    abstract = free_products_formula(hyps, k, domain, pairs)
+    abstract = sep.free_products_formula(hyps, k, domain, pairs, every=True)
     jobs = job_order(forms, names, abstract)
+    known = forms + [(sep.ABSTRACT, abstract)]
     if lemma is not None and len(pairs) == 1:
         extra = lemma(hyps[pairs[0][0]], hyps[pairs[0][1]], k, domain)
         if extra is not None:
-            jobs.insert(1, Job(extra, names[0], LEMMA_TAG))
-    votes = {tag: 2 if cross_check and len(names) > 1 else 1 for tag in PROOF_TAGS}
-    runs = service.race(jobs, timeout, stop=_ends, unsat_votes=votes)
-    _check_agreement(runs)
-    sat = [r for r in runs if r.status == "sat" and r.tag not in NO_WITNESS_TAGS]
-    if sat:
-        vec = diff.replayed_witness(sat[0].values, hyps, k, domain, pairs)
+            jobs.insert(1, Job(extra, names[0], sep.LEMMA))
+            known.append((sep.LEMMA, extra))
+
+    def replay(run):
+        vec = sep.replayed_witness(run.values, hyps, k, domain, pairs, every=True)
         if readable:
             vec = shrink(vec, hyps, pairs, domain)
         missed = [pr for pr in pairs if pr not in separated_by(vec, hyps)]
         if missed:
-            raise diff.WitnessError(f"witness {vec} leaves pairs {missed} unseparated on the "
-                                    f"concrete model although the formula asked for them")
-        return Asked("sat", vec, runs, full)
-    proved = _provers(runs)
-    if proved:
-        if cross_check and len(proved) < 2:
-            runs += service.confirm_unsat(full, proved, timeout, diff.FULL)
-            _check_agreement(runs)
-        return Asked("unsat", None, runs, full)
-    reasons = sorted({f"{r.solver}: {r.reason}" for r in runs if r.tag == diff.FULL and r.reason})
-    return Asked("unknown", None, runs, full, "; ".join(reasons) or "no answer")
+            raise WitnessError(f"witness {vec} leaves pairs {missed} unseparated on the "
+                               f"concrete model although the formula asked for them")
+        return [vec]
 
-
-def _ends(run: Run) -> bool:
-    """A witness on a real formula, or a proof, ends the race."""
-    if run.status == "sat":
-        return run.tag not in NO_WITNESS_TAGS
-    return run.status == "unsat" and run.tag in PROOF_TAGS
-
-
-def _provers(runs: list[Run]) -> list[str]:
-    return [r.solver for r in runs if r.status == "unsat" and r.tag in PROOF_TAGS]
-
-
-def _check_agreement(runs: list[Run]) -> None:
-    """A witness on a real formula beside a proof: one solver is wrong."""
-    sat = [r for r in runs if r.status == "sat" and r.tag not in NO_WITNESS_TAGS]
-    unsat = [r for r in runs if r.status == "unsat" and r.tag in PROOF_TAGS]
-    if sat and unsat:
-        raise diff.WitnessError("solvers disagree: " + ", ".join(
-            f"{r.solver} {r.status} ({r.tag})" for r in sat + unsat))
-
-
-def free_products_formula(hyps, k, domain, pairs) -> Formula:
-    p = hyps[0].params
-
-    def build(I):
-        a, b, c = diff.declare_inputs(I, p, k)
-        out = domain.constraints(I, p.fin, p.fc, a, b, c)
-        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
-        return out + [I.not_(I.eq(dots[i], dots[j])) for i, j in pairs]
-
-    f, _ = abstraction.free_products(build, description=f"tcsmt find: separate {len(pairs)} pair(s), "
-                                                         f"k={k}, domain {domain.describe()}")
-    return f
+    return sep.race(jobs, known, timeout, replay, cross_check, names)
 
 
 # ---------------------------------------------------------------------------
 # The greedy search
 # ---------------------------------------------------------------------------
 
-def separated_by(vec: Vector, hyps: list[Hypothesis]) -> set[Pair]:
-    outs = outputs(vec, hyps)
-    n = len(hyps)
-    return {(i, j) for i in range(n) for j in range(i + 1, n) if outs[hyps[i].id] != outs[hyps[j].id]}
-
-
 def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
-                 timeout: float = 60.0, readable: bool = True, cross_check: bool = False,
-                 use_pool: bool = True, lemma=None) -> FindOutcome:
+                 timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True, cross_check: bool = False,
+                 use_pool: bool = True, lemma=None, prior: list[Vector] = (),
+                 prior_single: Verdict | None = None) -> FindOutcome:
     """The fewest vectors this search finds that separate every separable
     pair of hypotheses, and the verdict on every pair left.
 
@@ -280,38 +156,56 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     Then each round asks, briefly, for one vector for every pair still
     open; when there is none, the first open pair is asked on its own, with
     the full time: a vector (which usually separates several pairs) or a
-    proof that the pair is inseparable (or no answer in time)."""
+    proof that the pair is inseparable (or no answer in time).
+
+    ``prior`` vectors (those of an earlier result for the same question)
+    are replayed first and kept, in their order, for every pair they still
+    separate: a rerun then gives the same vectors, whichever solver would
+    have won a race, and asks the solvers only what they leave open. When
+    they leave nothing open, the one-vector-for-all question is asked again
+    only if the earlier result had proved it has no answer (``prior_single``
+    unsat): an earlier "unknown" stays unknown rather than depend on timing."""
     t0 = time.monotonic()
     res = FindOutcome(hyps, k, domain)
     res.lemma = lemma
     n = len(hyps)
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    pairs = all_pairs(n)
     remaining = list(pairs)
+    for vec in prior:
+        if domain.contains(hyps[0].params.fin, hyps[0].params.fc, list(vec.a), list(vec.b), vec.c) \
+                and separated_by(vec, hyps) & set(remaining):
+            _take(res, vec, remaining, "earlier result")
+    skip_single = False
+    if res.vectors and not remaining:
+        use_pool = False
+        skip_single = len(res.vectors) > 1 and prior_single != Verdict.UNSAT
     if use_pool:
         for vec in pool.search(hyps, k, domain, pairs):
             _take(res, vec, remaining, "pool")
     asked_all = False
-    if len(res.vectors) != 1 and n > 2:
+    if skip_single:
+        pass            # several earlier vectors and no proof that one cannot do: left unknown
+    elif len(res.vectors) != 1 and n > 2:
         got = _ask(res, pairs, solver, min(timeout, SINGLE_TIMEOUT), readable)
         res.single, asked_all = got.verdict, not res.vectors
-        if got.verdict == "sat":
+        if got.verdict == Verdict.SAT:
             res.vectors, res.found_by, remaining = [], [], list(pairs)
-            _take(res, got.vector, remaining, got.solver)
+            _take(res, got.vector, remaining, got.found_by)
     elif res.vectors and not remaining:
-        res.single = "sat"
+        res.single = Verdict.SAT
     while remaining:
         if len(remaining) > 1 and not asked_all:
             got = _ask(res, remaining, solver, min(timeout, SINGLE_TIMEOUT), readable)
-            if got.verdict == "sat":
-                _take(res, got.vector, remaining, got.solver)
+            if got.verdict == Verdict.SAT:
+                _take(res, got.vector, remaining, got.found_by)
                 continue
         asked_all = False
         pair = remaining[0]
         one = _ask(res, [pair], solver, timeout, readable, cross_check)
         if n == 2:
             res.single = one.verdict
-        if one.verdict == "sat":
-            _take(res, one.vector, remaining, one.solver)
+        if one.verdict == Verdict.SAT:
+            _take(res, one.vector, remaining, one.found_by)
         else:
             _settle(res, pair, one, remaining)
     _settle_followers(res)
@@ -319,23 +213,23 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     return res
 
 
-def _settle(res: FindOutcome, pair: Pair, got: Asked, remaining: list[Pair]) -> None:
+def _settle(res: FindOutcome, pair: Pair, got: sep.Outcome, remaining: list[Pair]) -> None:
     """No vector for this pair: record the proof (or the lack of an answer)."""
-    proved = _provers(got.runs)
-    reason = got.reason or ("the hypotheses build the same formula" if got.verdict == "unsat"
-                            and not proved else "")
-    if got.verdict == "unsat" and proved:
+    proved = got.proved_by
+    reason = got.reason
+    if got.verdict == Verdict.UNSAT and proved:
         reason = "; ".join(sorted({f"{r.solver}: unsat on the {r.tag} formula" for r in got.runs
-                                   if r.status == "unsat" and r.tag in PROOF_TAGS}))
-    if got.verdict == "unsat" and not proved:
+                                   if sep.is_proof(r)}))
+    if got.verdict == Verdict.UNSAT and not proved:
         proved = ["identical formulas"]
-    res.pairs.append(PairVerdict(pair, got.verdict, proved, reason, got.full.sha256))
+    verdict = PV.UNSAT if got.verdict == Verdict.UNSAT else PV.UNKNOWN
+    res.pairs.append(PairVerdict(pair, verdict, proved, reason, got.full.sha256))
     remaining.remove(pair)
-    if got.verdict == "unsat":
+    if verdict == PV.UNSAT:
         _merge(res, pair, remaining)
 
 
-def _ask(res: FindOutcome, pairs, solver, timeout, readable, cross_check=False) -> Asked:
+def _ask(res: FindOutcome, pairs, solver, timeout, readable, cross_check=False) -> sep.Outcome:
     got = ask(res.hyps, res.k, res.domain, pairs, solver, timeout, readable, cross_check,
               res.lemma)
     res.queries += 1
@@ -362,7 +256,7 @@ def _merge(res: FindOutcome, pair: Pair, remaining: list[Pair]) -> None:
             if twin == pair:
                 continue
             remaining.remove(q)
-            res.pairs.append(PairVerdict(q, "follows", [], f"as {twin}, since {pair} is inseparable",
+            res.pairs.append(PairVerdict(q, PV.FOLLOWS, [], f"as {twin}, since {pair} is inseparable",
                                          same_as=twin))
 
 
@@ -373,17 +267,14 @@ def _settle_followers(res: FindOutcome) -> None:
     by_pair = {pv.pair: pv for pv in res.pairs}
     kept = []
     for pv in res.pairs:
-        if pv.verdict != "follows":
+        if pv.verdict != PV.FOLLOWS:
             kept.append(pv)
             continue
         if pv.pair in done:
             continue
         twin = by_pair.get(pv.same_as)
-        pv.verdict = twin.verdict if twin and twin.verdict != "follows" else "unknown"
+        pv.verdict = twin.verdict if twin and twin.verdict != PV.FOLLOWS else PV.UNKNOWN
         pv.proved_by = list(twin.proved_by) if twin else []
         kept.append(pv)
     res.pairs = kept
 
-
-def base_params(hyps: list[Hypothesis]) -> ModelParams:
-    return hyps[0].params

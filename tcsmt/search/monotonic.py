@@ -10,20 +10,21 @@ concrete check of a witness are the same definition.
 
 from __future__ import annotations
 
-import time
-
 from tcsmt import datapath
 from tcsmt.datapath import bv
+from tcsmt.enums import Verdict
+from tcsmt.errors import WitnessError
 from tcsmt.interp.ints import INT, IntWord
 from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import make_result
-from tcsmt.search import diff
+from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
-from tcsmt.search.find import few_bits
-from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.search.separation import few_bits
+from tcsmt.search.vectors import Vector
 from tcsmt.smt import service
 from tcsmt.smt.smtlib import build_formula
+
+DOMAIN = {"a_b": "non-negative, finite", "c": "finite, c_x <= c_y", "x_le_y": "elementwise"}
 
 
 def float_le(I, fmt: Format, x, y):
@@ -62,7 +63,7 @@ def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
     F21's example): restrictions that can find a witness, never prove there
     is none."""
     def build(I):
-        xs = diff.declare_inputs(I, p, k, support)
+        xs = sep.declare_inputs(I, p, k, support)
         if equal:
             a0, b0 = I.var("a_eq", p.fin.bits), I.var("b_eq", p.fin.bits)
             on = set(support or range(k))
@@ -101,66 +102,62 @@ def check_witness(p: ModelParams, k: int, x: Vector, y: Vector) -> tuple[int, in
     ys = ([w(v, p.fin) for v in y.a], [w(v, p.fin) for v in y.b], w(y.c, p.fc))
     ok = all(c.b for c in constraints(INT, p, k, xs, ys, w(dx, p.fout), w(dy, p.fout)))
     if not ok:
-        raise diff.WitnessError(f"monotonicity witness x={x} y={y} does not replay on {p.name}")
+        raise WitnessError(f"monotonicity witness x={x} y={y} does not replay on {p.name}")
     return dx, dy
 
 
-def run_monotonicity(prop, base: ModelParams, solver: str, timeout: float, readable: bool,
-                     cross_check: bool, command: str | None) -> dict:
-    t0 = time.monotonic()
-    k = prop.k(base)
-    # every product equal and non-zero first: the large sums where truncation
-    # after alignment breaks monotonicity; then fewer non-zero products
-    sizes = [k] + sorted(m for m in {3, 6, 12} if m < k)
-    forms = [(f"same-ab/equal/bits-2/support-{m}", formula(base, k, tuple(range(m)), True, True, 2))
-             for m in sizes] if readable else []
-    forms += [(f"same-ab/equal/support-{m}", formula(base, k, tuple(range(m)), True, True))
-              for m in sizes]
-    forms += [(f"same-ab/support-{m}", formula(base, k, diff.support_positions(k, m), True))
-              for m in (3, 6) if m < k]
-    forms += [("same-ab", formula(base, k, None, True))]
-    forms += [(f"support-{m}", formula(base, k, diff.support_positions(k, m))) for m in (1, 2) if m < k]
-    forms.append((diff.FULL, formula(base, k)))
+def run_monotonicity(base: ModelParams, k: int, solver: str = "portfolio",
+                     timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True,
+                     cross_check: bool = False, prior: list[Vector] = ()) -> sep.Outcome:
+    """x <= y with f(x) > f(y) (vectors [x, y], replayed), or a proof that
+    there is none. A ``prior`` pair (an earlier result's) that still holds is
+    taken without asking."""
+    forms = formulations(base, k, readable)
+    if len(prior) == 2 and all(len(v.a) == k for v in prior):
+        try:
+            check_witness(base, k, *prior)
+            return sep.Outcome(Verdict.SAT, forms[-1][1], vectors=list(prior),
+                               tag="earlier result")
+        except WitnessError:
+            pass
     names, notes = service.choose_solvers(solver)
     full = forms[-1]
     jobs = [service.Job(full[1], names[0], full[0])]
     jobs += [service.Job(f, s, tag, 10.0) for tag, f in forms[:-1] for s in names[:1]]
     jobs += [service.Job(full[1], s, full[0]) for s in names[1:]]
     jobs += [service.Job(f, s, tag, 4.0) for tag, f in forms[:-1] for s in names[1:]]
-    votes = {diff.FULL: 2 if cross_check and len(names) > 1 else 1}
-    runs = service.race(jobs, timeout, stop=lambda r: r.status == "sat" or r.tag == diff.FULL,
-                        unsat_votes=votes)
-    diff._refuse_disagreement(runs)
-    sat = [r for r in runs if r.status == "sat"]
-    hyp = Hypothesis("model", base, base.name)
-    vectors, verdict = [], "unknown"
-    if sat:
-        v = sat[0].values
-        x = diff.decode(v, k)
-        if "/equal" in sat[0].tag:
-            m = int(sat[0].tag.rsplit("-", 1)[1])
-            x = Vector(tuple(v.get("a_eq", 0) if i < m else 0 for i in range(k)),
-                       tuple(v.get("b_eq", 0) if i < m else 0 for i in range(k)), x.c)
-        if sat[0].tag.startswith("same-ab"):
-            y = Vector(x.a, x.b, v.get("yc", 0))
-        else:
-            y = Vector(tuple(v.get(f"ya{i}", 0) for i in range(k)),
-                       tuple(v.get(f"yb{i}", 0) for i in range(k)), v.get("yc", 0))
-        check_witness(base, k, x, y)
-        vectors, verdict = [x, y], "sat"
-    elif any(r.status == "unsat" and r.tag == diff.FULL for r in runs):
-        verdict = "unsat"
-    proved = [r.solver for r in runs if r.status == "unsat" and r.tag == diff.FULL]
-    query = {"kind": prop.name, "description": prop.description, "model": base.name, "k": k,
-             "domain": {"a_b": "non-negative, finite", "c": "finite, c_x <= c_y",
-                        "x_le_y": "elementwise"},
-             "monotonic_pair": "vectors[0] is x, vectors[1] is y: x <= y and f(x) > f(y)"
-             if vectors else None,
-             "command": command or ""}
-    win = sat[0] if sat else next((r for r in runs if r.status == "unsat"), None)
-    solver_info = {"name": win.solver if win else solver, "version": win.version if win else "",
-                   "seconds": round(win.seconds, 3) if win else 0.0,
-                   "formula": win.tag if win else "", "runs": [r.summary() for r in runs],
-                   "notes": notes}
-    return make_result(query, [hyp], vectors, verdict, solver_info, forms[-1][1].sha256,
-                       time.monotonic() - t0, proved)
+    out = sep.race(jobs, forms, timeout, lambda run: _replay(base, k, run), cross_check, names)
+    out.notes += notes
+    return out
+
+
+def formulations(base: ModelParams, k: int, readable: bool) -> list:
+    """Every product equal and non-zero first: the large sums where
+    truncation after alignment breaks monotonicity; then fewer non-zero
+    products; the full question last."""
+    sizes = [k] + sorted(m for m in {3, 6, 12} if m < k)
+    forms = [(f"same-ab/equal/bits-2/support-{m}", formula(base, k, tuple(range(m)), True, True, 2))
+             for m in sizes] if readable else []
+    forms += [(f"same-ab/equal/support-{m}", formula(base, k, tuple(range(m)), True, True))
+              for m in sizes]
+    forms += [(f"same-ab/support-{m}", formula(base, k, sep.support_positions(k, m), True))
+              for m in (3, 6) if m < k]
+    forms += [("same-ab", formula(base, k, None, True))]
+    forms += [(f"support-{m}", formula(base, k, sep.support_positions(k, m))) for m in (1, 2) if m < k]
+    return forms + [(sep.FULL, formula(base, k))]
+
+
+def _replay(base: ModelParams, k: int, run) -> list[Vector]:
+    v = run.values
+    x = sep.decode(v, k)
+    if "/equal" in run.tag:
+        m = int(run.tag.rsplit("-", 1)[1])
+        x = Vector(tuple(v.get("a_eq", 0) if i < m else 0 for i in range(k)),
+                   tuple(v.get("b_eq", 0) if i < m else 0 for i in range(k)), x.c)
+    if run.tag.startswith("same-ab"):
+        y = Vector(x.a, x.b, v.get("yc", 0))
+    else:
+        y = Vector(tuple(v.get(f"ya{i}", 0) for i in range(k)),
+                   tuple(v.get(f"yb{i}", 0) for i in range(k)), v.get("yc", 0))
+    check_witness(base, k, x, y)
+    return [x, y]

@@ -13,23 +13,25 @@ accumulator gives the same bits as an unbounded one for every finite input:
   bits from the unbounded accumulator, found by the solvers and replayed on
   the concrete model before it is written.
 
-The result is a tcsmt-result/1 document whose hypotheses are k - 1, k and
-unbounded carry bits, whose vector is the witness, and whose ``proof``
-holds the lemma's solvers.
+``prove_carry_bits`` returns a ``CarryProof``; tcsmt.report.documents
+writes it as a result document whose hypotheses are k - 1, k and unbounded
+carry bits, whose vector is the witness, and whose proof is the lemma's.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass, field
 
 from tcsmt import datapath
+from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams, apply_overrides
-from tcsmt.report.results import make_result
 from tcsmt.search import diff
+from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
-from tcsmt.search.vectors import Hypothesis
+from tcsmt.search.vectors import Hypothesis, Vector, separated_by
 from tcsmt.smt import service
 from tcsmt.smt.service import Job
 from tcsmt.smt.smtlib import Formula, build_formula
@@ -43,7 +45,7 @@ def overflow_formula(p: ModelParams, k: int, carry: int, domain: Domain) -> Form
     unbounded = apply_overrides(p, ["carry_bits=unbounded"])
 
     def build(I):
-        a, b, c = diff.declare_inputs(I, p, k)
+        a, b, c = sep.declare_inputs(I, p, k)
         out = domain.constraints(I, p.fin, p.fc, a, b, c)
         trace: list = []
         datapath.dot(I, unbounded, a, b, c, trace=trace)
@@ -68,11 +70,38 @@ def check_single_block(p: ModelParams) -> None:
                         "whose carry bits could be counted")
 
 
-def prove_carry_bits(base: ModelParams, solver: str = "portfolio", timeout: float = 60.0,
-                     cross_check: bool = True, command: str = "") -> dict:
+@dataclass
+class CarryProof:
+    """The fewest carry bits and how it is known: the lemma's answer for
+    every count asked (UNSAT: that many suffice), and the witness that one
+    fewer gives other bits (None when the fewest is 0)."""
+    base: ModelParams
+    k: int
+    domain: Domain
+    fewest: int
+    lemmas: dict[int, service.Answer]
+    witness: sep.Outcome | None
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def hypothesis(self, carry: int | None) -> Hypothesis:
+        word = "unbounded" if carry is None else str(carry)
+        return Hypothesis(word, apply_overrides(self.base, [f"carry_bits={word}"]),
+                          f"{self.base.name} --set carry_bits={word}")
+
+    @property
+    def formula(self) -> Formula:
+        """The lemma that proves ``fewest`` carry bits suffice."""
+        return overflow_formula(self.base, self.k, self.fewest, self.domain)
+
+
+def prove_carry_bits(base: ModelParams, solver: str = "portfolio",
+                     timeout: float = service.DEFAULT_TIMEOUT, cross_check: bool = True,
+                     prior: Vector | None = None) -> CarryProof:
     """Start at the count that holds any sum of the block's terms by their
     widths alone, move up while some input overflows, then down while one
-    carry bit fewer still gives the same outputs."""
+    carry bit fewer still gives the same outputs. A ``prior`` witness (an
+    earlier result's) is tried before the solvers for one bit fewer."""
     check_single_block(base)
     t0 = time.monotonic()
     k, domain = base.block_size, Domain()
@@ -82,24 +111,24 @@ def prove_carry_bits(base: ModelParams, solver: str = "portfolio", timeout: floa
     while True:
         ans = _lemma(base, k, carry, domain, solver, timeout, cross_check)
         lemmas[carry] = ans
-        if ans.status == "unsat":
+        if ans.status == Verdict.UNSAT:
             break
         if carry >= MAX_CARRY:
             raise UserError(f"{base.name}: even {MAX_CARRY} carry bits overflow")
         carry += 1
     witness = None
     while carry > 0:
-        out = _witness(base, k, carry - 1, domain, solver, timeout)
-        if out.verdict == "sat":
+        out = _witness(base, k, carry - 1, domain, solver, timeout, prior)
+        if out.verdict == Verdict.SAT:
             witness = out
             break
         ans = _lemma(base, k, carry - 1, domain, solver, timeout, cross_check)
         lemmas[carry - 1] = ans
-        if ans.status != "unsat":
+        if ans.status != Verdict.UNSAT:
             raise UserError(f"{base.name}: {carry - 1} carry bits overflow on some input, yet no "
                             f"input with different outputs was found ({out.verdict}: {out.reason})")
         carry -= 1
-    return _document(base, k, domain, carry, lemmas, witness, t0, command)
+    return CarryProof(base, k, domain, carry, lemmas, witness, time.monotonic() - t0)
 
 
 def bits_for(n: int) -> int:
@@ -108,27 +137,30 @@ def bits_for(n: int) -> int:
 
 def _lemma(base, k, carry, domain, solver, timeout, cross_check) -> service.Answer:
     ans = service.solve(overflow_formula(base, k, carry, domain), solver, timeout, cross_check)
-    if ans.status not in ("sat", "unsat"):
+    if ans.status not in (Verdict.SAT, Verdict.UNSAT):
         raise UserError(f"no answer on whether {carry} carry bits suffice for {base.name} "
                         f"within {timeout:g} s ({ans.reason})")
     return ans
 
 
-def _witness(base, k, carry, domain, solver, timeout) -> diff.Outcome:
+def _witness(base, k, carry, domain, solver, timeout, prior: Vector | None) -> sep.Outcome:
     """Inputs on which ``carry`` carry bits and unbounded ones give different
-    outputs; equal products (one multiplier) race the full formula."""
+    outputs; equal products (one multiplier) race the full formula. A prior
+    witness that still separates them is taken without asking."""
     short = Hypothesis(str(carry), apply_overrides(base, [f"carry_bits={carry}"]),
                        f"{base.name} --set carry_bits={carry}")
     full = Hypothesis("unbounded", apply_overrides(base, ["carry_bits=unbounded"]),
                       f"{base.name} --set carry_bits=unbounded")
     hyps = [short, full]
     forms = [("equal-products", equal_products_formula(hyps, k, domain))]
-    forms += diff.formulations(hyps, k, domain)
+    forms += sep.formulations(hyps, k, domain)
+    if prior is not None and len(prior.a) == k and (0, 1) in separated_by(prior, hyps):
+        return sep.Outcome(Verdict.SAT, forms[-1][1], vectors=[prior], tag="earlier result")
     if carry >= 2:      # sums of one or two products cannot overflow: leave those formulas out
         forms = [forms[0], forms[-1]]
-    out = diff.run_diff(hyps, k, domain, solver, timeout, forms=forms, order=_witness_order,
-                        parallel=os.cpu_count() or 1)
-    return out      # not shrunk: an overflow needs every product large, little to simplify
+    return diff.run_diff(hyps, k, domain, solver, timeout, forms=forms, order=_witness_order,
+                         parallel=os.cpu_count() or 1)
+    # not shrunk: an overflow needs every product large, little to simplify
 
 
 def _witness_order(forms, names) -> list[Job]:
@@ -140,49 +172,4 @@ def _witness_order(forms, names) -> list[Job]:
 
 def equal_products_formula(hyps, k: int, domain: Domain) -> Formula:
     """Every product a0*b0 (one multiplier): large sums are easy to reach."""
-    p = hyps[0].params
-
-    def build(I):
-        a0, b0, c = I.var("a0", p.fin.bits), I.var("b0", p.fin.bits), I.var("c", p.fc.bits)
-        a, b = [a0] * k, [b0] * k
-        out = domain.constraints(I, p.fin, p.fc, a, b, c)
-        # a1.. and b1.. only name the copies, so a witness decodes like any other
-        out += [I.eq(I.var(f"{n}{i}", p.fin.bits), x) for i in range(1, k)
-                for n, x in (("a", a0), ("b", b0))]
-        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
-        out += [I.eq(I.var(f"d{j}", I.width(d)), d) for j, d in enumerate(dots)]
-        return out + [I.not_(I.eq(dots[0], dots[1]))]
-
-    return build_formula(build, description=f"tcsmt prove: equal products, k={k}")
-
-
-def _document(base, k, domain, fewest, lemmas, witness, t0, command) -> dict:
-    proof = lemmas[fewest]
-    hyps = [Hypothesis("unbounded", apply_overrides(base, ["carry_bits=unbounded"]),
-                       f"{base.name} --set carry_bits=unbounded"),
-            Hypothesis(str(fewest), apply_overrides(base, [f"carry_bits={fewest}"]),
-                       f"{base.name} --set carry_bits={fewest}")]
-    vectors, notes = [], list(proof.notes)
-    if witness is not None:
-        hyps.append(Hypothesis(str(fewest - 1), apply_overrides(base, [f"carry_bits={fewest - 1}"]),
-                               f"{base.name} --set carry_bits={fewest - 1}"))
-        vectors.append(witness.vector)
-        notes += witness.notes
-    query = {"kind": "prove carry-bits", "model": base.name, "k": k,
-             "description": "the fewest carry bits with which the block's accumulator gives the "
-                            "same bits as an unbounded one for every finite input",
-             "domain": domain.describe(), "fewest": fewest,
-             "method": "lemma: no finite input's block sum leaves the range of a "
-                       f"{fewest}-carry-bit register (UNSAT); hence the outputs are equal. "
-                       "Vector: outputs differ with one carry bit fewer (replayed).",
-             "lemmas": {str(c): {"verdict": a.status, "solvers": [r.summary() for r in a.runs
-                                                               if r.status in ("sat", "unsat")]}
-                        for c, a in sorted(lemmas.items())},
-             "witness": ({"solver": witness.winner.solver, "formula": witness.tag,
-                          "seconds": round(witness.seconds, 3)} if witness else None),
-             "command": command}
-    solver_info = {"name": proof.solver, "version": proof.version, "seconds": round(proof.seconds, 3),
-                   "runs": [r.summary() for r in proof.runs], "notes": notes}
-    f = overflow_formula(base, k, fewest, domain)
-    return make_result(query, hyps, vectors, "unsat", solver_info, f.sha256,
-                       time.monotonic() - t0, proof.proved_by)
+    return sep.separation_formula(hyps, k, domain, tag="equal-products", equal=True)

@@ -38,5 +38,21 @@ def outputs(vec: Vector, hyps: list[Hypothesis]) -> dict[str, int]:
     return {h.id: dot_bits(h.params, list(vec.a), list(vec.b), vec.c) for h in hyps}
 
 
+Pair = tuple[int, int]
+"""Two hypotheses by their indices, the smaller first."""
+
+
+def all_pairs(n: int) -> list[Pair]:
+    """Every pair of n hypotheses, in order."""
+    return [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+
+def separated_by(vec: Vector, hyps: list[Hypothesis]) -> set[Pair]:
+    """The pairs whose outputs differ on ``vec`` (the concrete model)."""
+    outs = outputs(vec, hyps)
+    return {(i, j) for i, j in all_pairs(len(hyps)) if outs[hyps[i].id] != outs[hyps[j].id]}
+
+
 def separated_pairs(outs: dict[str, int], ids: list[str]) -> list[list[str]]:
-    return [[x, y] for i, x in enumerate(ids) for y in ids[i + 1:] if outs[x] != outs[y]]
+    """The pairs of ids whose outputs differ, as a result file lists them."""
+    return [[ids[i], ids[j]] for i, j in all_pairs(len(ids)) if outs[ids[i]] != outs[ids[j]]]

@@ -13,7 +13,7 @@ How a query module uses it (it never touches a solver API):
         return [domain.constraints(I, ...), ..., I.not_(I.eq(d0, d1))]
 
     formula = build_formula(build)              # SMT-LIB text + its inputs
-    answer = solve(formula, "portfolio", timeout=60, cross_check=False)
+    answer = solve(formula, "portfolio", timeout=DEFAULT_TIMEOUT, cross_check=False)
     answer.status                               # sat / unsat / unknown / error
     answer.values                               # {"a0": 0x3c00, ...} when sat
 

@@ -3,7 +3,7 @@
 A query never touches a solver API. It builds a ``Formula`` (SMT-LIB text,
 see ``tcsmt.smt.smtlib``) and asks:
 
-    answer = solve(formula, solver="portfolio", timeout=60.0, cross_check=False)
+    answer = solve(formula, solver="portfolio", timeout=DEFAULT_TIMEOUT, cross_check=False)
 
 ``answer.status`` is a value, never an exception: "sat" (with
 ``answer.values``, the inputs' values as ints), "unsat" (with
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
 from tcsmt.errors import UserError
+from tcsmt.processes import die_with_parent
 from tcsmt.smt.smtlib import Formula
 
 SOLVERS = {
@@ -157,6 +158,7 @@ def _worker(conn, solver: str, module: str, text: str, inputs: dict[str, int],
             timeout: float | None) -> None:
     """In the child: import the backend (and with it the solver), check, send
     back a dict. Never raises: failures travel as status "error"."""
+    die_with_parent()
     try:
         backend = importlib.import_module(module)
         out = backend.check(text, inputs, timeout)
@@ -285,6 +287,8 @@ class _Race:
             left = max(0.0, self.deadline - time.monotonic())
             ready = wait([a.conn for a in self.active], timeout=min(left, POLL) if budgets else left)
             for a in [a for a in self.active if a.conn in ready]:
+                if a not in self.active:        # stopped when an earlier answer settled its formula
+                    continue
                 self.active.remove(a)
                 if self.answer(a.collect()):
                     return self.end("stopped", "another answer came first")

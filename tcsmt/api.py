@@ -1,0 +1,180 @@
+"""tcsmt from Python: one call per command, returning the document the
+command prints (and, where it writes a file, writes).
+
+    >>> import tcsmt
+    >>> doc = tcsmt.diff("volta", "ampere")                     # a tcsmt-result/2 dict
+    >>> doc["verdict"], doc["vectors"][0]["outputs"]
+    >>> tcsmt.find("rounding", "ampere")["vectors"]
+    >>> tcsmt.prove_carry_bits("ampere")["query"]["fewest"]
+
+Model arguments are an architecture (``ampere``), a model name
+(``ampere-bf16-fp32``) or a model file; ``formats`` picks another of an
+architecture's format pairs and ``overrides`` are ``KEY=VALUE`` changes of
+parameters (as ``--set``). Solvers: "portfolio" (every installed solver at
+once, the first definitive answer wins) or one of bitwuzla, cvc5, z3.
+Nothing here prints; bad input raises ``tcsmt.errors.UserError``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from tcsmt.enums import Verdict
+from tcsmt.errors import UserError
+from tcsmt.invocation import command_line
+from tcsmt.model.catalogue import all_models, resolve
+from tcsmt.model.params import ModelParams
+from tcsmt.smt.service import DEFAULT_TIMEOUT
+
+# ---------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------
+
+
+def models() -> list[ModelParams]:
+    """Every shipped model."""
+    return all_models()
+
+
+# ---------------------------------------------------------------------------
+# diff, equiv, replay
+# ---------------------------------------------------------------------------
+
+def _spec(model: str, formats: str | None, sets: list[str]) -> str:
+    words = [model] + (["--formats", formats] if formats else [])
+    for s in sets:
+        words += ["--set", s]
+    return shlex.join(words)
+
+
+def comparison(model_a: str, model_b: str | None = None, formats: str | None = None,
+               set_both=(), set_a=(), set_b=()):
+    """The two hypotheses A and B of a diff or equiv."""
+    from tcsmt.search.diff import check_comparable
+    from tcsmt.search.vectors import Hypothesis
+    spec_b = model_b or model_a
+    sets_a, sets_b = [*set_both, *set_a], [*set_both, *set_b]
+    pa, pb = resolve(model_a, formats, sets_a), resolve(spec_b, formats, sets_b)
+    check_comparable(pa, pb)
+    return [Hypothesis("A", pa, _spec(model_a, formats, sets_a)),
+            Hypothesis("B", pb, _spec(spec_b, formats, sets_b))]
+
+
+def diff(model_a: str, model_b: str | None = None, *, formats: str | None = None,
+         set_both=(), set_a=(), set_b=(), k: int | None = None, domain=None,
+         solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, cross_check: bool = False,
+         kind: str = "diff", emit_smt2: str | Path | None = None, command: str | None = None) -> dict:
+    """Inputs on which two models give different bits (``kind="diff"``:
+    restricted formulas race the full one) or a proof that none exist
+    (``kind="equiv"``: the full formula only). ``domain`` is a
+    tcsmt.search.domain.Domain (finite inputs by default). The SMT-LIB text
+    of the question goes to ``emit_smt2`` before solving. No answer in time
+    is a UserError."""
+    from tcsmt.fileio import write_text_atomic
+    from tcsmt.report.documents import separation_document
+    from tcsmt.search import separation as sep
+    from tcsmt.search.diff import default_k, run_diff
+    from tcsmt.search.domain import Domain
+    hyps = comparison(model_a, model_b, formats, set_both, set_a, set_b)
+    k = k or default_k(hyps[0].params, hyps[1].params)
+    domain = domain or Domain()
+    forms = sep.formulations(hyps, k, domain, restrictions=kind == "diff")
+    if emit_smt2:
+        write_text_atomic(emit_smt2, forms[-1][1].text)
+    out = run_diff(hyps, k, domain, solver, timeout, cross_check, forms)
+    if out.verdict == Verdict.UNKNOWN:
+        raise UserError(f"no answer within {timeout:g} s ({out.reason}); "
+                        "try a longer --timeout or another --solver")
+    return separation_document(kind, hyps, k, domain, out, _command(command))
+
+
+def equiv(model_a: str, model_b: str | None = None, **kw) -> dict:
+    """The proof that two models agree on every input of the domain (see diff)."""
+    return diff(model_a, model_b, kind="equiv", **kw)
+
+
+def replay(path: str | Path):
+    """Every vector of a result file through the concrete model of every
+    hypothesis it names (a ReplayReport: ``ok``, ``problems``)."""
+    from tcsmt.report.results import replay as replay_file
+    return replay_file(path)
+
+
+# ---------------------------------------------------------------------------
+# Properties and proofs
+# ---------------------------------------------------------------------------
+
+def find(prop: str, arch: str, *, formats: str | None = None, overrides=(),
+         solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, readable: bool = True,
+         pool: bool = True, cross_check: bool = False, prior: str | Path | None = None,
+         command: str | None = None) -> dict:
+    """The fewest vectors that tell a property's hypotheses apart on an
+    architecture, and the verdict on every pair left (a tcsmt-result/2
+    document with ``pairs``). ``prior``: an earlier result whose vectors are
+    tried first."""
+    from tcsmt.properties.registry import get_property
+    from tcsmt.properties.run import resolve_base, run_property
+    p = get_property(prop)
+    base = resolve_base(p, arch, formats, list(overrides))
+    return run_property(p, base, solver, timeout, readable, cross_check, _command(command),
+                        prior, pool)
+
+
+def prove_carry_bits(arch: str, *, formats: str | None = None, overrides=(),
+                     solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT,
+                     cross_check: bool = True, prior: str | Path | None = None,
+                     command: str | None = None) -> dict:
+    """The fewest carry bits of the architecture's block accumulator, proved,
+    with the replayed witness that one fewer is not enough."""
+    from tcsmt.report.documents import carry_proof_document, prior_vectors
+    from tcsmt.search.prove import prove_carry_bits as prove
+    base = resolve(arch, formats, list(overrides))
+    old = prior_vectors(prior) if prior else []
+    proof = prove(base, solver, timeout, cross_check, old[0] if old else None)
+    return carry_proof_document(proof, _command(command))
+
+
+def properties(arch: str = "ampere") -> list[dict]:
+    """Every property: its name, description, and hypotheses on ``arch``
+    (or why it does not apply there)."""
+    from tcsmt.enums import PropertyKind
+    from tcsmt.properties.registry import all_properties
+    from tcsmt.properties.run import hypotheses, resolve_base
+    out = []
+    for name, p in sorted(all_properties().items()):
+        row = {"property": name, "description": p.description, "parameters": list(p.parameters)}
+        try:
+            base = resolve_base(p, arch)
+            row["hypotheses"] = [h.id for h in hypotheses(p, base)] \
+                if p.kind == PropertyKind.SEPARATE else []
+            row["model"] = base.name
+        except UserError as e:
+            row["not_applicable"] = str(e)
+        out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Case studies
+# ---------------------------------------------------------------------------
+
+def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver: str = "portfolio",
+                       timeout: float = 280.0, prior: str | Path | None = None,
+                       command: str | None = None) -> dict:
+    """Can Ootomo and Yokota's error-corrected GEMM be less accurate than
+    Markidis et al.'s on the architecture's fp16 tensor-core model?"""
+    from tcsmt.cases.compare import run_compare
+    return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior)
+
+
+def coverage(suite: str, *, space: str = "properties", generate: bool = True,
+             solver: str = "portfolio", timeout: float = 10.0, budget: float = 240.0,
+             prior: str | Path | None = None, command: str | None = None) -> dict:
+    """What a published test suite's vectors separate, and vectors for its gaps."""
+    from tcsmt.cases.coverage import run_coverage
+    return run_coverage(suite, space, generate, solver, timeout, budget, _command(command), prior)
+
+
+def _command(command: str | None) -> str:
+    return command if command is not None else command_line()

@@ -1,0 +1,144 @@
+"""Commands: models, simulate, conformance."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from tcsmt.cli import options
+from tcsmt.errors import UserError
+
+# ---------------------------------------------------------------------------
+# models
+# ---------------------------------------------------------------------------
+
+@click.command("models")
+@click.option("--json", "as_json", is_flag=True, help="Print the full records as JSON.")
+def models_cmd(as_json):
+    """List every shipped architecture model."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from tcsmt.model.catalogue import all_models
+    from tcsmt.model.params import short_format
+
+    ms = all_models()
+    if as_json:
+        click.echo(json.dumps([m.as_dict() for m in ms], indent=2))
+        return
+    t = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("model", "arch", "in", "c", "out", "block", "align bits", "carry",
+                "final rounding", "devices"):
+        t.add_column(col)
+    for m in ms:
+        fr = m.final_rounding + (f" to e8m{m.final_frac_bits}" if m.final_frac_bits else "")
+        if m.c_placement == "late":
+            fr = f"rd to {m.late_frac_bits} bits, then {m.final_rounding}"
+        if m.normalisation == "every_add":
+            fr = f"{m.align_rounding} every add"
+        t.add_row(m.name + (" *" if m.default else ""), m.arch, short_format(m.in_format),
+                  short_format(m.c_format), short_format(m.out_format), str(m.block_size),
+                  str(m.align_bits), "unbounded" if m.carry_bits is None else str(m.carry_bits),
+                  fr, ", ".join(m.devices[:3]))
+    Console(width=200).print(t)
+    click.echo("* the architecture's default model (--arch ARCH picks it; --formats IN:OUT picks another)")
+
+
+# ---------------------------------------------------------------------------
+# simulate
+# ---------------------------------------------------------------------------
+
+def parse_terms(text: str, fmt, name: str) -> list[int]:
+    from tcsmt.model.formats import parse_bits
+    from tcsmt.sim.dot import to_bits
+
+    items = [s for s in text.replace(" ", "").split(",") if s]
+    if not items:
+        raise UserError(f"--{name} is empty")
+    out = []
+    for s in items:
+        if s.lower().startswith(("0x", "-0x")):
+            if s.startswith("-"):
+                raise UserError(f"--{name} {s}: a bit pattern has no sign; set the sign bit")
+            out.append(parse_bits(s, fmt))
+        else:
+            out.append(to_bits(fmt, s))
+    return out
+
+
+@click.command("simulate")
+@options.model
+@click.option("--a", "a_text", required=True, metavar="X,Y,...",
+              help="a_1..a_K: hex bit patterns (0x3c00) or exact numbers (1.5, 2^-24).")
+@click.option("--b", "b_text", required=True, metavar="X,Y,...", help="b_1..b_K, likewise.")
+@click.option("--c", "c_text", default="0x0", show_default=True, metavar="X", help="c, likewise.")
+@click.option("--explain", is_flag=True, help="Print every stage of the datapath.")
+def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, explain):
+    """Compute d = c + sum a_i*b_i for one dot product under a model."""
+    from tcsmt.model.formats import describe
+    from tcsmt.sim.dot import Result, check_inputs, dot_bits, model
+    from tcsmt.sim.dot import explain as explain_dot
+
+    p = model(arch, formats, list(overrides))
+    a = parse_terms(a_text, p.fin, "a")
+    b = parse_terms(b_text, p.fb, "b")
+    c = parse_terms(c_text, p.fc, "c")
+    if len(c) != 1:
+        raise UserError("--c takes one value")
+    if len(a) != len(b):
+        raise UserError(f"--a has {len(a)} terms and --b has {len(b)}: they must match")
+    a, b, c0 = check_inputs(p, a, b, c[0])
+    click.echo(f"model  {p.name}: {p.in_format} x {p.fb.name} + {p.c_format} -> {p.out_format}, "
+               f"block {p.block_size}, {p.F} fraction bits, {p.final_rounding}")
+    click.echo("a      " + ", ".join(describe(p.fin, x) for x in a))
+    click.echo("b      " + ", ".join(describe(p.fb, x) for x in b))
+    click.echo("c      " + describe(p.fc, c0))
+    if explain:
+        for stage, text in explain_dot(p, a, b, c0):
+            click.echo(f"  {stage:<18} {text}")
+    r = Result(dot_bits(p, a, b, c0), p.fout)
+    click.echo(f"d      {r.hex} = {r.decimal}" + ("" if r.kind in ("normal", "zero") else f" ({r.kind})"))
+
+
+# ---------------------------------------------------------------------------
+# conformance
+# ---------------------------------------------------------------------------
+
+@click.command("conformance")
+@click.argument("folder", type=click.Path(), metavar="DIR")
+@click.option("--arch", default=None, metavar="ARCH",
+              help="Architecture of the recordings (default: from the device folder's name).")
+@click.option("--engine", type=click.Choice(["auto", "batch", "scalar"]), default="auto",
+              show_default=True, help="Batch (NumPy) or scalar (Python-int) interpreter.")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only the first N rows of each folder.")
+@click.option("--json", "json_path", type=click.Path(), default=None, help="Also write the report as JSON.")
+def conformance_cmd(folder, arch, engine, limit, json_path):
+    """Replay recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) through
+    the models; exit 0 only if every judged row matches bit for bit."""
+    from tcsmt.fileio import write_json_atomic
+    from tcsmt.hardware import conformance
+
+    reports = conformance.run(folder, arch, engine, limit)
+    failed = False
+    for r in reports:
+        status = "" if r.ok else "  MISMATCH"
+        if not r.judged:
+            status = "  known problem, not judged"
+        count = f"matched {r.matched}/{r.rows}" if r.model else f"not modelled ({r.rows} rows)"
+        click.echo(f"{r.device:<6} {r.folder:<5} -> {r.output:<5} {r.model or '-':<22} {count}{status}")
+        for note in r.notes:
+            click.echo(f"       note: {note}")
+        if r.judged and not r.ok:
+            failed = True
+            click.echo(f"       first mismatching rows (0-based): {r.mismatches}")
+    if json_path:
+        write_json_atomic(json_path, {"schema": "tcsmt-conformance/1",
+                                      "folders": [r.__dict__ for r in reports]})
+    judged = [r for r in reports if r.judged]
+    click.echo(f"{sum(r.matched for r in judged)}/{sum(r.rows for r in judged)} judged rows match"
+               f" in {len(judged)} folder outputs; {len(reports) - len(judged)} reported only")
+    if failed:
+        sys.exit(1)

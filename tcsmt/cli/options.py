@@ -1,0 +1,76 @@
+"""Options several commands share, declared once: the model, the solver
+and its time, the input domain of a question, and the output file."""
+
+from __future__ import annotations
+
+import click
+
+from tcsmt.search.domain import C_KINDS, SIGNS, Domain, make_domain
+from tcsmt.smt.service import DEFAULT_TIMEOUT, SOLVERS
+
+SOLVER_CHOICE = click.Choice(["portfolio", *SOLVERS])
+
+
+def _apply(f, opts):
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def model(f=None, required: bool = True):
+    """--arch, --formats, --set (the model a command runs)."""
+    def deco(f):
+        return _apply(f, [
+            click.option("--arch", required=required, metavar="ARCH",
+                         help="Architecture (volta, ampere, hopper...), model name or model file."),
+            click.option("--formats", metavar="IN:OUT",
+                         help="Another of the architecture's format pairs, e.g. bf16:fp32."),
+            click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                         help="Override a model parameter (repeatable), e.g. --set carry_bits=3."),
+        ])
+    return deco(f) if f is not None else deco
+
+
+def solver(timeout: float = DEFAULT_TIMEOUT, cross_check: str | None = "--cross-check",
+           timeout_help: str = "Seconds per solver question."):
+    """--solver, --timeout and (unless None) a cross-check flag."""
+    opts = [click.option("--solver", type=SOLVER_CHOICE, default="portfolio", show_default=True,
+                         help="One solver, or every installed one at once (the first definitive "
+                              "answer wins)."),
+            click.option("--timeout", type=click.FloatRange(min=0.1), default=timeout,
+                         show_default=True, metavar="SECONDS", help=timeout_help)]
+    if cross_check == "--cross-check":
+        opts.append(click.option("--cross-check", is_flag=True,
+                                 help="Re-prove every UNSAT answer with a second solver."))
+    elif cross_check == "--no-cross-check":
+        opts.append(click.option("--no-cross-check", is_flag=True,
+                                 help="Accept a proof by one solver."))
+    return lambda f: _apply(f, opts)
+
+
+def domain(f):
+    """The inputs a question may choose (tcsmt.search.domain.Domain)."""
+    return _apply(f, [
+        click.option("--allow-specials", is_flag=True,
+                     help="Allow infinities and NaNs as inputs (default: finite only)."),
+        click.option("--no-subnormals", is_flag=True, help="No subnormal a, b or c."),
+        click.option("--signs", type=click.Choice(SIGNS), default="any", show_default=True,
+                     help="positive: every a_i, b_i and c has sign bit 0."),
+        click.option("--c-sign", type=click.Choice(C_KINDS), default="any", show_default=True,
+                     help="c is zero, positive or negative."),
+        click.option("--exp-range", metavar="LO:HI", help="Unbiased exponents of the non-zero a_i, b_i."),
+        click.option("--c-exp-range", metavar="LO:HI", help="Unbiased exponent of a non-zero c."),
+        click.option("--nonzero", metavar="N|LO:HI", help="How many products have both factors non-zero."),
+    ])
+
+
+def domain_of(o: dict) -> Domain:
+    """The Domain the options of ``domain`` describe (popped from ``o``)."""
+    return make_domain(o.pop("allow_specials"), o.pop("no_subnormals"), o.pop("signs"),
+                       o.pop("exp_range"), o.pop("c_exp_range"), o.pop("c_sign"), o.pop("nonzero"))
+
+
+def output(default: str):
+    """-o/--output FILE."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+                        help=f"Result file (default {default}).")

@@ -1,0 +1,119 @@
+"""Result documents of the searches: diff and equiv, the carry-bit proof and
+monotonicity (a property's document is built by tcsmt.properties.run).
+
+Each builder takes what a search returned (``separation.Outcome``,
+``prove.CarryProof``) and gives a tcsmt-result/2 document: the question and
+the answer as stable content, how it was obtained under ``run``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tcsmt.enums import Verdict
+from tcsmt.errors import UserError
+from tcsmt.model.formats import get_format
+from tcsmt.model.params import ModelParams
+from tcsmt.report.results import SCHEMA, make_result, read_json, read_vector, run_record
+from tcsmt.search import monotonic
+from tcsmt.search.domain import Domain
+from tcsmt.search.prove import CarryProof
+from tcsmt.search.separation import Outcome
+from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.smt.service import Run
+
+
+def solver_record(out: Outcome) -> dict:
+    """The ``run.solver`` entry of an outcome: who answered, on which
+    formula, and every run."""
+    w = out.winner
+    return {"name": w.solver if w else "", "version": w.version if w else "",
+            "seconds": round(w.seconds, 3) if w else 0.0, "formula": out.tag,
+            "runs": [r.summary() for r in out.runs], "notes": list(out.notes)}
+
+
+def cross_checked(proved_by: list[str]) -> bool:
+    return len(set(proved_by)) >= 2
+
+
+def separation_document(kind: str, hyps: list[Hypothesis], k: int, domain: Domain, out: Outcome,
+                        command: str = "") -> dict:
+    """diff or equiv of two or more models."""
+    names = ", ".join(h.label for h in hyps)
+    query = {"kind": kind, "description": f"inputs on which {names} differ", "k": k,
+             "domain": domain.describe(), "command": command}
+    sha = (out.answered or out.full).sha256
+    run = run_record(out.seconds, out.proved_by, solver_record(out), sha)
+    return make_result(query, hyps, out.vectors, out.verdict, run, cross_checked(out.proved_by))
+
+
+def carry_proof_document(proof: CarryProof, command: str = "") -> dict:
+    """The fewest carry bits: hypotheses unbounded, the fewest and one fewer;
+    the witness that one fewer gives other bits."""
+    base, fewest = proof.base, proof.fewest
+    hyps = [proof.hypothesis(None), proof.hypothesis(fewest)]
+    lemma = proof.lemmas[fewest]
+    vectors, notes = [], list(lemma.notes)
+    if proof.witness is not None:
+        hyps.append(proof.hypothesis(fewest - 1))
+        vectors = proof.witness.vectors
+        notes += proof.witness.notes
+    query = {"kind": "prove carry-bits", "model": base.name, "k": proof.k,
+             "description": "the fewest carry bits with which the block's accumulator gives the "
+                            "same bits as an unbounded one for every finite input",
+             "domain": proof.domain.describe(), "fewest": fewest,
+             "method": "lemma: no finite input's block sum leaves the range of a "
+                       f"{fewest}-carry-bit register (UNSAT); hence the outputs are equal. "
+                       "Vector: outputs differ with one carry bit fewer (replayed).",
+             "lemmas": {str(c): a.status for c, a in sorted(proof.lemmas.items())},
+             "command": command}
+    w = proof.witness
+    run = run_record(proof.seconds, lemma.proved_by,
+                     {"name": lemma.solver, "version": lemma.version,
+                      "seconds": round(lemma.seconds, 3), "runs": [r.summary() for r in lemma.runs],
+                      "notes": notes},
+                     proof.formula.sha256,
+                     lemmas={str(c): [r.summary() for r in a.runs if r.status in ("sat", "unsat")]
+                             for c, a in sorted(proof.lemmas.items())},
+                     witness=({"solver": w.winner.solver if w.winner else "", "formula": w.tag,
+                               "seconds": round(w.seconds, 3)} if w else None))
+    return make_result(query, hyps, vectors, Verdict.UNSAT, run, cross_checked(lemma.proved_by))
+
+
+def monotonicity_document(prop, base: ModelParams, k: int, out: Outcome, command: str = "") -> dict:
+    """x <= y with f(x) > f(y): vectors[0] is x, vectors[1] is y."""
+    hyp = Hypothesis("model", base, base.name)
+    query = {"kind": prop.name, "description": prop.description, "model": base.name, "k": k,
+             "domain": dict(monotonic.DOMAIN),
+             "monotonic_pair": "vectors[0] is x, vectors[1] is y: x <= y and f(x) > f(y)"
+             if out.vectors else None,
+             "command": command}
+    run = run_record(out.seconds, out.proved_by, solver_record(out), out.full.sha256)
+    return make_result(query, [hyp], out.vectors, out.verdict, run, cross_checked(out.proved_by))
+
+
+def prior_vectors(path: str | Path) -> list[Vector]:
+    """The vectors of an earlier tcsmt-result file at ``path`` (none when it
+    is missing, unreadable or of another schema): searches try them first,
+    so a rerun keeps them whichever solver would win a race."""
+    doc = read_json(path)
+    if doc is None or doc.get("schema") not in (SCHEMA, "tcsmt-result/1"):   # same vector layout
+        return []
+    try:
+        fmts = {k: get_format(v) for k, v in doc["formats"].items()}
+        return [read_vector(v, fmts) for v in doc["vectors"]]
+    except (KeyError, TypeError, ValueError, AttributeError, UserError):
+        return []
+
+
+def prior_single(path: str | Path) -> Verdict | None:
+    """The earlier result's answer to "one vector for every pair"."""
+    doc = read_json(path)
+    try:
+        return Verdict(doc["query"]["one_vector_for_all_pairs"]) if doc else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+__all__ = ["Run", "carry_proof_document", "monotonicity_document", "prior_single", "prior_vectors",
+           "separation_document", "solver_record"]
