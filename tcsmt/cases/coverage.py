@@ -307,7 +307,7 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
         pairs = [pr for pr in q.pairs() if q.pair_id(pr) in open_ids]
         if not pairs:
             continue
-        found = [(vec, EARLIER) for vec in (prior or {}).get((space.name, q.name), [])]
+        found = [(vec, EARLIER) for vec in _read_prior(q, (prior or {}).get((space.name, q.name), []))]
         found += [(vec, "pool") for vec in pool.search(q.hyps, q.k, q.domain, pairs)]
         remaining = list(pairs)
         for vec, src in found:
@@ -360,17 +360,28 @@ def _take(space, q: Question, vec: Vector, src: str, remaining, vectors, verdict
 # ---------------------------------------------------------------------------
 
 def prior_gap_vectors(path: str | Path | None) -> dict:
-    """(space, question) -> the gap vectors of an earlier result at ``path``."""
+    """(space, question) -> the gap vectors (records) of an earlier result."""
     doc = read_json(path) if path else None
     out: dict = {}
     if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS):
         return out
     for v in doc.get("vectors", []):
+        if isinstance(v, dict) and "space" in v and "question" in v:
+            out.setdefault((v["space"], v["question"]), []).append(v)
+    return out
+
+
+def _read_prior(q, records: list[dict]) -> list[Vector]:
+    """The earlier vectors of a question, read in its formats (a record
+    that does not read is left out)."""
+    p = q.hyps[0].params
+    out = []
+    for v in records:
         try:
-            vec = Vector(tuple(int(x["hex"], 16) for x in v["a"]),
-                         tuple(int(y["hex"], 16) for y in v["b"]), int(v["c"]["hex"], 16))
-            out.setdefault((v["space"], v["question"]), []).append(vec)
-        except (KeyError, TypeError, ValueError):
+            out.append(Vector(tuple(parse_bits(x["hex"], p.fin) for x in v["a"]),
+                              tuple(parse_bits(y["hex"], p.fin) for y in v["b"]),
+                              parse_bits(v["c"]["hex"], p.fc)))
+        except (KeyError, TypeError, UserError):
             continue
     return out
 

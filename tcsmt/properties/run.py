@@ -21,7 +21,7 @@ from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
 from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors
-from tcsmt.report.results import make_result, run_record
+from tcsmt.report.results import make_result, read_json, run_record
 from tcsmt.search import find
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
@@ -84,9 +84,20 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
         out = run_monotonicity(base, k, solver, timeout, readable, cross_check, old)
         return monotonicity_document(prop, base, k, out, command)
     hyps = hypotheses(prop, base)
+    same = prior is not None and same_question(prior, hyps, k)
     out = find.find_vectors(hyps, k, prop.domain(base), solver, timeout, readable, cross_check,
-                            use_pool, prop.lemma, old, prior_single(prior) if prior else None)
+                            use_pool, prop.lemma, old, prior_single(prior) if same else None)
     return document(prop, base, out, command)
+
+
+def same_question(path: str | Path, hyps: list[Hypothesis], k: int) -> bool:
+    """Whether the result at ``path`` asked about these hypotheses and k."""
+    doc = read_json(path)
+    try:
+        return doc["query"]["k"] == k and [h["parameters"] for h in doc["hypotheses"]] == \
+            [h.params.parameter_dict() for h in hyps]
+    except (TypeError, KeyError):
+        return False
 
 
 def document(prop: Property, base: ModelParams, out: find.FindOutcome, command: str) -> dict:

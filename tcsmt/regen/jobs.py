@@ -185,9 +185,10 @@ def _work(job: Job) -> tuple[str, float, dict | None, str]:
     """In a worker: run the query; the document (the parent writes it)."""
     t0 = time.monotonic()
     try:
-        return job.name, time.monotonic() - t0, job.run(), ""
+        doc = job.run()
     except UserError as e:
         return job.name, time.monotonic() - t0, None, str(e)
+    return job.name, time.monotonic() - t0, doc, ""
 
 
 def _worker_start() -> None:

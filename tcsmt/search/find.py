@@ -158,40 +158,40 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     the full time: a vector (which usually separates several pairs) or a
     proof that the pair is inseparable (or no answer in time).
 
-    ``prior`` vectors (those of an earlier result for the same question)
-    are replayed first and kept, in their order, for every pair they still
-    separate: a rerun then gives the same vectors, whichever solver would
-    have won a race, and asks the solvers only what they leave open. When
-    they leave nothing open, the one-vector-for-all question is asked again
-    only if the earlier result had proved it has no answer (``prior_single``
-    unsat): an earlier "unknown" stays unknown rather than depend on timing."""
+    ``prior`` vectors (those of an earlier result) are replayed first and
+    kept, in their order, for every pair they still separate: a rerun then
+    gives the same vectors, whichever solver would have won a race, and asks
+    the solvers only what they leave open. ``prior_single`` is that result's
+    answer to the one-vector-for-all question, given when it asked the same
+    question: a proof that no one vector does (unsat) is proved again with
+    the full time; an earlier "unknown" stays unknown rather than depend on
+    timing."""
     t0 = time.monotonic()
     res = FindOutcome(hyps, k, domain)
     res.lemma = lemma
     n = len(hyps)
     pairs = all_pairs(n)
     remaining = list(pairs)
+    p = hyps[0].params
     for vec in prior:
-        if domain.contains(hyps[0].params.fin, hyps[0].params.fc, list(vec.a), list(vec.b), vec.c) \
-                and separated_by(vec, hyps) & set(remaining):
+        if domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c):
             _take(res, vec, remaining, "earlier result")
-    skip_single = False
-    if res.vectors and not remaining:
-        use_pool = False
-        skip_single = len(res.vectors) > 1 and prior_single != Verdict.UNSAT
-    if use_pool:
-        for vec in pool.search(hyps, k, domain, pairs):
+    single_time = min(timeout, SINGLE_TIMEOUT)
+    ask_single = True
+    if res.vectors and prior_single is not None:
+        ask_single, single_time = prior_single == Verdict.UNSAT, timeout
+        res.single = prior_single if not ask_single else res.single
+    if use_pool and remaining:
+        for vec in pool.search(hyps, k, domain, remaining):
             _take(res, vec, remaining, "pool")
     asked_all = False
-    if skip_single:
-        pass            # several earlier vectors and no proof that one cannot do: left unknown
-    elif len(res.vectors) != 1 and n > 2:
-        got = _ask(res, pairs, solver, min(timeout, SINGLE_TIMEOUT), readable)
+    if ask_single and len(res.vectors) != 1 and n > 2:
+        got = _ask(res, pairs, solver, single_time, readable)
         res.single, asked_all = got.verdict, not res.vectors
         if got.verdict == Verdict.SAT:
             res.vectors, res.found_by, remaining = [], [], list(pairs)
             _take(res, got.vector, remaining, got.found_by)
-    elif res.vectors and not remaining:
+    elif len(res.vectors) == 1 and not remaining:
         res.single = Verdict.SAT
     while remaining:
         if len(remaining) > 1 and not asked_all:
@@ -239,9 +239,12 @@ def _ask(res: FindOutcome, pairs, solver, timeout, readable, cross_check=False) 
 
 
 def _take(res: FindOutcome, vec: Vector, remaining: list[Pair], source: str) -> None:
+    """Keep a vector that separates some pair still open."""
+    done = separated_by(vec, res.hyps)
+    if not done & set(remaining):
+        return
     res.vectors.append(vec)
     res.found_by.append(source)
-    done = separated_by(vec, res.hyps)
     remaining[:] = [p for p in remaining if p not in done]
 
 
