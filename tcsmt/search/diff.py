@@ -41,7 +41,7 @@ def domain_formula(p: ModelParams, k: int, domain: Domain) -> Formula:
     """Satisfiable exactly when the domain holds some input."""
     def build(I):
         a, b, c = sep.declare_inputs(I, p, k)
-        return domain.constraints(I, p.fin, p.fc, a, b, c)
+        return domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
     return build_formula(build, description=f"tcsmt domain k={k} {domain.describe()}")
 
 

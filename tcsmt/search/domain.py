@@ -44,10 +44,12 @@ class Domain:
         """The domain as plain data (for result files)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
-    def constraints(self, I, fin: Format, fc: Format, a: list, b: list, c) -> list:
-        """Bools that hold exactly for inputs in the domain."""
+    def constraints(self, I, fin: Format, fc: Format, a: list, b: list, c,
+                    fb: Format | None = None) -> list:
+        """Bools that hold exactly for inputs in the domain (b in ``fb``,
+        by default fin)."""
         ta = [_term(I, fin, x) for x in a]
-        tb = [_term(I, fin, y) for y in b]
+        tb = [_term(I, fb or fin, y) for y in b]
         tc = _term(I, fc, c)
         every = ta + tb + [tc]
         out = []
@@ -67,10 +69,11 @@ class Domain:
             out += _count_in(I, nz, self.nonzero_min, self.nonzero_max)
         return out
 
-    def contains(self, fin: Format, fc: Format, a: list[int], b: list[int], c: int) -> bool:
+    def contains(self, fin: Format, fc: Format, a: list[int], b: list[int], c: int,
+                 fb: Format | None = None) -> bool:
         """Whether concrete inputs (bit patterns) lie in the domain."""
         words = lambda xs, f: [IntWord(x, f.bits) for x in xs]  # noqa: E731
-        cs = self.constraints(INT, fin, fc, words(a, fin), words(b, fin), IntWord(c, fc.bits))
+        cs = self.constraints(INT, fin, fc, words(a, fin), words(b, fb or fin), IntWord(c, fc.bits), fb)
         return all(x.b for x in cs)
 
 

@@ -174,7 +174,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     remaining = list(pairs)
     p = hyps[0].params
     for vec in prior:
-        if domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c):
+        if domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
             _take(res, vec, remaining, "earlier result")
     single_time = min(timeout, SINGLE_TIMEOUT)
     ask_single = True

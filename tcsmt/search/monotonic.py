@@ -47,9 +47,11 @@ def constraints(I, p: ModelParams, k: int, x, y, dx, dy) -> list:
     """x <= y elementwise, a and b non-negative, both finite, f(x) > f(y)."""
     (ax, bx, cx), (ay, by, cy) = x, y
     dom = Domain()
-    out = dom.constraints(I, p.fin, p.fc, ax, bx, cx) + dom.constraints(I, p.fin, p.fc, ay, by, cy)
-    for u, v in zip(ax + bx, ay + by):
-        out += [I.not_(bv.msb(I, u)), I.not_(bv.msb(I, v)), float_le(I, p.fin, u, v)]
+    out = dom.constraints(I, p.fin, p.fc, ax, bx, cx, p.fb) + \
+        dom.constraints(I, p.fin, p.fc, ay, by, cy, p.fb)
+    for fmt, xs, ys in ((p.fin, ax, ay), (p.fb, bx, by)):
+        for u, v in zip(xs, ys):
+            out += [I.not_(bv.msb(I, u)), I.not_(bv.msb(I, v)), float_le(I, fmt, u, v)]
     out.append(float_le(I, p.fc, cx, cy))
     out.append(float_lt(I, p.fout, dy, dx))
     return out
@@ -65,13 +67,12 @@ def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
     def build(I):
         xs = sep.declare_inputs(I, p, k, support)
         if equal:
-            a0, b0 = I.var("a_eq", p.fin.bits), I.var("b_eq", p.fin.bits)
+            a0, b0 = I.var("a_eq", p.fin.bits), I.var("b_eq", p.fb.bits)
             on = set(support or range(k))
-            zero = I.const(0, p.fin.bits)
-            xs = ([a0 if i in on else zero for i in range(k)],
-                  [b0 if i in on else zero for i in range(k)], xs[2])
+            xs = ([a0 if i in on else I.const(0, p.fin.bits) for i in range(k)],
+                  [b0 if i in on else I.const(0, p.fb.bits) for i in range(k)], xs[2])
             extra = [] if sig_bits is None else [few_bits(I, p.fin, a0, sig_bits),
-                                                 few_bits(I, p.fin, b0, sig_bits)]
+                                                 few_bits(I, p.fb, b0, sig_bits)]
         else:
             extra = []
         ys = _declare(I, p, k, support)
@@ -89,7 +90,7 @@ def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
 def _declare(I, p: ModelParams, k: int, support):
     free = set(range(k)) if support is None else set(support)
     a = [I.var(f"ya{i}", p.fin.bits) if i in free else I.const(0, p.fin.bits) for i in range(k)]
-    b = [I.var(f"yb{i}", p.fin.bits) if i in free else I.const(0, p.fin.bits) for i in range(k)]
+    b = [I.var(f"yb{i}", p.fb.bits) if i in free else I.const(0, p.fb.bits) for i in range(k)]
     return a, b, I.var("yc", p.fc.bits)
 
 

@@ -65,10 +65,11 @@ def c_values(fc: Format, span: int = 30) -> list[int]:
 
 
 def candidates(fin: Format, fc: Format, k: int, domain: Domain, size: int = POOL_SIZE,
-               seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """[size, k] a and b bit patterns and [size] c bit patterns."""
+               seed: int = 0, fb: Format | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[size, k] a and b bit patterns (b in ``fb``, by default fin) and
+    [size] c bit patterns."""
     rng = random.Random(seed)
-    nice, cs = nice_values(fin), c_values(fc)
+    nice, nice_b, cs = nice_values(fin), nice_values(fb or fin), c_values(fc)
     a = np.zeros((size, k), dtype=np.uint64)
     b = np.zeros((size, k), dtype=np.uint64)
     c = np.zeros(size, dtype=np.uint64)
@@ -79,7 +80,7 @@ def candidates(fin: Format, fc: Format, k: int, domain: Domain, size: int = POOL
         m = rng.choice(counts)
         for pos in rng.sample(range(k), m):
             a[i, pos] = rng.choice(nice)
-            b[i, pos] = rng.choice(nice)
+            b[i, pos] = rng.choice(nice_b)
         c[i] = rng.choice(cs)
     return a, b, c
 
@@ -102,7 +103,7 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
     """Vectors from the pool, greedily, each separating the most pairs not
     yet separated; only vectors inside the domain are taken."""
     p = hyps[0].params
-    a, b, c = candidates(p.fin, p.fc, k, domain, size, seed)
+    a, b, c = candidates(p.fin, p.fc, k, domain, size, seed, p.fb)
     outs = evaluate(hyps, a, b, c)
     if outs is None:
         return []
@@ -120,7 +121,7 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
         if pick is None:
             break
         vec = Vector(tuple(int(x) for x in a[pick]), tuple(int(x) for x in b[pick]), int(c[pick]))
-        if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c):
+        if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
             rejected.add(pick)
             continue
         chosen.append(vec)

@@ -46,7 +46,7 @@ def overflow_formula(p: ModelParams, k: int, carry: int, domain: Domain) -> Form
 
     def build(I):
         a, b, c = sep.declare_inputs(I, p, k)
-        out = domain.constraints(I, p.fin, p.fc, a, b, c)
+        out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
         trace: list = []
         datapath.dot(I, unbounded, a, b, c, trace=trace)
         sums = [x for name, x, _ in trace if name == "raw sum"]

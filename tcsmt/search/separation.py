@@ -70,7 +70,7 @@ def declare_inputs(I, p: ModelParams, k: int, support: tuple[int, ...] | None = 
     fin, fc = p.fin, p.fc
     free = set(range(k)) if support is None else set(support)
     a = [I.var(f"a{i}", fin.bits) if i in free else I.const(0, fin.bits) for i in range(k)]
-    b = [I.var(f"b{i}", fin.bits) if i in free else I.const(0, fin.bits) for i in range(k)]
+    b = [I.var(f"b{i}", p.fb.bits) if i in free else I.const(0, p.fb.bits) for i in range(k)]
     return a, b, I.var("c", fc.bits)
 
 
@@ -91,8 +91,8 @@ def _differ(I, dots, pairs: list[Pair], every: bool):
 def equal_inputs(I, p: ModelParams, k: int):
     """Every product a0*b0 (one multiplier: large sums are easy to reach);
     a1.. and b1.. only name the copies, so a witness decodes like any other."""
-    a0, b0 = I.var("a0", p.fin.bits), I.var("b0", p.fin.bits)
-    names = [I.eq(I.var(f"{n}{i}", p.fin.bits), x) for i in range(1, k) for n, x in (("a", a0), ("b", b0))]
+    a0, b0 = I.var("a0", p.fin.bits), I.var("b0", p.fb.bits)
+    names = [I.eq(I.var(f"{n}{i}", I.width(x)), x) for i in range(1, k) for n, x in (("a", a0), ("b", b0))]
     return [a0] * k, [b0] * k, I.var("c", p.fc.bits), names
 
 
@@ -112,7 +112,7 @@ def separation_formula(hyps: list[Hypothesis], k: int, domain: Domain,
             a, b, c, out = equal_inputs(I, p, k)
         else:
             (a, b, c), out = declare_inputs(I, p, k, support), []
-        out += domain.constraints(I, p.fin, p.fc, a, b, c)
+        out += domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
         if sig_bits is not None:
             out += [few_bits(I, p.fin, x, sig_bits) for x in a + b]
             out.append(few_bits(I, p.fc, c, sig_bits + 1))
@@ -135,7 +135,7 @@ def free_products_formula(hyps: list[Hypothesis], k: int, domain: Domain,
 
     def build(I):
         a, b, c = declare_inputs(I, p, k)
-        out = domain.constraints(I, p.fin, p.fc, a, b, c)
+        out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
         dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
         return out + _differ(I, dots, pairs, every)
 
@@ -197,7 +197,7 @@ def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, dom
     (``every``: every pair) of ``pairs`` differs."""
     vec = decode(values, k)
     p = hyps[0].params
-    if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c):
+    if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
         raise WitnessError(f"the solver's witness {vec} is outside the domain {domain.describe()}")
     outs = outputs(vec, hyps)
     for j, h in enumerate(hyps):

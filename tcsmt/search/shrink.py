@@ -58,7 +58,7 @@ def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],
     def good(v: Vector) -> bool:
         if state["left"] <= 0:
             return False
-        if not domain.contains(p.fin, p.fc, list(v.a), list(v.b), v.c):
+        if not domain.contains(p.fin, p.fc, list(v.a), list(v.b), v.c, p.fb):
             return False
         state["left"] -= 1
         outs = outputs(v, sub)
@@ -82,7 +82,7 @@ def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],
             if good(cand):
                 cur, changed = cand, True
         for slot in [("a", i) for i in range(k)] + [("b", i) for i in range(k)] + [("c", 0)]:
-            fmt = p.fc if slot[0] == "c" else p.fin
+            fmt = {"a": p.fin, "b": p.fb, "c": p.fc}[slot[0]]
             value = cur.c if slot[0] == "c" else getattr(cur, slot[0])[slot[1]]
             for x in simpler(fmt, value):
                 cand = _replace(cur, slot, x)
