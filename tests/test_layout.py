@@ -14,6 +14,7 @@ ORDER = [
     {"datapath"},
     {"interp"},
     {"sim", "smt"},
+    {"torch"},                  # a unit's arithmetic under PyTorch: through the simulators
     {"search"},
     {"report"},
     {"properties"},
