@@ -50,6 +50,25 @@ PROBES = [
     ("mma-m8n8k4-f16-f32", ("float16", "float32", "float32"), "m8n8k4"),
 ]
 
+# Probes not yet run on a GPU: Hopper's wgmma (sm_90a; the fp8 ones, with c non-zero,
+# decide how the shipped Hopper fp8 models take c) and fp8 with an fp16 accumulator.
+# Their format triples come after the ones above in the seed order, so the vectors of
+# the probes above stay as they were recorded.
+LATER = [
+    ("wgmma-e4m3-f32", ("float8_e4m3fn", "float32", "float32"), "wgmma"),
+    ("wgmma-e5m2-f32", ("float8_e5m2", "float32", "float32"), "wgmma"),
+    ("wgmma-e4m3-f16", ("float8_e4m3fn", "float16", "float16"), "wgmma"),
+    ("wgmma-e5m2-f16", ("float8_e5m2", "float16", "float16"), "wgmma"),
+    ("wgmma-f16-f32", ("float16", "float32", "float32"), "wgmma"),
+    ("wgmma-f16-f16", ("float16", "float16", "float16"), "wgmma"),
+    ("wgmma-bf16-f32", ("bfloat16", "float32", "float32"), "wgmma"),
+    ("wgmma-tf32-f32", ("tf32", "float32", "float32"), "wgmma"),
+    ("mma-e4m3-f16", ("float8_e4m3fn", "float16", "float16"), "mma"),
+    ("mma-e5m2-f16", ("float8_e5m2", "float16", "float16"), "mma"),
+]
+SEED_ORDER = sorted({p[1] for p in PROBES})
+SEED_ORDER += sorted({p[1] for p in LATER} - set(SEED_ORDER))
+
 # FACTS.md, "Published test vectors": (a, b, c) as exact values.
 FACTS = [
     ([1], [1], -(1 - P)),
@@ -141,9 +160,9 @@ def make(fmts: tuple[str, str, str], ins_name: str, seed: int) -> dict:
 def main(outdir: str) -> None:
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, fmts, ins in PROBES:
-        # One seed per input format, so mma and wmma of a format run the same vectors.
-        seed = 1000 + 17 * sorted({p[1] for p in PROBES}).index(fmts)
+    for name, fmts, ins in PROBES + LATER:
+        # One seed per format triple, so mma, wmma and wgmma of a triple run the same vectors.
+        seed = 1000 + 17 * SEED_ORDER.index(fmts)
         data = make(fmts, ins, seed)
         (out / f"{name}.vectors.json").write_text(json.dumps(data) + "\n")
         print(name, len(data["vectors"]), data["instruction"])
