@@ -230,6 +230,8 @@ def test_tcgen05_instruction_descriptors(name, fields):
     "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2",
     "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3",
     "mma.sync.aligned.kind::mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.row.col.f32.e3m2.e2m1.f32.ue8m0",
+    "v_mfma_f32_16x16x32_bf8_fp8",
+    "v_mfma_f32_32x32x4_xf32",
 ])
 def test_calibration_vectors_are_exact(name):
     ins = instruction_by_name(name)
