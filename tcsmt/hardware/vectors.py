@@ -13,7 +13,7 @@ block of K) to every vector. Optional "hypotheses": [{"id", "label"}] with an
 "outputs": {id: hex} per vector gives the d each hypothesis expects; the
 probe then says, vector by vector, which hypotheses the device followed.
 
-A result file of ``tcsmt diff`` or ``tcsmt find`` (schema tcsmt-result/1)
+A result file of ``tcsmt diff`` or ``tcsmt find`` (schema tcsmt-result/N)
 is read the same way: its hypotheses and their outputs come along, and its
 out format (and scale format and block, whose factors its vectors hold as
 "scale_a" and "scale_b") are those its hypotheses share.
@@ -127,7 +127,7 @@ def _terms(v: dict, name: str, fmt: Format, at: str) -> list[int]:
 
 
 def _result_formats(data: dict, where: str) -> dict:
-    """The formats of a tcsmt-result/1 file, with its hypotheses' out format."""
+    """The formats of a result file, with the out format its hypotheses share."""
     f = data.get("formats")
     hyps = data.get("hypotheses")
     if not isinstance(f, dict) or not isinstance(hyps, list) or not hyps:
@@ -167,7 +167,7 @@ def _hypotheses(data: dict, where: str) -> list[tuple[str, str]]:
 def parse_vectors(data, where: str, sha256: str = "") -> VectorSet:
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object with \"formats\" and \"vectors\"")
-    result = data.get("schema") == "tcsmt-result/1"
+    result = str(data.get("schema", "")).startswith("tcsmt-result/")
     fs = parse_format_set(_result_formats(data, where) if result else data.get("formats"), where)
     block = parse_scale_block(data, fs, None, where)
     ins = data.get("instruction")
