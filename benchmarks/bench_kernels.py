@@ -9,7 +9,11 @@ the device and the device's own matmul.
 Each figure is M * N * K / seconds, the best of the repeats in one process
 after a first call (steady state: the kernel compiled or loaded from
 Numba's cache, the datapath recorded); the first call's seconds, which
-include compiling, are printed apart. Sizes above 1024 run a subset of D's
+include compiling, are printed apart. Beside the wall-clock rate, the rate
+per CPU-second (products / CPU time of all the process's threads) says
+what the engine does with the cores it gets: on a machine that others
+share (the load average is printed), the wall-clock rate of every core
+falls below cores x that figure. Sizes above 1024 run a subset of D's
 rows (rows are independent dot products, so the rate is that of the whole
 GEMM: the script says how many rows it ran and extrapolates nothing else).
 Every engine's output is compared bit for bit with the CPU kernel's on the
@@ -21,6 +25,7 @@ MMA-Sim: pip install torch==2.13.0 && pip install mmasim.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import ml_dtypes
@@ -47,16 +52,19 @@ def inputs(m: int, n: int, k: int, dtype, seed: int = 0):
 
 
 def timed(fn, repeat: int):
-    """(first call's seconds, best of ``repeat`` more, the output)."""
+    """(first call's seconds, best of ``repeat`` more, the CPU seconds of
+    that best call (every thread of the process), the output)."""
     t = time.perf_counter()
     out = fn()
     first = time.perf_counter() - t
-    best = float("inf")
+    best, cpu = float("inf"), float("inf")
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn()
-        best = min(best, time.perf_counter() - t)
-    return first, best, out
+        wall = time.perf_counter() - t
+        if wall < best:
+            best, cpu = wall, time.process_time() - c
+    return first, best, cpu, out
 
 
 def mmasim_op(cls: str, shape: str, device: str = "cpu"):
@@ -87,23 +95,25 @@ def rows_for(size: int, rate: float, limit: int | None) -> int:
     return int(min(size, max(8, rate / (size * size)) // 8 * 8 or 8))
 
 
-def line(label: str, products: int, first: float, best: float, ref: float | None, note: str) -> str:
+def line(label: str, products: int, first: float, best: float, cpu: float, ref: float | None,
+         note: str) -> str:
     rate = products / best
     ratio = f"{ref / best:8.1f}x" if ref else " " * 9
-    return f"  {label:26s} {rate / 1e6:10.1f} M/s  first call {first:7.2f} s  {ratio}  {note}"
+    return (f"  {label:22s} {rate / 1e6:9.1f} M/s  {products / cpu / 1e6:9.1f} M/CPU-s  "
+            f"first call {first:7.2f} s  {ratio}  {note}")
 
 
 def bench_case(case, size: int, repeat: int, limit: int | None, have_mmasim: bool) -> None:
     label, name, cls, shape, dtype = case
     p = find_model(name)
     threads = kernels_threads()
-    print(f"{label}, {size}^3 (M x N x K), {threads} cores:")
+    print(f"{label}, {size}^3 (M x N x K), {threads} cores, load average {os.getloadavg()[0]:.1f}:")
     results = {}
 
     def run(engine, rows, fn):
         a, b, c = inputs(rows, size, size, dtype)
-        first, best, out = timed(lambda: fn(a, b, c), repeat)
-        results[engine] = (rows * size * size, first, best, out, rows)
+        first, best, cpu, out = timed(lambda: fn(a, b, c), repeat)
+        results[engine] = (rows * size * size, first, best, out, rows, cpu)
 
     run("cpu, every core", rows_for(size, 1e9, limit),
         lambda a, b, c: matmul(a, b, c, arch=p, backend="cpu"))
@@ -144,14 +154,15 @@ def report(results: dict) -> None:
     ref_engine = "MMA-Sim (torch)" if "MMA-Sim (torch)" in results else "numpy"
     ref = results[ref_engine][0] / results[ref_engine][2]
     cpu_out, cpu_rows = results["cpu, every core"][3], results["cpu, every core"][4]
-    for engine, (products, first, best, out, rows) in results.items():
+    print(f"  {'':22s} {'wall':>13s}  {'per CPU-second':>15s}")
+    for engine, (products, first, best, out, rows, cpu) in results.items():
         out = np.asarray(out)
         n = min(rows, cpu_rows)
         same = np.array_equal(out[:n].view(np.uint32), cpu_out[:n].view(np.uint32))
         note = f"{rows} rows; {'identical' if same else 'DIFFERENT'} bits on {n} rows"
         if engine == "device's own matmul":
             note = f"{rows} rows; the device's own rounding (not compared)"
-        print(line(engine, products, first, best, products / ref, note))
+        print(line(engine, products, first, best, cpu, products / ref, note))
     one, every = (results[e][0] / results[e][2] for e in ("cpu, one core", "cpu, every core"))
     print(f"  ratios against {ref_engine}; every core / one core: {every / one:.2f}x")
 

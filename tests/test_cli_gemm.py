@@ -114,7 +114,7 @@ def test_load_npy_reads_ml_dtypes_arrays_back(tmp_path):
 
 def test_gemm_backend_cpu_writes_the_numpy_backends_bits(tmp_path):
     pytest.importorskip("numba")
-    A, B, C = rand((6, 35), np.float16, 4), rand((35, 9), np.float16, 5), rand((6, 9), np.float32, 6)
+    A, B, C = rand((6, 37), np.float16, 4), rand((37, 9), np.float16, 5), rand((6, 9), np.float32, 6)
     p = save(tmp_path, A=A, B=B, C=C)
     out = str(tmp_path / "D.npy")
     r = run("--arch", "hopper", "--backend", "cpu", p["A"], p["B"], p["C"], "-o", out)

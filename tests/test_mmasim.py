@@ -54,12 +54,32 @@ def operands(p, m: int, k: int, n: int, seed: int):
 @pytest.mark.parametrize("row", PAIRS, ids=lambda r: f"{r[0]}:{r[3]}")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_matmul_equals_mmasim(row, seed):
+    check_against_mmasim(row, seed, "numpy")
+
+
+HOPPER = [r for r in PAIRS if r[0] == "hopper-fp16-fp32"][:1]
+
+
+@pytest.mark.parametrize("row", HOPPER, ids=lambda r: f"{r[0]}:{r[3]}")
+def test_compiled_cpu_kernel_equals_mmasim(row):
+    pytest.importorskip("numba")
+    check_against_mmasim(row, 0, "cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", PAIRS, ids=lambda r: f"{r[0]}:{r[3]}")
+def test_compiled_cpu_kernel_equals_mmasim_on_every_pair(row):
+    pytest.importorskip("numba")
+    check_against_mmasim(row, 1, "cpu")
+
+
+def check_against_mmasim(row, seed: int, backend: str):
     name, cls, arch, shape = row
     p = find_model(name)
     op = operation(cls, arch, shape)
     m, n, k = 12, 10, 2 * p.block_size + 5
     A, B, C = operands(p, m, k, n, seed)
-    D = matmul(A, B, C, arch=p)
+    D = matmul(A, B, C, arch=p, backend=backend)
     ref = op(to_torch(A, op.a_type), to_torch(B, op.b_type), to_torch(C, op.c_type)).numpy()
     bits = {2: np.uint16, 4: np.uint32}[D.itemsize]
     got, want = D.view(bits), np.ascontiguousarray(ref).view(bits)
