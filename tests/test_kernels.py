@@ -195,7 +195,7 @@ def run_cuda_simulator(cases, tmp_path):
 
 def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
     run_cuda_simulator([("hopper-fp16-fp32", 35), ("volta-fp16-fp16", 13), ("ada-e4m3-fp32", 40),
-                        ("cdna3-fp16-fp32", 9)], tmp_path)
+                        ("cdna3-fp16-fp32", 80)], tmp_path)   # cdna3 at 80: rolled after reordering
 
 
 @pytest.mark.slow

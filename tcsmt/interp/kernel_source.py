@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from tcsmt.errors import UserError
 from tcsmt.interp.kernel_ops import Consts, constant, expression, from_load, to_store
 from tcsmt.interp.program import A_DEP, B_DEP, Program
-from tcsmt.interp.rolling import Loop, roll
+from tcsmt.interp.rolling import Loop, by_last_input, last_inputs, roll
 
 MAX_STRAIGHT = 6000
 """Most instructions written out without a loop: past this, compiling takes
@@ -72,6 +72,11 @@ class Emitter:
     def __init__(self, prog: Program, seg: Segment, lanes: Lanes, K: Consts, name: str):
         self.prog, self.seg, self.lanes, self.K, self.name = prog, seg, lanes, K, name
         self.loop: Loop | None = roll(seg.code, seg.sources, seg.sinks, seg.counts)
+        if self.loop is None and len(seg.code) > MAX_STRAIGHT:
+            code = by_last_input(seg.code, last_inputs(prog_code(prog), _k_of_inputs(prog)))
+            loop = roll(code, seg.sources, seg.sinks, seg.counts)
+            if loop is not None:
+                seg.code, self.loop = code, loop
         self.state: dict = {}          # key -> state index (or variable name)
         if self.loop is None and len(seg.code) > MAX_STRAIGHT:
             raise KernelTooLarge(
@@ -226,6 +231,15 @@ def _export(loop: Loop, i: int) -> Loop:
 # ---------------------------------------------------------------------------
 # The parts of a program, and whole modules
 # ---------------------------------------------------------------------------
+
+def prog_code(prog: Program) -> list:
+    return [ins[:4] for ins in prog.code]
+
+
+def _k_of_inputs(prog: Program) -> dict:
+    """slot -> k of the inputs a{k} and b{k}."""
+    return {s: int(name[1:]) for name, s in prog.inputs.items() if name[:1] in "ab" and name[1:].isdigit()}
+
 
 def _counts(prog: Program, block_size: int) -> tuple:
     k = sum(1 for name in prog.inputs if name.startswith("a"))

@@ -28,6 +28,7 @@ The kernels run the rolled form, which is the recorded program itself.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 MIN_COUNT = 2
@@ -195,3 +196,39 @@ def _affine(rows: list):
     if any(r[1] != rows[0][1] + stride * j for j, r in enumerate(rows)):
         return False
     return rows[0][0], rows[0][1], stride
+
+
+def by_last_input(code: list, last_input: dict) -> list:
+    """The same instructions in another order that their dependencies
+    allow: each instruction as soon as it is ready, the one whose inputs
+    reach least far along K first (``last_input``: slot -> the largest k of
+    the inputs it depends on), ties in the original order. A program
+    whose traversal interleaves blocks (a late c added after each block's
+    sum) comes out block after block, and may then roll."""
+    defined = {ins[3]: pos for pos, ins in enumerate(code)}
+    waiting = [0] * len(code)
+    users: list[list[int]] = [[] for _ in code]
+    for pos, ins in enumerate(code):
+        for s in set(ins[1]):
+            if s in defined:
+                waiting[pos] += 1
+                users[defined[s]].append(pos)
+    ready = [(last_input.get(ins[3], -1), pos) for pos, ins in enumerate(code) if not waiting[pos]]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        _, pos = heapq.heappop(ready)
+        out.append(code[pos])
+        for u in users[pos]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                heapq.heappush(ready, (last_input.get(code[u][3], -1), u))
+    return out
+
+
+def last_inputs(code: list, inputs: dict) -> dict:
+    """slot -> the largest k among the inputs (slot -> k) it depends on."""
+    reach = dict(inputs)
+    for ins in code:
+        reach[ins[3]] = max((reach.get(s, -1) for s in ins[1]), default=-1)
+    return reach
