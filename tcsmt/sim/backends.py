@@ -9,9 +9,10 @@
 All three run the same recorded program and give the same bits (the tests
 compare them). Without a choice (``backend=None``) the fastest available
 for this call is taken: ``cuda`` where a CUDA device is present, else
-``cpu`` where Numba is installed and the kernel is already compiled (in
-Numba's on-disk cache) or the product is large enough to repay compiling
-it (at least AUTO_COMPILE_PRODUCTS products), else ``numpy``.
+``cpu`` where Numba is installed and the product is large enough to repay
+compiling the kernel (AUTO_COMPILE_PRODUCTS), or not small
+(AUTO_CACHED_PRODUCTS) and the kernel is already compiled (in Numba's
+on-disk cache), else ``numpy``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ BACKENDS = ("numpy", "cpu", "cuda")
 AUTO_COMPILE_PRODUCTS = 1 << 32
 """Products (M x N x K) past which compiling a kernel (10 to 40 s the first
 time) repays itself against the NumPy interpretation (about 10^8 products/s)."""
+
+AUTO_CACHED_PRODUCTS = 1 << 24
+"""Products past which a kernel already compiled is worth looking for (the
+look-up writes the kernel's source, about as long as recording the program;
+below this the NumPy interpretation is done sooner)."""
 
 
 def check_backend(backend: str | None) -> None:
@@ -52,7 +58,7 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
         return "numpy"
     if kernels.cuda_available() and _compiles(p, k, "cuda"):
         return "cuda"
-    if not _compiles(p, k, kind):
+    if products < AUTO_CACHED_PRODUCTS or not _compiles(p, k, kind):
         return "numpy"
     if products >= AUTO_COMPILE_PRODUCTS or kernels.compiled_on_disk(kind, p, k):
         return kind
