@@ -1,16 +1,65 @@
-"""Writing files atomically: a reader sees the old file or the new one,
-never half of either, even when the writer is interrupted."""
+"""Reading and writing files. Reading: one-line errors (UserError) naming
+the file for every way a file can be unreadable (missing, a folder, not
+UTF-8, not JSON or TOML). Writing: atomically, so a reader sees the old file
+or the new one, never half of either, even when the writer is interrupted."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TypeVar
 
+from tcsmt.errors import UserError
+
 T = TypeVar("T")
+
+
+def read_text(path: str | Path, error=None) -> str:
+    """A UTF-8 text file; ``error`` (default UserError) with one line naming
+    the file when it cannot be read."""
+    error = error or UserError
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
+def read_json(path: str | Path, error=None):
+    """A JSON file (any JSON value); one-line errors as read_text."""
+    error = error or UserError
+    text = read_text(path, error)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise error(f"{path}: not JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise error(f"{path}: not JSON: nested too deep") from None
+
+
+def json_object_or_none(path: str | Path) -> dict | None:
+    """A JSON object from a file, or None when there is no readable one (an
+    earlier result that may or may not be there)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def read_toml(path: str | Path, error=None) -> dict:
+    """A TOML file; one-line errors as read_text."""
+    error = error or UserError
+    text = read_text(path, error)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{path}: not valid TOML: {e}") from None
 
 
 def write_atomic(path: str | Path, write: Callable[[IO], None], binary: bool = False,

@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tcsmt"
 
 # lowest first; rooms on one line may not import each other either
 ORDER = [
-    {"errors", "enums", "fileio", "invocation", "processes"},
+    {"errors"}, {"enums"}, {"processes"}, {"fileio"}, {"invocation"},
     {"model"},
     {"datapath"},
     {"interp"},

@@ -47,13 +47,13 @@ tcsmt-result/1: the hypotheses are methods, not datapath models, so
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
 from tcsmt.cases import algorithms as al
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError, WitnessError
+from tcsmt.fileio import json_object_or_none, read_json
 from tcsmt.model.catalogue import all_models, find_model
 from tcsmt.model.formats import format_value
 from tcsmt.model.params import ModelParams
@@ -61,7 +61,6 @@ from tcsmt.report.documents import cross_checked, solver_record
 from tcsmt.report.results import (
     number,
     params_from_record,
-    read_json,
     run_record,
     solver_versions,
     write_result,
@@ -240,7 +239,7 @@ def _replay(tc: ModelParams, k: int, run, reproduce: bool) -> Vector:
 
 def _prior_witness(path, tc: ModelParams, k: int, reproduce: bool) -> Vector | None:
     """An earlier result's witness, if it still answers the question."""
-    doc = read_json(path) if path else None
+    doc = json_object_or_none(path) if path else None
     if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS) or not doc.get("vectors"):
         return None
     try:
@@ -315,10 +314,7 @@ def check_document(doc: dict) -> None:
 def replay_compare(path: str | Path) -> list[str]:
     """Every vector of a tcsmt-compare/2 file through the concrete definition
     again; the problems found (none: the file holds)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise UserError(f"{path}: cannot read a result: {e}") from None
+    doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise UserError(f"{path}: schema is not {SCHEMA!r}")
     tc = params_from_record({"id": "model", "label": doc["model"]["name"],

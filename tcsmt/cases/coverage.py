@@ -47,17 +47,17 @@ keeps them.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcsmt.cases.suites import Suite, _compare, check_suite, device_model, find_suite, vector_inputs
-from tcsmt.enums import PropertyKind
+from tcsmt.enums import PropertyKind, Verdict
 from tcsmt.errors import UserError
+from tcsmt.fileio import json_object_or_none, read_json
 from tcsmt.model.formats import format_value, parse_bits
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import number, read_json, run_record, solver_versions, write_result
+from tcsmt.report.results import number, run_record, solver_versions, write_result
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.sim.dot import dot_bits
@@ -321,10 +321,10 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
                 continue
             got = find.ask([q.hyps[pr[0]], q.hyps[pr[1]]], q.k, q.domain, [(0, 1)], solver,
                            min(timeout, left), readable=True)
-            if got.verdict == "sat":
+            if got.verdict == Verdict.SAT:
                 _take(space, q, got.vector, got.found_by, remaining, vectors, verdicts)
             else:
-                if got.verdict == "unsat":
+                if got.verdict == Verdict.UNSAT:
                     by = ", ".join(sorted(set(got.proved_by))) or got.reason
                     verdicts[q.pair_id(pr)] = {"status": "inseparable", "by": by}
                 else:
@@ -361,7 +361,7 @@ def _take(space, q: Question, vec: Vector, src: str, remaining, vectors, verdict
 
 def prior_gap_vectors(path: str | Path | None) -> dict:
     """(space, question) -> the gap vectors (records) of an earlier result."""
-    doc = read_json(path) if path else None
+    doc = json_object_or_none(path) if path else None
     out: dict = {}
     if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS):
         return out
@@ -486,10 +486,7 @@ def result_path(suite: str, space: str = SPACE_DEFAULT, root: str | Path = "resu
 def replay_coverage(path: str | Path) -> list[str]:
     """The generated vectors of a coverage file through the concrete model
     again (the problems found; none: the file holds)."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read a result: {e}") from None
+    doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise UserError(f"{path}: schema is not {SCHEMA!r}")
     suite = find_suite(doc["query"]["suite"])

@@ -35,13 +35,13 @@ Anything malformed raises a one-line UserError naming the file and the key.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import read_json
 from tcsmt.model.exact import parse_exact, parse_value_text
 from tcsmt.model.formats import Format, format_value, get_format, parse_bits
 from tcsmt.model.params import FIELD_NAMES, ModelParams
@@ -345,14 +345,4 @@ def suite_from_dict(data, origin: str) -> Suite:
 
 
 def load_suite(path: str | Path) -> Suite:
-    path = Path(path)
-    origin = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"{origin}: cannot read: {e.strerror}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{origin}: not valid JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
-    return suite_from_dict(data, origin)
+    return suite_from_dict(read_json(path), str(path))

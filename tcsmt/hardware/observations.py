@@ -51,11 +51,11 @@ interpreted.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import read_json
 from tcsmt.model.formats import Format, get_format, parse_bits
 
 SCHEMA = "tcsmt-observations/1"
@@ -212,16 +212,7 @@ def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str) -> Obse
 
 def read_observations(path: str | Path) -> ObservationSet:
     """Read and validate an observations file (see the module docstring)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{path}: not JSON: {e.msg} at line {e.lineno}") from None
-    return parse_observations(data, str(path))
+    return parse_observations(read_json(path), str(path))
 
 
 def observation_dict(index: int, fin: Format, fc: Format, fout: Format,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from tcsmt import datapath
 from tcsmt.datapath import bv
+from tcsmt.enums import Verdict
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 from tcsmt.smt import abstraction, service
@@ -76,12 +77,12 @@ def floor_lemma(p: ModelParams, k: int, domain: Domain, timeout: float = 120.0) 
                 "how": "the lemma is written for block normalisation with c placed globally"}
     ans = service.solve(floor_formula(p, k, domain), "portfolio", timeout, cross_check=True)
     rec = {"parameter": "min_exponent", "value": p.min_exponent, "verdict": ans.status,
-           "proved_by": list(getattr(ans, "proved_by", []) or []) if ans.status == "unsat" else [],
+           "proved_by": list(getattr(ans, "proved_by", []) or []) if ans.status == Verdict.UNSAT else [],
            "how": "free products; c any bit pattern; some term non-zero and the alignment point "
                   "below the floor"}
-    if ans.status == "sat":
+    if ans.status == Verdict.SAT:
         rec["values"] = {k2: hex(v) for k2, v in ans.values.items() if not k2.startswith("prod")}
-    elif ans.status != "unsat":
+    elif ans.status != Verdict.UNSAT:
         rec["reason"] = getattr(ans, "reason", "")
     return rec
 
@@ -122,12 +123,12 @@ def settle_outside(device: ModelParams, hyp: ModelParams, outside: list[str], k:
         else:
             lem = {"parameter": key, "verdict": "unknown", "how": "no lemma for this parameter"}
         lemmas.append(lem)
-        if lem["verdict"] == "unsat":
+        if lem["verdict"] == Verdict.UNSAT:
             reduced = reduced.replace(**{key: getattr(hyp, key)})
     same = same_circuit(reduced, hyp, k)
-    if all(lem["verdict"] == "unsat" for lem in lemmas) and same:
+    if all(lem["verdict"] == Verdict.UNSAT for lem in lemmas) and same:
         verdict = "unsat"
-    elif any(lem["verdict"] == "sat" for lem in lemmas):
+    elif any(lem["verdict"] == Verdict.SAT for lem in lemmas):
         verdict = "sat"
     else:
         verdict = "unknown"

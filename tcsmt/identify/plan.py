@@ -33,8 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from tcsmt import __version__
+from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.fileio import data_folder
+from tcsmt.fileio import data_folder, read_json
 from tcsmt.hardware.instructions import choose_instruction
 from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import HypSpace
@@ -273,13 +274,13 @@ class _Search:
             self.counts["queries"] += 1
             self.counts[out.verdict] = self.counts.get(out.verdict, 0) + 1
             _say(self.log, f"  search {', '.join(pat)}: {out.verdict} ({out.seconds:.1f} s)")
-            if out.verdict == "sat":
+            if out.verdict == Verdict.SAT:
                 found.append(out.vector)
                 continue
             self.dead.add(pat)
-            if out.verdict == "unsat" and len(circ) == len(self.circuits(cl.members)):
+            if out.verdict == Verdict.UNSAT and len(circ) == len(self.circuits(cl.members)):
                 cl.status, cl.proved_by = "proved", out.proved_by
-            elif out.verdict == "unsat":
+            elif out.verdict == Verdict.UNSAT:
                 cl.note = f"the first {len(circ)} circuits proved equal; the others not asked"
         return found
 
@@ -371,17 +372,10 @@ def _pretty(rec: dict) -> str:
 
 
 def read_plan(path: str | Path) -> Plan:
-    import json
 
     from tcsmt.hardware.harness import parse_vectors
     from tcsmt.identify.hypspace import from_record
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise UserError(f"{path}: not JSON: {e.msg} at line {e.lineno}") from None
+    data = read_json(path)
     where = str(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         schema = data.get("schema") if isinstance(data, dict) else None

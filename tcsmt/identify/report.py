@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+from tcsmt.enums import Verdict
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.identify.narrow import Identification
 from tcsmt.identify.plan import vector_json
@@ -112,13 +113,13 @@ def prove_class(members: list[ModelParams], k: int, domain: Domain, device: Mode
     out = run_diff(hyps, k, domain, timeout=timeout, cross_check=True, pairs=pairs)
     rec = {"verdict": out.verdict, "proved_by": out.proved_by, "circuits": len(circ),
            "seconds": round(out.seconds, 1), "notes": out.notes}
-    if out.verdict == "sat":
+    if out.verdict == Verdict.SAT:
         p = hyps[0].params
         rec["witness"] = vector_json(p.fin, p.fc, out.vector)
         from tcsmt.search.vectors import outputs
         rec["witness_outputs"] = {h.label: p.fout.hex(v) for h, v in
                                   zip(hyps, outputs(out.vector, hyps).values())}
-    elif out.verdict == "unknown":
+    elif out.verdict == Verdict.UNKNOWN:
         rec["reason"] = out.reason
     return rec
 
@@ -224,12 +225,12 @@ def text_lines(rec: dict) -> list[str]:
 
 
 def proof_line(p: dict) -> str:
-    if p["verdict"] == "unsat":
+    if p["verdict"] == Verdict.UNSAT:
         by = ", ".join(p["proved_by"]) or p.get("how", "")
         if p.get("circuits") == 1:
             return "proof: its hypotheses build one circuit (nothing to prove)"
         return f"proof: the {p['circuits']} circuits are equal on every input of the plan's domain ({by})"
-    if p["verdict"] == "sat":
+    if p["verdict"] == Verdict.SAT:
         return f"proof: refuted: the witness {p['witness']} gives {p['witness_outputs']}"
     return f"proof: undecided ({p.get('reason', '')})"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 
+from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.identify.plan import Plan, vector_json
 from tcsmt.identify.report import projection, prove_class
@@ -99,7 +100,7 @@ def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> No
             log(f"proving the class ({len(members)} hypothes{'is' if len(members) == 1 else 'es'}) "
                 "one behaviour on the plan's domain")
         proof = prove_class(members, plan.k, plan.domain, None, timeout)
-        if proof["verdict"] != "sat":
+        if proof["verdict"] != Verdict.SAT:
             break
         w = proof["witness"]
         a = [int(x, 16) for x in w["a"]]
@@ -199,5 +200,5 @@ def device_proof_lines(dev: dict) -> list[str]:
     same = dev["same_circuit_after_lemmas"]
     out.append(f"  device model {'builds the same circuit as' if same else 'differs from'} "
                f"{dev['hypothesis']}" + (" once those are set to the space's values" if dev["lemmas"] else "")
-               + (": proved equal" if dev["verdict"] == "unsat" else ""))
+               + (": proved equal" if dev["verdict"] == Verdict.UNSAT else ""))
     return out

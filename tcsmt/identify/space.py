@@ -16,11 +16,11 @@ use when none is given.
 from __future__ import annotations
 
 import itertools
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import read_toml
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import FIELD_NAMES, ModelParams, params_from_dict
 
@@ -100,13 +100,7 @@ def default_space(formats: str) -> Space:
 
 def load_space(path: str | Path) -> Space:
     from tcsmt.model.catalogue import find_model
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UserError(f"{path}: not valid TOML: {e}") from None
+    data = read_toml(path)
     if "base" not in data:
         raise UserError(f"{path}: key 'base': missing (a model name or architecture)")
     base = find_model(str(data["base"]), data.get("formats"))
@@ -118,6 +112,6 @@ def load_space(path: str | Path) -> Space:
             raise UserError(f"{path}: key 'axes.{k}': not a model parameter")
         if not isinstance(v, list) or not v:
             raise UserError(f"{path}: key 'axes.{k}': expected a non-empty list")
-    space = Space(base, {k: list(v) for k, v in axes.items()}, name=path.stem)
+    space = Space(base, {k: list(v) for k, v in axes.items()}, name=Path(path).stem)
     space.model(next(space.combinations()))   # validate one combination now
     return space

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from tcsmt.errors import ModelFileError, UserError
+from tcsmt.fileio import read_text
 from tcsmt.model.formats import ROUNDING_MODES, Format, get_format
 
 ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd")
@@ -392,12 +393,7 @@ def load_model(path: str | Path, _chain: tuple[str, ...] = ()) -> ModelParams:
     what differs; ``default`` is never inherited."""
     path = Path(path)
     origin = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ModelFileError(f"{origin}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ModelFileError(f"{origin}: not UTF-8 text") from None
+    text = read_text(path, ModelFileError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcsmt.enums import PairVerdict, PropertyKind, Verdict
+from tcsmt.enums import PairVerdict, PropertyKind, Status, Verdict
 from tcsmt.errors import UserError
+from tcsmt.fileio import json_object_or_none
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
 from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors
-from tcsmt.report.results import make_result, read_json, run_record
+from tcsmt.report.results import make_result, run_record
 from tcsmt.search import find
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
@@ -92,7 +93,7 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
 
 def same_question(path: str | Path, hyps: list[Hypothesis], k: int) -> bool:
     """Whether the result at ``path`` asked about these hypotheses and k."""
-    doc = read_json(path)
+    doc = json_object_or_none(path)
     try:
         return doc["query"]["k"] == k and [h["parameters"] for h in doc["hypotheses"]] == \
             [h.params.parameter_dict() for h in hyps]
@@ -138,7 +139,7 @@ def document(prop: Property, base: ModelParams, out: find.FindOutcome, command: 
 def _wins(out: find.FindOutcome) -> dict:
     wins: dict[str, int] = {}
     for r in out.runs:
-        if r.status in ("sat", "unsat"):
+        if r.status in (Status.SAT, Status.UNSAT):
             wins[r.solver] = wins.get(r.solver, 0) + 1
     return wins
 

@@ -31,9 +31,9 @@ from pathlib import Path
 
 from tcsmt.enums import FileStatus, PairVerdict, Verdict
 from tcsmt.errors import UserError
-from tcsmt.fileio import write_json_atomic
+from tcsmt.fileio import json_object_or_none, write_json_atomic
 from tcsmt.processes import die_with_parent
-from tcsmt.report.results import read_json, solver_versions, write_result
+from tcsmt.report.results import solver_versions, write_result
 
 PACKAGE = Path(__file__).resolve().parent.parent
 CODE_ROOMS = ("datapath", "model", "search", "smt", "properties", "report", "sim", "interp")
@@ -203,10 +203,10 @@ class Cache:
 
     def __init__(self, root: Path):
         self.path = Path(root) / CACHE
-        self.keys = read_json(self.path) or {}
+        self.keys = json_object_or_none(self.path) or {}
 
     def hit(self, job: Job) -> bool:
-        return self.keys.get(str(job.path)) == job.key and not has_unknown(read_json(job.path))
+        return self.keys.get(str(job.path)) == job.key and not has_unknown(json_object_or_none(job.path))
 
     def record(self, job: Job) -> None:
         self.keys[str(job.path)] = job.key
@@ -254,7 +254,7 @@ def _finish(job: Job, future, cache: Cache) -> Outcome:
         return Outcome(job.name, FileStatus.FAILED, note=f"{type(e).__name__}: {e}")
     if doc is None:
         return Outcome(job.name, FileStatus.FAILED, secs, note=error)
-    old = read_json(job.path)
+    old = json_object_or_none(job.path)
     if has_unknown(doc) and proved(doc) < proved(old):
         return Outcome(job.name, FileStatus.LOST, secs, doc.get("verdict", ""),
                        "was proved, now unknown (a shorter timeout or a solver that failed): "

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcsmt.enums import Verdict
+from tcsmt.enums import Status, Verdict
 from tcsmt.errors import UserError
+from tcsmt.fileio import json_object_or_none
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import SCHEMA, make_result, read_json, read_vector, run_record
+from tcsmt.report.results import SCHEMA, make_result, read_vector, run_record
 from tcsmt.search import monotonic
 from tcsmt.search.domain import Domain
 from tcsmt.search.prove import CarryProof
@@ -73,7 +74,7 @@ def carry_proof_document(proof: CarryProof, command: str = "") -> dict:
                       "seconds": round(lemma.seconds, 3), "runs": [r.summary() for r in lemma.runs],
                       "notes": notes},
                      proof.formula.sha256,
-                     lemmas={str(c): [r.summary() for r in a.runs if r.status in ("sat", "unsat")]
+                     lemmas={str(c): [r.summary() for r in a.runs if r.status in (Status.SAT, Status.UNSAT)]
                              for c, a in sorted(proof.lemmas.items())},
                      witness=({"solver": w.winner.solver if w.winner else "", "formula": w.tag,
                                "seconds": round(w.seconds, 3)} if w else None))
@@ -96,7 +97,7 @@ def prior_vectors(path: str | Path) -> list[Vector]:
     """The vectors of an earlier tcsmt-result file at ``path`` (none when it
     is missing, unreadable or of another schema): searches try them first,
     so a rerun keeps them whichever solver would win a race."""
-    doc = read_json(path)
+    doc = json_object_or_none(path)
     if doc is None or doc.get("schema") not in (SCHEMA, "tcsmt-result/1"):   # same vector layout
         return []
     try:
@@ -108,7 +109,7 @@ def prior_vectors(path: str | Path) -> list[Vector]:
 
 def prior_single(path: str | Path) -> Verdict | None:
     """The earlier result's answer to "one vector for every pair"."""
-    doc = read_json(path)
+    doc = json_object_or_none(path)
     try:
         return Verdict(doc["query"]["one_vector_for_all_pairs"]) if doc else None
     except (KeyError, TypeError, ValueError):

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from tcsmt import __version__
+from tcsmt import __version__, fileio
 from tcsmt.enums import FileStatus, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
@@ -157,32 +157,16 @@ def write_result(path: str | Path, doc: dict, check=None) -> FileStatus:
     already holds the same stable content: then it is left as it was.
     ``check`` validates other schemas (default: tcsmt-result)."""
     (check or validate)(doc)
-    old = read_json(path)
+    old = fileio.json_object_or_none(path)
     if old is not None and stable(old) == json.loads(json.dumps(stable(doc))):
         return FileStatus.UNCHANGED
     write_json_atomic(path, doc)
     return FileStatus.NEW if old is None else FileStatus.CHANGED
 
 
-def read_json(path: str | Path) -> dict | None:
-    """A JSON object from a file, or None when there is no readable one."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
 def load(path: str | Path) -> dict:
     """A result file, parsed and validated (UserError naming the file)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{path}: not JSON: {e}") from None
+    doc = fileio.read_json(path)
     validate(doc, str(path))
     return doc
 

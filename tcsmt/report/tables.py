@@ -7,6 +7,8 @@ from fractions import Fraction
 from rich.console import Console
 from rich.table import Table
 
+from tcsmt.enums import Verdict
+
 
 def short_value(text: str) -> str:
     """An exact decimal as a short exact form: 2^-24, 3*2^-5, -(1-2^-24)."""
@@ -71,7 +73,7 @@ def result_table(doc: dict, console: Console | None = None) -> None:
     details = doc.get("run", {}).get("pairs", [])
     for pr, det in zip(doc.get("pairs", []), details):
         a, b = pr["pair"]
-        how = f"proved inseparable by {', '.join(det['proved_by'])}" if pr["verdict"] == "unsat" \
+        how = f"proved inseparable by {', '.join(det['proved_by'])}" if pr["verdict"] == Verdict.UNSAT \
             else f"{pr['verdict']}: {det['reason']}"
         console.print(f"  {a} | {b}: {how}")
 
@@ -99,7 +101,7 @@ def separation_summary(doc: dict) -> list[str]:
     run, k = doc["run"], doc["query"]["k"]
     s = run["solver"]
     who = f"{s['name']} {s['version']}, {run['seconds']:.2f} s"
-    if doc["verdict"] == "unsat":
+    if doc["verdict"] == Verdict.UNSAT:
         return [f"{' and '.join(labels)} agree on every input of the domain (k={k}): "
                 f"proved by {' and '.join(run['proved_by'])} ({who})"]
     return [f"{' and '.join(labels)} differ (k={k}; found by {who}, formula {s['formula']}; "

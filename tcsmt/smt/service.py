@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
+from tcsmt.enums import Status
 from tcsmt.errors import UserError
 from tcsmt.processes import die_with_parent
 from tcsmt.smt.smtlib import Formula
@@ -54,7 +55,7 @@ DEFAULT_TIMEOUT = 60.0
 class Run:
     """One solver's work on one formula (``tag`` names the formula)."""
     solver: str
-    status: str            # sat, unsat, unknown, error, stopped
+    status: Status
     reason: str = ""
     seconds: float = 0.0   # wall clock, process start to answer
     version: str = ""
@@ -96,11 +97,13 @@ class Answer:
 
     @property
     def values(self) -> dict[str, int]:
-        return self.winner.values if self.status == "sat" else {}
+        return self.winner.values if self.status == Status.SAT else {}
 
     @property
     def proved_by(self) -> list[str]:
-        return [r.solver for r in self.runs if r.status == "unsat"] if self.status == "unsat" else []
+        if self.status != Status.UNSAT:
+            return []
+        return [r.solver for r in self.runs if r.status == Status.UNSAT]
 
 
 # ---------------------------------------------------------------------------
@@ -163,9 +166,9 @@ def _worker(conn, solver: str, module: str, text: str, inputs: dict[str, int],
         backend = importlib.import_module(module)
         out = backend.check(text, inputs, timeout)
     except ImportError as e:
-        out = {"status": "error", "reason": f"{solver} cannot be imported: {e}"}
+        out = {"status": Status.ERROR, "reason": f"{solver} cannot be imported: {e}"}
     except BaseException as e:  # noqa: BLE001 - everything must reach the parent
-        out = {"status": "error", "reason": f"{solver} failed: {type(e).__name__}: {e}"}
+        out = {"status": Status.ERROR, "reason": f"{solver} failed: {type(e).__name__}: {e}"}
     try:
         conn.send(out)
     finally:
@@ -205,10 +208,10 @@ class _Active:
             out = self.conn.recv()
         except (EOFError, OSError):
             self.proc.join(1.0)
-            out = {"status": "error",
+            out = {"status": Status.ERROR,
                    "reason": f"{self.job.solver} crashed ({_exit_text(self.proc.exitcode)})"}
         self.stop()
-        return Run(self.job.solver, out.get("status", "error"), out.get("reason", ""),
+        return Run(self.job.solver, Status(out.get("status", Status.ERROR)), out.get("reason", ""),
                    time.monotonic() - self.start, out.get("version", ""),
                    out.get("values", {}), self.job.tag)
 
@@ -291,16 +294,16 @@ class _Race:
                     continue
                 self.active.remove(a)
                 if self.answer(a.collect()):
-                    return self.end("stopped", "another answer came first")
+                    return self.end(Status.STOPPED, "another answer came first")
             if time.monotonic() >= self.deadline:
-                return self.end("unknown", f"timeout after {self.timeout:g} s")
+                return self.end(Status.UNKNOWN, f"timeout after {self.timeout:g} s")
             self.expire_budgets()
 
     def fill(self) -> None:
         while self.pending and len(self.active) < self.parallel:
             job = self.pending.popleft()
             if job.tag in self.settled:
-                self.runs.append(_not_run(job, "stopped", "formula already settled"))
+                self.runs.append(_not_run(job, Status.STOPPED, "formula already settled"))
             else:
                 self.active.append(_Active(job, max(0.1, self.deadline - time.monotonic())))
 
@@ -312,13 +315,13 @@ class _Race:
         self.settled.add(run.tag)
         for a in [a for a in self.active if a.job.tag == run.tag]:
             self.active.remove(a)
-            self.runs.append(a.stop("stopped", "formula already settled"))
+            self.runs.append(a.stop(Status.STOPPED, "formula already settled"))
         return self.stop(run)
 
     def expire_budgets(self) -> None:
         for a in [a for a in self.active if a.over_budget()]:
             self.active.remove(a)
-            self.runs.append(a.stop("unknown", f"gave up after its budget of {a.job.budget:g} CPU s"))
+            self.runs.append(a.stop(Status.UNKNOWN, f"gave up after its budget of {a.job.budget:g} CPU s"))
 
     def end(self, status: str, reason: str) -> None:
         self.runs += [a.stop(status, reason) for a in self.active]
@@ -328,9 +331,9 @@ class _Race:
 
 
 def _settles(run: Run, votes: dict[str, int], unsat_votes: int | dict[str, int]) -> bool:
-    if run.status == "sat":
+    if run.status == Status.SAT:
         return True
-    if run.status == "unsat":
+    if run.status == Status.UNSAT:
         votes[run.tag] = votes.get(run.tag, 0) + 1
         need = unsat_votes.get(run.tag, 1) if isinstance(unsat_votes, dict) else unsat_votes
         return votes[run.tag] >= need
@@ -354,7 +357,7 @@ def solve(formula: Formula, solver: str = "portfolio", timeout: float = DEFAULT_
     t0 = time.monotonic()
     votes = 2 if cross_check and len(names) > 1 else 1
     runs = race([Job(formula, s) for s in names], timeout, unsat_votes=votes)
-    if cross_check and len(names) == 1 and runs[0].status == "unsat":
+    if cross_check and len(names) == 1 and runs[0].status == Status.UNSAT:
         runs += confirm_unsat(formula, names, timeout - (time.monotonic() - t0))
     answer = verdict(runs, cross_check)
     answer.notes += notes
@@ -373,22 +376,22 @@ def confirm_unsat(formula: Formula, done: list[str], timeout: float, tag: str = 
 
 def verdict(runs: list[Run], cross_check: bool = False) -> Answer:
     """The answer the runs of one formula give together."""
-    sat = [r for r in runs if r.status == "sat"]
-    unsat = [r for r in runs if r.status == "unsat"]
+    sat = [r for r in runs if r.status == Status.SAT]
+    unsat = [r for r in runs if r.status == Status.UNSAT]
     if sat and unsat:
-        return Answer("error", "solvers disagree: " + ", ".join(
+        return Answer(Status.ERROR, "solvers disagree: " + ", ".join(
             f"{r.solver} {r.status}" for r in sat + unsat), runs)
     if sat:
-        return Answer("sat", "", runs)
+        return Answer(Status.SAT, "", runs)
     if unsat:
         notes = []
         if cross_check and len(unsat) < 2:
-            others = [f"{r.solver}: {r.status} {r.reason}".strip() for r in runs if r.status != "unsat"]
+            others = [f"{r.solver}: {r.status} {r.reason}".strip() for r in runs if r.status != Status.UNSAT]
             notes.append("cross-check: no second solver proved it ("
                          + ("; ".join(others) or "no other solver installed") + ")")
-        return Answer("unsat", "", runs, notes)
-    errors = [r for r in runs if r.status == "error"]
-    if errors and len(errors) == len([r for r in runs if r.status != "stopped"]):
-        return Answer("error", "; ".join(r.reason for r in errors), runs)
+        return Answer(Status.UNSAT, "", runs, notes)
+    errors = [r for r in runs if r.status == Status.ERROR]
+    if errors and len(errors) == len([r for r in runs if r.status != Status.STOPPED]):
+        return Answer(Status.ERROR, "; ".join(r.reason for r in errors), runs)
     reasons = sorted({r.reason for r in runs if r.reason})
-    return Answer("unknown", "; ".join(reasons) or "no answer", runs)
+    return Answer(Status.UNKNOWN, "; ".join(reasons) or "no answer", runs)
