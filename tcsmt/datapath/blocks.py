@@ -257,11 +257,15 @@ def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int):
 
 
 def finish(I, p: ModelParams, bits, out: Format):
-    """Result bits in out_format, with the model's NaN."""
+    """Result bits in out_format, with the model's NaN (nan_bits, else
+    out_format's: a NaN of a narrower result format, e8m13, is not widened
+    with zero fraction bits but replaced)."""
     fout = p.fout
     bits = widen(I, bits, out, fout)
-    if p.nan_bits is not None:
-        nan_val = fout.from_storage(int(p.nan_bits, 16))
+    nan = p.nan_bits if p.nan_bits is not None or out.bits == fout.bits or not fout.has_nan \
+        else fout.hex(fout.nan_bits())
+    if nan is not None:
+        nan_val = fout.from_storage(int(nan, 16))
         is_nan = unpack(I, fout, bits, exp_width(p), False).nan
         bits = I.ite(is_nan, I.const(nan_val, fout.bits), bits)
     return bits

@@ -26,7 +26,7 @@ CHAININGS = ("recursive", "separate")
 C_PLACEMENTS = ("global", "late", "after")
 SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs")
 OVERFLOWS = ("inf", "ieee")
-ZERO_SIGNS = ("positive", "ieee")
+ZERO_SIGNS = ("positive", "all_positive", "ieee")
 PRODUCT_OVERFLOWS = ("keep", "inf")
 PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
 TERM_ORDERS = ("sequential", "pairs_mod4")
@@ -100,7 +100,9 @@ class ModelParams:
       subnormals: keep, flush (inputs and outputs), flush_inputs, flush_outputs.
       overflow: "inf" (any overflow gives infinity) or "ieee" (toward-zero
         modes give the largest finite number).
-      zero_sign: "positive" (an exact zero sum is +0) or "ieee".
+      zero_sign: "positive" (an exact zero sum is +0; a sum that rounds to
+        zero keeps its sign), "all_positive" (every zero result is +0, as
+        MMA-Sim adds +0.0 to d) or "ieee".
       product_overflow: "keep" (products are exact beyond acc_format's
         range) or "inf" (a product beyond it is an infinity).
       product_rounding: "exact" (products kept exactly), or each product
