@@ -15,18 +15,21 @@ import json
 import re
 import shutil
 import subprocess
-import tomllib
 from decimal import Decimal, getcontext
 from pathlib import Path
 
 import pytest
 from cli_run import script, tcsmt
 
+from tcsmt.model.params import load_model
+
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "models").glob("*.toml"))
 HWDATA = ROOT / "data" / "hwdata"
 SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-         "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+         "tf32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2", "float6_e2m3fn": "e2m3",
+         "float6_e3m2fn": "e3m2", "float4_e2m1fn": "e2m1", "float8_e8m0fnu": "ue8m0",
+         "ue4m3": "ue4m3", "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz"}
 
 
 def exact_decimal(num: int, den_pow2: int = 0) -> str:
@@ -85,17 +88,20 @@ def check_models_table(text: str) -> None:
     rows = model_rows(text)
     assert sorted(rows) == sorted(p.stem for p in MODELS)
     for path in MODELS:
-        m = tomllib.loads(path.read_text(encoding="utf-8"))
+        m = load_model(path)          # files with a base list only what differs
         cols = rows[path.stem]
-        assert cols[1] == m["arch"]
-        assert cols[2:5] == [SHORT[m["in_format"]], SHORT[m["c_format"]], SHORT[m["out_format"]]]
-        assert cols[5] == str(m["block_size"]), path.stem
-        assert cols[6] == str(m["align_bits"]), path.stem
-        assert re.search(rf"\b{m['final_rounding']}\b", cols[8]), (path.stem, cols[8])
-        if m.get("final_frac_bits"):
-            assert f"e8m{m['final_frac_bits']}" in cols[8]
+        assert cols[1] == m.arch
+        ins = SHORT[m.in_format] + ("" if m.fb.name == m.fin.name else "," + SHORT[m.fb.name])
+        assert cols[2:5] == [ins, SHORT[m.c_format], SHORT[m.out_format]]
+        assert cols[5] == str(m.block_size), path.stem
+        assert cols[6] == str(m.align_bits), path.stem
+        assert re.search(rf"\b{m.final_rounding}\b", cols[8]), (path.stem, cols[8])
+        if m.final_frac_bits:
+            assert f"e8m{m.final_frac_bits}" in cols[8]
+        assert cols[9] == ("-" if m.scale_format is None else f"{SHORT[m.scale_format]}/{m.scale_block}"
+                           + (f", groups of {m.group_size}" if m.group_size > 1 else "")), path.stem
         starred = any(line.strip().startswith(path.stem + " *") for line in text.splitlines())
-        assert starred == m.get("default", False), path.stem
+        assert starred == m.default, path.stem
 
 
 def test_models_lists_every_model_file(capsys):
@@ -118,9 +124,9 @@ def test_models_json_has_every_record(capsys):
     assert sorted(r["name"] for r in records) == sorted(p.stem for p in MODELS)
     by_name = {r["name"]: r for r in records}
     for path in MODELS:
-        m = tomllib.loads(path.read_text(encoding="utf-8"))
+        m = load_model(path)
         for key in ("block_size", "align_bits", "final_rounding", "in_format", "out_format"):
-            assert by_name[path.stem][key] == m[key]
+            assert by_name[path.stem][key] == getattr(m, key)
 
 
 # ---------------------------------------------------------------------------
@@ -350,3 +356,15 @@ def test_installed_script_bad_input_exits_2_without_traceback():
     assert r.returncode == 2
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ") and "0xzz" in r.stderr
+
+
+def test_models_filter_by_architecture_and_scales(capsys):
+    code, out, _ = tcsmt(["models", "--arch", "rtx-blackwell", "--scaled"], capsys)
+    assert code == 0
+    rows = model_rows(out)
+    assert rows and all(r[1] == "rtx-blackwell" and r[9] != "-" for r in rows.values())
+    assert "rtx-blackwell-nvfp4" in rows and "rtx-blackwell-fp16-fp32" not in rows
+    code, out, _ = tcsmt(["models", "--arch", "blackwell", "--unscaled"], capsys)
+    assert "blackwell-e2m1-e4m3-fp16" in model_rows(out) and "blackwell-mxf4" not in model_rows(out)
+    code, _, err = tcsmt(["models", "--arch", "no-such-gpu"], capsys)
+    assert code == 2 and err.startswith("error: unknown architecture")

@@ -16,21 +16,25 @@ from tcsmt.errors import UserError
 
 @click.command("models")
 @click.option("--json", "as_json", is_flag=True, help="Print the full records as JSON.")
-def models_cmd(as_json):
-    """List every shipped architecture model."""
+@click.option("--arch", "archs", multiple=True, metavar="ARCH",
+              help="Only this architecture's models (repeatable).")
+@click.option("--scaled/--unscaled", default=None,
+              help="Only block-scaled models, or only the others.")
+def models_cmd(as_json, archs, scaled):
+    """List the shipped architecture models."""
     from rich.console import Console
     from rich.table import Table
 
-    from tcsmt.model.catalogue import all_models
+    from tcsmt.model.catalogue import select_models
     from tcsmt.model.params import short_format
 
-    ms = all_models()
+    ms = select_models(archs, scaled)
     if as_json:
         click.echo(json.dumps([m.as_dict() for m in ms], indent=2))
         return
     t = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("model", "arch", "in", "c", "out", "block", "align bits", "carry",
-                "final rounding", "devices"):
+                "final rounding", "scales", "devices"):
         t.add_column(col)
     for m in ms:
         fr = m.final_rounding + (f" to e8m{m.final_frac_bits}" if m.final_frac_bits else "")
@@ -38,11 +42,14 @@ def models_cmd(as_json):
             fr = f"rd to {m.late_frac_bits} bits, then {m.final_rounding}"
         if m.normalisation == "every_add":
             fr = f"{m.align_rounding} every add"
-        t.add_row(m.name + (" *" if m.default else ""), m.arch, short_format(m.in_format),
+        scales = "-" if m.scale_format is None else f"{short_format(m.scale_format)}/{m.scale_block}"
+        if m.group_size > 1:
+            scales += f", groups of {m.group_size}"
+        t.add_row(m.name + (" *" if m.default else ""), m.arch, m.formats_label.split(":")[0],
                   short_format(m.c_format), short_format(m.out_format), str(m.block_size),
                   str(m.align_bits), "unbounded" if m.carry_bits is None else str(m.carry_bits),
-                  fr, ", ".join(m.devices[:3]))
-    Console(width=200).print(t)
+                  fr, scales, ", ".join(m.devices[:3]))
+    Console(width=220).print(t)
     click.echo("* the architecture's default model (--arch ARCH picks it; --formats IN:OUT picks another)")
 
 

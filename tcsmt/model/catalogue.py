@@ -36,6 +36,18 @@ def all_models() -> list[ModelParams]:
     return list(_load_all(str(models_dir())))
 
 
+def select_models(archs=(), scaled: bool | None = None) -> list[ModelParams]:
+    """The shipped models of the named architectures (all without names),
+    only the block-scaled ones (scaled True) or only the others (False)."""
+    wanted = {ARCH_ALIASES.get(a.lower(), a.lower()) for a in archs}
+    unknown = wanted - set(architectures())
+    if unknown:
+        raise UserError(f"unknown architecture {sorted(unknown)[0]!r} "
+                        f"(known: {', '.join(architectures())})")
+    return [m for m in all_models() if (not wanted or m.arch in wanted)
+            and (scaled is None or (m.scale_format is not None) == scaled)]
+
+
 def architectures() -> list[str]:
     seen: list[str] = []
     for m in all_models():
@@ -99,12 +111,14 @@ DEVICE_ARCH = {
     "A100": "ampere", "A2": "ampere", "A30": "ampere", "A10": "ampere", "RTX3060": "ampere",
     "ADA": "ada", "L40S": "ada", "L4": "ada", "RTX4090": "ada",
     "H100": "hopper", "H200": "hopper", "H800": "hopper",
-    "B200": "blackwell", "B100": "blackwell", "GB200": "blackwell",
+    "B200": "blackwell", "B100": "blackwell", "GB200": "blackwell", "B300": "blackwell",
+    "RTX 5090": "rtx-blackwell", "RTX PRO 6000": "rtx-blackwell",
     "MI300": "cdna3", "MI300X": "cdna3",
 }
 
 ARCH_ALIASES = {"lovelace": "ada", "ada-lovelace": "ada", "h100": "hopper", "a100": "ampere",
-                "v100": "volta", "b200": "blackwell", "mi300": "cdna3"}
+                "v100": "volta", "b200": "blackwell", "mi300": "cdna3", "rtx5090": "rtx-blackwell",
+                "sm_120": "rtx-blackwell", "sm_100": "blackwell"}
 
 
 def arch_for_device(device: str) -> str | None:
