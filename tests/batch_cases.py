@@ -73,6 +73,7 @@ def _row(p: ModelParams, kind: str, k: int, rng) -> tuple[list[int], list[int], 
         specials = [fin.nan_bits()] if fin.has_nan else []
         if fin.has_inf:
             specials += [fin.inf_bits(0), fin.inf_bits(1), enc(fin, 0)]
+        specials = specials or [enc(fin, 0), fin.max_finite_bits(1)]     # fp6, fp4: no specials
         for _ in range(int(rng.integers(1, 3))):
             i = int(rng.integers(0, k))
             (a if rng.random() < 0.5 else b)[i] = specials[int(rng.integers(0, len(specials)))]

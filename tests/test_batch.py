@@ -22,11 +22,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 from batch_cases import KINDS, rows
+from model_sample import MODELS as SAMPLE
 
 from tcsmt import matmul
 from tcsmt.errors import UserError
 from tcsmt.hardware import conformance
 from tcsmt.hardware import recorded as hwdata
+from tcsmt.hardware.random_rows import random_rows
 from tcsmt.interp import trace as interp_trace
 from tcsmt.model.catalogue import all_models, arch_for_device, find_model
 from tcsmt.model.formats import get_format
@@ -36,13 +38,25 @@ from tcsmt.sim.dot import dot_bits, model
 
 DATA = hwdata.default_data_dir()
 FOLDERS = hwdata.discover(DATA) if DATA else []
-MODELS = [m for m in all_models() if supported(m)]
+MODELS = [m for m in SAMPLE if supported(m)]          # the slow tests run every model
+ALL = [m for m in all_models() if supported(m)]
 REFUSED = [m for m in all_models() if not supported(m)]
 
 
-def scalar(p, a, b, c) -> np.ndarray:
-    return np.array([dot_bits(p, [int(x) for x in ra], [int(x) for x in rb], int(rc))
-                     for ra, rb, rc in zip(a, b, c)], dtype=np.uint64)
+def scalar(p, a, b, c, sa=None, sb=None) -> np.ndarray:
+    def ints(x, i):
+        return None if x is None else [int(v) for v in x[i]]
+    return np.array([dot_bits(p, ints(a, i), ints(b, i), int(c[i]), ints(sa, i), ints(sb, i))
+                     for i in range(len(c))], dtype=np.uint64)
+
+
+def generated(p, n: int, k: int, seed: int):
+    """Rows of tests/batch_cases.py; for models with their own b format or
+    scales, tcsmt.hardware.random_rows' (every format, scales included)."""
+    if p.scale_format is None and p.fb.name == p.fin.name:
+        return (*rows(p, n, k, seed), None, None)
+    r = random_rows(p, k, n, seed)
+    return (r.a, r.b, r.c, *r.scale_bits(p))
 
 
 @functools.cache
@@ -121,16 +135,16 @@ def test_every_model_with_data_is_checked():
 
 @pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
 def test_generated_rows_batch_equals_scalar(p):
-    a, b, c = rows(p, 64, p.block_size + 3, seed=7)      # two blocks: chaining too
-    assert np.array_equal(dot_batch(p, a, b, c), scalar(p, a, b, c))
+    a, b, c, sa, sb = generated(p, 64, p.block_size + 3, seed=7)      # two blocks: chaining too
+    assert np.array_equal(dot_batch(p, a, b, c, sa_bits=sa, sb_bits=sb), scalar(p, a, b, c, sa, sb))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
+@pytest.mark.parametrize("p", ALL, ids=lambda m: m.name)
 def test_generated_rows_many(p):
     for k in (1, p.block_size, 2 * p.block_size + 1):
-        a, b, c = rows(p, 400, k, seed=k)
-        assert np.array_equal(dot_batch(p, a, b, c), scalar(p, a, b, c))
+        a, b, c, sa, sb = generated(p, 400, k, seed=k)
+        assert np.array_equal(dot_batch(p, a, b, c, sa_bits=sa, sb_bits=sb), scalar(p, a, b, c, sa, sb))
 
 
 def test_generated_rows_reach_their_corners():

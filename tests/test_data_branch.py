@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from model_sample import MODELS, scales_for
 
 from tcsmt import all_models, datapath, model
 from tcsmt.datapath import bv
@@ -120,41 +121,50 @@ def run_model(p, rng: random.Random, samples: int = 6) -> None:
     """Run the datapath on specials and random inputs, one block, a bit
     more than one block, and more than two; every result is a word of
     out_format's width."""
-    fin, fc = p.fin, p.fc
-    specials_in, specials_c = special_inputs(fin), special_inputs(fc)
+    fin, fb, fc = p.fin, p.fb, p.fc
+    specials_a, specials_b, specials_c = special_inputs(fin), special_inputs(fb), special_inputs(fc)
     for k in sorted({1, p.block_size, p.block_size + 1, 2 * p.block_size + 1}):
         for i in range(samples):
             if i < 2:
-                a = [rng.choice(specials_in) for _ in range(k)]
-                b = [rng.choice(specials_in) for _ in range(k)]
+                a = [rng.choice(specials_a) for _ in range(k)]
+                b = [rng.choice(specials_b) for _ in range(k)]
                 c = rng.choice(specials_c)
             else:
                 a = [rng.getrandbits(fin.bits) for _ in range(k)]
-                b = [rng.getrandbits(fin.bits) for _ in range(k)]
+                b = [rng.getrandbits(fb.bits) for _ in range(k)]
                 c = rng.getrandbits(fc.bits)
-            d = dot_bits(p, a, b, c)
+            d = dot_bits(p, a, b, c, *scales_for(p, k, rng))
             assert isinstance(d, int) and 0 <= d < (1 << p.fout.bits), (p.name, d)
 
 
-@pytest.mark.parametrize("p", all_models(), ids=lambda m: m.name)
+@pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
 def test_every_shipped_model_runs_without_a_data_branch(p):
     run_model(p, random.Random(p.name))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", all_models(), ids=lambda m: m.name)
+def test_every_shipped_model_runs_without_a_data_branch_all(p):
+    run_model(p, random.Random(p.name))
+
+
+@pytest.mark.parametrize("p", MODELS, ids=lambda m: m.name)
 def test_every_shipped_model_runs_its_trace_path(p):
     """The --explain path (the datapath with a trace list) too."""
     rng = random.Random("trace" + p.name)
     k = p.block_size + 1
     a = [rng.getrandbits(p.fin.bits) for _ in range(k)]
-    b = [rng.getrandbits(p.fin.bits) for _ in range(k)]
+    b = [rng.getrandbits(p.fb.bits) for _ in range(k)]
     c = rng.getrandbits(p.fc.bits)
+    sa, sb = scales_for(p, k, rng)
+    scales = {} if sa is None else {"sa": [I.const(x, p.fscale.bits) for x in sa],
+                                    "sb": [I.const(y, p.fscale.bits) for y in sb]}
     trace: list = []
-    d = datapath.dot(I, p, [I.const(x, p.fin.bits) for x in a], [I.const(y, p.fin.bits) for y in b],
-                     I.const(c, p.fc.bits), trace=trace)
-    assert I.value(d) == dot_bits(p, a, b, c)
+    d = datapath.dot(I, p, [I.const(x, p.fin.bits) for x in a], [I.const(y, p.fb.bits) for y in b],
+                     I.const(c, p.fc.bits), trace=trace, **scales)
+    assert I.value(d) == dot_bits(p, a, b, c, sa, sb)
     assert trace
-    assert explain(p, a, b, c)[-1][0] == "rounded"
+    assert explain(p, a, b, c, sa, sb)[-1][0] == "rounded"
 
 
 # Parameters a value needs before it validates on a block model

@@ -6,12 +6,13 @@ words): both must give the same bits on every model."""
 import random
 
 import pytest
+from model_sample import MODELS as SAMPLE
+from model_sample import scales_for
 
 from tcsmt.datapath import rounding
-from tcsmt.model.catalogue import all_models
 from tcsmt.sim.dot import dot_bits
 
-MODELS = {m.name: m for m in all_models()}
+MODELS = {m.name: m for m in SAMPLE}
 
 
 def _inputs(p, rng: random.Random, k: int):
@@ -23,17 +24,18 @@ def _inputs(p, rng: random.Random, k: int):
         e = rng.randrange(1, (1 << fmt.exp_bits) - 1)
         e = rng.choice([e, 1, 2, (1 << fmt.exp_bits) - 2])      # many near the bottom and top
         return (rng.getrandbits(1) << (fmt.bits - 1)) | (e << fmt.frac_bits) | rng.getrandbits(fmt.frac_bits)
-    return [pick(p.fin) for _ in range(k)], [pick(p.fin) for _ in range(k)], pick(p.fc)
+    return ([pick(p.fin) for _ in range(k)], [pick(p.fb) for _ in range(k)], pick(p.fc),
+            *scales_for(p, k, rng))
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_one_shift_and_two_way_forms_agree(name, monkeypatch):
     p = MODELS[name]
     rng = random.Random(name)
-    k = min(p.block_size, 8)
+    k = min(p.block_size, 8) if p.group_size == 1 else p.block_size
     cases = [_inputs(p, rng, k) for _ in range(60)]
     monkeypatch.setattr(rounding, "NARROW_WORD", 10_000)
-    wide = [dot_bits(p, a, b, c) for a, b, c in cases]
+    wide = [dot_bits(p, *case) for case in cases]
     monkeypatch.setattr(rounding, "NARROW_WORD", 0)
-    two_way = [dot_bits(p, a, b, c) for a, b, c in cases]
+    two_way = [dot_bits(p, *case) for case in cases]
     assert wide == two_way

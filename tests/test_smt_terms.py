@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
+from model_sample import MODELS, scales_for
 
 from tcsmt import datapath
 from tcsmt.datapath import bv
@@ -148,23 +149,32 @@ def test_a_python_if_on_a_term_raises():
 # The datapath through the SMT interpretation (no solver: Python evaluates the terms)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("p", all_models(), ids=lambda p: p.name)
+@pytest.mark.parametrize("p", MODELS, ids=lambda p: p.name)
 def test_datapath_terms_evaluate_to_the_simulator(p):
-    """Every shipped model builds its formula (no data branch), and the
-    terms, evaluated node by node, give the simulator's bits."""
+    """Every shipped model (tests/model_sample.py) builds its formula (no
+    data branch), and the terms, evaluated node by node, give the
+    simulator's bits."""
     k = min(p.block_size, 8) + 1                   # two blocks where the block is short
+    if p.group_size > 1:
+        k = p.block_size + p.group_size            # whole groups, two blocks
     I = SmtInterp()
     a = [I.var(f"a{i}", p.fin.bits) for i in range(k)]
-    b = [I.var(f"b{i}", p.fin.bits) for i in range(k)]
+    b = [I.var(f"b{i}", p.fb.bits) for i in range(k)]
     c = I.var("c", p.fc.bits)
-    d = datapath.dot(I, p, a, b, c)
+    n = p.scale_count(k)
+    sa = [I.var(f"sa{j}", p.fscale.bits) for j in range(n)] if n else None
+    sb = [I.var(f"sb{j}", p.fscale.bits) for j in range(n)] if n else None
+    d = datapath.dot(I, p, a, b, c, sa=sa, sb=sb)
     rng = random.Random(p.name)
     for _ in range(5):
         va = [rng.getrandbits(p.fin.bits) for _ in range(k)]
-        vb = [rng.getrandbits(p.fin.bits) for _ in range(k)]
+        vb = [rng.getrandbits(p.fb.bits) for _ in range(k)]
         vc = rng.getrandbits(p.fc.bits)
+        vsa, vsb = scales_for(p, k, rng)
         values = {**{f"a{i}": x for i, x in enumerate(va)}, **{f"b{i}": y for i, y in enumerate(vb)}, "c": vc}
-        assert evaluate(d, values) == dot_bits(p, va, vb, vc)
+        values.update({f"sa{j}": x for j, x in enumerate(vsa or ())})
+        values.update({f"sb{j}": y for j, y in enumerate(vsb or ())})
+        assert evaluate(d, values) == dot_bits(p, va, vb, vc, vsa, vsb)
 
 
 # ---------------------------------------------------------------------------

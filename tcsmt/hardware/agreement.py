@@ -1,0 +1,199 @@
+"""Agreement with MMA-Sim, measured: for every row of the model -> MMA-Sim
+table (tcsmt.hardware.mmasim.PAIRS), random dot products over the whole
+range of the formats (tcsmt.hardware.random_rows) run through tcsmt's batch
+simulator and MMA-Sim's ``dpa``, compared bit for bit.
+
+Each difference is replayed: the row alone through tcsmt's scalar
+simulator and through MMA-Sim again, and kept with its inputs (hex), both
+outputs and the reason (KNOWN_DIFFERENCES), or "unexplained". NaN outputs
+are compared bit for bit, except where MMA-Sim returns the host's NaN
+(NAN_AS_CLASS: its fp64 path is the C library's fma, whose NaN payload is
+the host's), where any NaN matches any NaN and the table says so.
+
+The document (schema tcsmt-mmasim-agreement/1) is written as JSON and as a
+Markdown table beside it.
+"""
+
+from __future__ import annotations
+
+import time
+from importlib import metadata
+
+import numpy as np
+
+from tcsmt import __version__
+from tcsmt.errors import UserError
+from tcsmt.fileio import write_atomic, write_json_atomic
+from tcsmt.hardware import mmasim
+from tcsmt.hardware.random_rows import KINDS, Rows, random_rows
+from tcsmt.model.catalogue import find_model
+from tcsmt.model.params import ModelParams
+from tcsmt.sim.batch import dot_batch, supported
+from tcsmt.sim.dot import dot_bits
+
+SCHEMA = "tcsmt-mmasim-agreement/1"
+NAN_AS_CLASS = {"MMA_FMA": "NaN compared as a class: MMA-Sim's fp64 path is the host's C fma, "
+                           "whose NaN keeps the host's payload; tcsmt gives the canonical NaN"}
+ZERO_SIGN = ("the sum rounds to zero: the model keeps its sign (zero_sign = positive), MMA-Sim "
+             "returns +0 (it adds +0.0 to d); no recorded GPU row rounds a non-zero sum to zero, "
+             "so neither is confirmed")
+KNOWN_DIFFERENCES: dict[str, str] = {}
+"""Model name -> why tcsmt and MMA-Sim differ on it, for differences no
+rule below explains (none known)."""
+EXAMPLES = 10
+
+
+def selected_rows(names: list[str] | None = None) -> list[tuple[str, str, str, str]]:
+    """Rows of PAIRS whose model, or its architecture, is named (all without names)."""
+    if not names:
+        return list(mmasim.PAIRS)
+    out = [r for r in mmasim.PAIRS if r[0] in names or find_model(r[0]).arch in names]
+    known = {r[0] for r in mmasim.PAIRS} | {find_model(r[0]).arch for r in mmasim.PAIRS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"no MMA-Sim configuration for {unknown[0]!r} (a model or architecture "
+                        f"of tcsmt.hardware.mmasim.PAIRS)")
+    return out
+
+
+def tcsmt_outputs(p: ModelParams, rows: Rows) -> tuple[np.ndarray, str]:
+    """d bits from the batch simulator, or the scalar one for models whose
+    words exceed the batch interpreter's 64 bits (fp64)."""
+    sa, sb = rows.scale_bits(p)
+    if supported(p):
+        return dot_batch(p, rows.a, rows.b, rows.c, sa_bits=sa, sb_bits=sb), "batch"
+    out = [dot_bits(p, [int(x) for x in rows.a[i]], [int(x) for x in rows.b[i]], int(rows.c[i]),
+                    None if sa is None else [int(x) for x in sa[i]],
+                    None if sb is None else [int(x) for x in sb[i]]) for i in range(len(rows.c))]
+    return np.array(out, dtype=np.uint64), "scalar"
+
+
+def _is_nan(p: ModelParams, bits: np.ndarray) -> np.ndarray:
+    f = p.fout
+    exp = (bits >> np.uint64(f.frac_bits)) & np.uint64((1 << f.exp_bits) - 1)
+    frac = bits & np.uint64((1 << f.frac_bits) - 1)
+    return (exp == np.uint64((1 << f.exp_bits) - 1)) & (frac != 0)
+
+
+def differing(p: ModelParams, ours: np.ndarray, theirs: np.ndarray, nan_class: bool) -> np.ndarray:
+    diff = ours != theirs
+    if nan_class:
+        diff &= ~(_is_nan(p, ours) & _is_nan(p, theirs))
+    return np.nonzero(diff)[0]
+
+
+def reason(p: ModelParams, ours: int, theirs: int) -> str:
+    """Why one output differs: a rule that recognises the difference from
+    the two outputs and the model's parameters, else KNOWN_DIFFERENCES,
+    else "unexplained"."""
+    sign = 1 << (p.fout.bits - 1)
+    if p.zero_sign == "positive" and {ours, theirs} == {0, sign}:
+        return ZERO_SIGN
+    return KNOWN_DIFFERENCES.get(p.name, "unexplained")
+
+
+def _hexes(fmt, words) -> list[str]:
+    return [fmt.hex(fmt.from_storage(int(w)) if not fmt.signed else int(w)) for w in words]
+
+
+def example(p: ModelParams, op, rows: Rows, i: int, kind: str) -> dict:
+    """One differing row, replayed on both simulators."""
+    one = rows.take([i])
+    sa, sb = one.scale_bits(p)
+    ours = dot_bits(p, [int(x) for x in one.a[0]], [int(x) for x in one.b[0]], int(one.c[0]),
+                    None if sa is None else [int(x) for x in sa[0]],
+                    None if sb is None else [int(x) for x in sb[0]])
+    theirs = int(mmasim.run(op, p, one.a, one.b, one.c, one.sa, one.sb)[0])
+    ex = {"row": int(i), "kind": kind, "a": _hexes(p.fin, one.a[0]), "b": _hexes(p.fb, one.b[0]),
+          "c": p.fc.hex(int(one.c[0]))}
+    if one.sa is not None:
+        ex["scale_a"] = [f"0x{int(w):02x}" for w in one.sa[0]]
+        ex["scale_b"] = [f"0x{int(w):02x}" for w in one.sb[0]]
+    ex.update(tcsmt=p.fout.hex(ours), mmasim=p.fout.hex(theirs), replayed=ours != theirs,
+              reason=reason(p, ours, theirs))
+    return ex
+
+
+def compare(row: tuple[str, str, str, str], n: int, seed: int) -> dict:
+    """One configuration: n random rows through both simulators."""
+    name, cls, arch, shape = row
+    p = find_model(name)
+    op = mmasim.operation(cls, arch, shape)
+    rows = random_rows(p, op.k, n, seed)
+    t0 = time.perf_counter()
+    ours, engine = tcsmt_outputs(p, rows)
+    t1 = time.perf_counter()
+    theirs = mmasim.run(op, p, rows.a, rows.b, rows.c, rows.sa, rows.sb)
+    t2 = time.perf_counter()
+    rule = NAN_AS_CLASS.get(type(op.arithmetic_op).__name__)
+    bad = differing(p, ours, theirs, rule is not None)
+    reasons: dict[str, int] = {}
+    for i in bad:
+        r = reason(p, int(ours[i]), int(theirs[i]))
+        reasons[r] = reasons.get(r, 0) + 1
+    return {"model": name, "mmasim": {"class": cls, "arch": arch, "shape": shape},
+            "k": int(op.k), "vectors": int(n), "differences": int(bad.size), "reasons": reasons,
+            "simulator": engine, "nan": rule or "bit for bit",
+            "seconds": {"tcsmt": round(t1 - t0, 3), "mmasim": round(t2 - t1, 3)},
+            "examples": [example(p, op, rows, int(i), KINDS[int(i) % len(KINDS)])
+                         for i in bad[:EXAMPLES]]}
+
+
+def agreement(names: list[str] | None = None, n: int = 100_000, seed: int = 0,
+              progress=None) -> dict:
+    """The agreement document for the selected rows (see the module doc)."""
+    if n < 1:
+        raise UserError("--vectors must be at least 1")
+    mod = mmasim.load_mmasim()
+    results = []
+    for row in selected_rows(names):
+        results.append(compare(row, n, seed))
+        if progress is not None:
+            progress(results[-1])
+    return {"schema": SCHEMA, "tool": {"name": "tcsmt", "version": __version__},
+            "mmasim": {"version": _version("mmasim", mod), "torch": _version("torch")},
+            "seed": seed, "vectors_per_configuration": n, "row_kinds": list(KINDS),
+            "configurations": len(results), "vectors": sum(r["vectors"] for r in results),
+            "differences": sum(r["differences"] for r in results), "rows": results}
+
+
+def _version(dist: str, mod=None) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return getattr(mod, "__version__", "unknown")
+
+
+def markdown(doc: dict) -> str:
+    lines = ["# tcsmt against MMA-Sim", "",
+             f"MMA-Sim {doc['mmasim']['version']} (torch {doc['mmasim']['torch']}), tcsmt "
+             f"{doc['tool']['version']}; {doc['vectors_per_configuration']} random dot products per "
+             f"configuration (seed {doc['seed']}; row kinds: {', '.join(doc['row_kinds'])}), compared "
+             "bit for bit. Written by `tcsmt agreement`.", "",
+             f"**{doc['configurations']} configurations, {doc['vectors']} vectors, "
+             f"{doc['differences']} differences.**", "",
+             "| model | MMA-Sim | architecture | instruction | k | vectors | differences | tcsmt | NaN |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["rows"]:
+        m = r["mmasim"]
+        nan = "bits" if r["nan"] == "bit for bit" else "as a class"
+        lines.append(f"| {r['model']} | {m['class']} | {m['arch']} | `{m['shape']}` | {r['k']} | "
+                     f"{r['vectors']} | {r['differences']} | {r['simulator']} | {nan} |")
+    notes = sorted({r["nan"] for r in doc["rows"] if r["nan"] != "bit for bit"})
+    if notes:
+        lines += [""] + [f"NaN as a class: {t}." for t in notes]
+    for r in doc["rows"]:
+        for ex in r["examples"]:
+            lines += ["", f"- {r['model']} row {ex['row']} ({ex['kind']}): tcsmt {ex['tcsmt']}, MMA-Sim "
+                          f"{ex['mmasim']} ({ex['reason']}); a {ex['a']}, b {ex['b']}, c {ex['c']}"]
+    return "\n".join(lines) + "\n"
+
+
+def write(doc: dict, path: str) -> tuple[str, str]:
+    """The document as JSON at path and as Markdown beside it (.md)."""
+    if not str(path).endswith(".json"):
+        raise UserError(f"-o {path}: the agreement table is a .json file")
+    md = str(path)[:-5] + ".md"
+    write_json_atomic(path, doc)
+    write_atomic(md, lambda f: f.write(markdown(doc)))
+    return str(path), md
