@@ -159,3 +159,66 @@ def test_inputs_are_checked_against_each_format():
 def test_the_new_parameters_are_checked_in_one_line(change, key):
     with pytest.raises(ModelFileError, match=f"key '{key}'"):
         MXF4.replace(**change)
+
+
+# ---------------------------------------------------------------------------
+# The shipped block-scaled models from the command line and matmul
+# ---------------------------------------------------------------------------
+
+def test_simulate_takes_and_explains_the_scales(capsys):
+    from cli_run import tcsmt
+    code, out, err = tcsmt(["simulate", "--arch", "blackwell-mxf8f6f4-e4m3-e5m2", "--a", "1,2,0.5",
+                            "--b", "1,-3,2^-10", "--c", "0x3f800000", "--scale-a", "0x80",
+                            "--scale-b", "0x7e", "--explain"], capsys)
+    assert code == 0, err
+    assert "scales of a  0x80 (2)" in out and "scales 0" in out
+    assert out.rstrip().endswith("d      0xc07ff800 = -3.99951171875")     # 1 + (1 - 6 + 2^-11)
+    code, out, err = tcsmt(["simulate", "--arch", "blackwell-nvfp4", "--a", "0x2", "--b", "0x3",
+                            "--scale-a", "0xb8", "--scale-b", "0x38", "--explain"], capsys)
+    assert code == 0 and "scales of a  0x38 (1)" in out and "aligned group 0" in out   # sign ignored
+    for args, msg in ((["--scale-a", "0x7f"], "give 1 scale"),
+                      (["--scale-a", "0x38,0x38", "--scale-b", "0x38,0x38"], "need 1"),
+                      (["--scale-a", "0x138", "--scale-b", "0x38"], "more than 8 bits")):
+        code, _, err = tcsmt(["simulate", "--arch", "blackwell-nvfp4", "--a", "0x2", "--b", "0x3", *args],
+                             capsys)
+        assert code == 2 and err.startswith("error:") and msg in err, err
+    code, _, err = tcsmt(["simulate", "--arch", "ampere", "--a", "1", "--b", "1", "--scale-a", "0x7f"],
+                         capsys)
+    assert code == 2 and "no block scales" in err
+
+
+def test_gemm_reads_fp4_and_its_scales_from_npy(tmp_path, capsys):
+    import ml_dtypes
+    from cli_run import tcsmt
+
+    from tcsmt import matmul
+    rng = np.random.default_rng(4)
+    A = rng.integers(0, 16, (5, 64)).astype(np.uint8).view(ml_dtypes.float4_e2m1fn)
+    B = rng.integers(0, 16, (64, 3)).astype(np.uint8).view(ml_dtypes.float4_e2m1fn)
+    C = rng.standard_normal((5, 3)).astype(np.float32)
+    SA = rng.uniform(0.1, 8, (5, 4)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+    SB = rng.uniform(0.1, 8, (4, 3)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
+    for name, x in dict(A=A, B=B, C=C, SA=SA, SB=SB).items():
+        np.save(tmp_path / f"{name}.npy", x)             # every one-byte type is saved as '<V1'
+    want = matmul(A, B, C, model="blackwell-nvfp4", scale_a=SA, scale_b=SB)
+    args = ["gemm", *(tmp_path / f"{n}.npy" for n in "ABC"), "-o", tmp_path / "D.npy",
+            "--arch", "blackwell-nvfp4"]
+    code, out, err = tcsmt([*args, "--scale-a", tmp_path / "SA.npy", "--scale-b", tmp_path / "SB.npy"],
+                           capsys)
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "D.npy").view(np.uint32), want.view(np.uint32))
+    code, _, err = tcsmt(args, capsys)
+    assert code == 2 and "give scale_a (5x4) and scale_b (4x3)" in err
+
+
+def test_agreement_command_writes_the_table_or_refuses_in_one_line(tmp_path, capsys):
+    pytest.importorskip("mmasim")
+    from cli_run import tcsmt
+    out_path = tmp_path / "agreement.json"
+    code, out, err = tcsmt(["agreement", "blackwell-mxf4", "--vectors", "64", "-o", out_path], capsys)
+    assert code == 0, err
+    assert "1 configurations, 64 vectors, 0 differences" in out
+    assert out_path.exists() and (tmp_path / "agreement.md").exists()
+    for args, msg in ((["nosuch"], "no MMA-Sim configuration"), (["-o", tmp_path / "x.txt"], ".json")):
+        code, _, err = tcsmt(["agreement", "--vectors", "2", *args], capsys)
+        assert code == 2 and err.startswith("error:") and msg in err

@@ -18,9 +18,12 @@ from tcsmt.fileio import write_atomic
 
 EPILOG = (
     "Arrays are .npy files. NumPy saves ml_dtypes arrays without their type name: "
-    "bfloat16 as '<V2', float8_e4m3fn as '<V1' and float8_e5m2 as '<f1'; gemm reads "
-    "those three back as those types. A float32 A and B feed a tf32 model, which reads "
-    "the top 19 bits of each value (the low 13 are dropped, as the hardware does).")
+    "bfloat16 as '<V2', float8_e5m2 as '<f1' and every one-byte type (float8_e4m3fn, "
+    "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu) as '<V1'; gemm reads "
+    "'<V1' (and uint8 bit patterns) as the model's format for that operand, so name the "
+    "model (or --formats) for fp6 and fp4. A float32 A and B feed a tf32 model, which reads "
+    "the top 19 bits of each value (the low 13 are dropped, as the hardware does). "
+    "Block-scaled models (tcsmt models --scaled) take --scale-a and --scale-b.")
 
 # How np.save writes the ml_dtypes types (their dtype.str without the byte
 # order), read back as those types.
@@ -60,6 +63,22 @@ def _raw_header(f):
     return None
 
 
+def one_byte_as(x: np.ndarray, fmt) -> np.ndarray:
+    """np.save writes every one-byte ml_dtypes type (float8_e4m3fn, fp6,
+    fp4, float8_e8m0fnu) as '<V1', which load_npy reads as float8_e4m3fn:
+    such an array is read as the model's format for it (fmt None: as is).
+    A uint8 array of bit patterns is read the same way."""
+    from tcsmt.sim.npio import dtype_of
+
+    if fmt is None or x.dtype not in (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(np.uint8)):
+        return x
+    try:
+        want = dtype_of(fmt)
+    except UserError:
+        return x
+    return x.view(want) if want.itemsize == 1 else x
+
+
 def save_npy_atomic(path: str, array: np.ndarray) -> None:
     """np.save to a temporary file beside ``path``, then os.replace over it:
     a reader sees the old file or the whole new one."""
@@ -88,7 +107,12 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
 @click.option("--backend", type=click.Choice(["numpy", "cpu", "cuda"]), default=None,
               help="numpy (no compilation), cpu (the compiled kernel, every core) or cuda; "
                    "default: the fastest available (cpu once its kernel is compiled).")
-def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend):
+@click.option("--scale-a", "sa_path", default=None, metavar="SA.npy",
+              help="Block-scaled models: the scales of A, M x ceil(K / scale_block), one per row "
+                   "of A and block along K (ue8m0: float8_e8m0fnu; ue4m3: float8_e4m3fn).")
+@click.option("--scale-b", "sb_path", default=None, metavar="SB.npy",
+              help="The scales of B, ceil(K / scale_block) x N, one per column of B and block.")
+def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend, sa_path, sb_path):
     """D = C + A @ B (A: M x K, B: K x N, C: M x N) bit for bit as the
     modelled matrix unit computes it, blocks chained along K as the
     architecture does."""
@@ -96,7 +120,12 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend):
     from tcsmt.sim.npio import model_for_arrays
 
     A, B, C = (load_npy(p, n) for p, n in ((a_path, "A"), (b_path, "B"), (c_path, "C")))
+    SA, SB = (None if p is None else load_npy(p, n) for p, n in ((sa_path, "--scale-a"),
+                                                                   (sb_path, "--scale-b")))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
-    D = matmul(A, B, C, arch=p, backend=backend)
+    A, B = one_byte_as(A, p.fin), one_byte_as(B, p.fb)
+    if p.scale_format is not None:
+        SA, SB = (None if x is None else one_byte_as(x, p.fscale) for x in (SA, SB))
+    D = matmul(A, B, C, arch=p, backend=backend, scale_a=SA, scale_b=SB)
     save_npy_atomic(out_path, D)
     click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")

@@ -44,10 +44,11 @@ def cli():
 # ---------------------------------------------------------------------------
 
 def _register() -> None:
-    from tcsmt.cli import cases, find, gemm, harness, identify, models, smt
+    from tcsmt.cli import agreement, cases, find, gemm, harness, identify, models, smt
     for command in (models.models_cmd, models.simulate_cmd, models.conformance_cmd,
                     find.find_cmd, find.prove_cmd, find.properties_cmd, find.regen_cmd,
-                    smt.diff, smt.equiv, smt.replay, gemm.gemm, harness.harness,
+                    smt.diff, smt.equiv, smt.replay, gemm.gemm, agreement.agreement_cmd,
+                    harness.harness,
                     identify.plan, identify.identify,
                     cases.compare_algorithms, cases.coverage):
         cli.add_command(command)

@@ -75,17 +75,42 @@ def parse_terms(text: str, fmt, name: str) -> list[int]:
     return out
 
 
+def parse_scales(p, sa_text: str | None, sb_text: str | None):
+    """--scale-a and --scale-b as bit patterns of the model's scale format
+    (None where not given; check_scales says what a model needs)."""
+    from tcsmt.model.formats import parse_bits
+
+    if p.scale_format is None:
+        if sa_text or sb_text:
+            raise UserError(f"{p.name} has no block scales: leave out --scale-a and --scale-b")
+        return None, None
+    out = []
+    for name, text in (("scale-a", sa_text), ("scale-b", sb_text)):
+        if text is None:
+            out.append(None)
+            continue
+        items = [x for x in text.replace(" ", "").split(",") if x]
+        if not items:
+            raise UserError(f"--{name} is empty")
+        out.append([parse_bits(x, p.fscale) for x in items])
+    return out
+
+
 @click.command("simulate")
 @options.model
 @click.option("--a", "a_text", required=True, metavar="X,Y,...",
               help="a_1..a_K: hex bit patterns (0x3c00) or exact numbers (1.5, 2^-24).")
 @click.option("--b", "b_text", required=True, metavar="X,Y,...", help="b_1..b_K, likewise.")
 @click.option("--c", "c_text", default="0x0", show_default=True, metavar="X", help="c, likewise.")
+@click.option("--scale-a", "sa_text", default=None, metavar="X,Y,...",
+              help="Block-scaled models: the scales of a, one per scale_block terms, as hex bit "
+                   "patterns of the scale format (0x7f is 1 in ue8m0, 0x38 in ue4m3).")
+@click.option("--scale-b", "sb_text", default=None, metavar="X,Y,...", help="The scales of b, likewise.")
 @click.option("--explain", is_flag=True, help="Print every stage of the datapath.")
-def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, explain):
+def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_text, explain):
     """Compute d = c + sum a_i*b_i for one dot product under a model."""
     from tcsmt.model.formats import describe
-    from tcsmt.sim.dot import Result, check_inputs, dot_bits, model
+    from tcsmt.sim.dot import Result, check_inputs, check_scales, dot_bits, model
     from tcsmt.sim.dot import explain as explain_dot
 
     p = model(arch, formats, list(overrides))
@@ -97,15 +122,21 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, explain):
     if len(a) != len(b):
         raise UserError(f"--a has {len(a)} terms and --b has {len(b)}: they must match")
     a, b, c0 = check_inputs(p, a, b, c[0])
+    sa, sb = check_scales(p, len(a), *parse_scales(p, sa_text, sb_text))
+    scaled = "" if p.scale_format is None else f", scales {p.scale_format} per {p.scale_block}"
+    grouped = "" if p.group_size == 1 else f", exact groups of {p.group_size}"
     click.echo(f"model  {p.name}: {p.in_format} x {p.fb.name} + {p.c_format} -> {p.out_format}, "
-               f"block {p.block_size}, {p.F} fraction bits, {p.final_rounding}")
+               f"block {p.block_size}, {p.F} fraction bits, {p.final_rounding}{scaled}{grouped}")
     click.echo("a      " + ", ".join(describe(p.fin, x) for x in a))
     click.echo("b      " + ", ".join(describe(p.fb, x) for x in b))
     click.echo("c      " + describe(p.fc, c0))
+    if sa is not None:
+        click.echo("scales of a  " + ", ".join(describe(p.fscale, x) for x in sa))
+        click.echo("scales of b  " + ", ".join(describe(p.fscale, x) for x in sb))
     if explain:
-        for stage, text in explain_dot(p, a, b, c0):
+        for stage, text in explain_dot(p, a, b, c0, sa, sb):
             click.echo(f"  {stage:<18} {text}")
-    r = Result(dot_bits(p, a, b, c0), p.fout)
+    r = Result(dot_bits(p, a, b, c0, sa, sb), p.fout)
     click.echo(f"d      {r.hex} = {r.decimal}" + ("" if r.kind in ("normal", "zero") else f" ({r.kind})"))
 
 

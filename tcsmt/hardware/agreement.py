@@ -165,35 +165,56 @@ def _version(dist: str, mod=None) -> str:
 
 
 def markdown(doc: dict) -> str:
+    rows = doc["rows"]
+    unexplained = sum(r["reasons"].get("unexplained", 0) for r in rows)
     lines = ["# tcsmt against MMA-Sim", "",
              f"MMA-Sim {doc['mmasim']['version']} (torch {doc['mmasim']['torch']}), tcsmt "
-             f"{doc['tool']['version']}; {doc['vectors_per_configuration']} random dot products per "
-             f"configuration (seed {doc['seed']}; row kinds: {', '.join(doc['row_kinds'])}), compared "
-             "bit for bit. Written by `tcsmt agreement`.", "",
+             f"{doc['tool']['version']}: {doc['vectors_per_configuration']} random dot products per "
+             f"configuration (seed {doc['seed']}; row kinds: {', '.join(doc['row_kinds'])}), run "
+             "through tcsmt's batch simulator (the scalar one where words exceed 64 bits) and "
+             "MMA-Sim's `dpa`, compared bit for bit. Written by `tcsmt agreement`; the JSON beside "
+             "this file has every row's examples.", "",
              f"**{doc['configurations']} configurations, {doc['vectors']} vectors, "
-             f"{doc['differences']} differences.**", "",
-             "| model | MMA-Sim | architecture | instruction | k | vectors | differences | tcsmt | NaN |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for r in doc["rows"]:
+             f"{doc['differences']} differences, {unexplained} unexplained.**", "",
+             "| model | MMA-Sim | architecture | instruction | k | vectors | differences | explained |"
+             " simulator |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
         m = r["mmasim"]
-        nan = "bits" if r["nan"] == "bit for bit" else "as a class"
+        explained = r["differences"] - r["reasons"].get("unexplained", 0)
         lines.append(f"| {r['model']} | {m['class']} | {m['arch']} | `{m['shape']}` | {r['k']} | "
-                     f"{r['vectors']} | {r['differences']} | {r['simulator']} | {nan} |")
-    notes = sorted({r["nan"] for r in doc["rows"] if r["nan"] != "bit for bit"})
-    if notes:
-        lines += [""] + [f"NaN as a class: {t}." for t in notes]
-    for r in doc["rows"]:
-        for ex in r["examples"]:
-            lines += ["", f"- {r['model']} row {ex['row']} ({ex['kind']}): tcsmt {ex['tcsmt']}, MMA-Sim "
-                          f"{ex['mmasim']} ({ex['reason']}); a {ex['a']}, b {ex['b']}, c {ex['c']}"]
+                     f"{r['vectors']} | {r['differences']} | {explained} | {r['simulator']} |")
+    reasons: dict[str, list[int]] = {}
+    for r in rows:
+        for why, count in r["reasons"].items():
+            reasons.setdefault(why, [0, 0])
+            reasons[why][0] += 1
+            reasons[why][1] += count
+    if reasons:
+        lines += ["", "## Why they differ", ""]
+        lines += [f"- {why}: {n} differences in {c} configurations" for why, (c, n) in reasons.items()]
+    notes = sorted({r["nan"] for r in rows if r["nan"] != "bit for bit"})
+    lines += [f"- {t} (the rows whose simulator is scalar)." for t in notes]
+    shown = [(r, ex) for r in rows for ex in r["examples"][:2]]
+    if shown:
+        lines += ["", "## Examples (replayed on both simulators)", ""]
+        for r, ex in shown:
+            scales = f", scales of a {ex['scale_a']}, of b {ex['scale_b']}" if "scale_a" in ex else ""
+            lines.append(f"- {r['model']} `{r['mmasim']['shape']}` row {ex['row']} ({ex['kind']}): "
+                         f"tcsmt {ex['tcsmt']}, MMA-Sim {ex['mmasim']}; a {', '.join(ex['a'])}; "
+                         f"b {', '.join(ex['b'])}; c {ex['c']}{scales}")
     return "\n".join(lines) + "\n"
+
+
+def check_output(path: str) -> str:
+    """The path of the JSON table, checked before any work is done."""
+    if not str(path).endswith(".json"):
+        raise UserError(f"-o {path}: the agreement table is a .json file")
+    return str(path)[:-5] + ".md"
 
 
 def write(doc: dict, path: str) -> tuple[str, str]:
     """The document as JSON at path and as Markdown beside it (.md)."""
-    if not str(path).endswith(".json"):
-        raise UserError(f"-o {path}: the agreement table is a .json file")
-    md = str(path)[:-5] + ".md"
+    md = check_output(path)
     write_json_atomic(path, doc)
     write_atomic(md, lambda f: f.write(markdown(doc)))
     return str(path), md

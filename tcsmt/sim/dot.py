@@ -185,7 +185,8 @@ def explain(p: ModelParams, a: list[int], b: list[int], c: int, sa=None,
             label = name
             if name.startswith("aligned term ") and p.c_placement == "global":
                 i = int(name.rsplit(" ", 1)[1])
-                label = "aligned c" if i == 0 else f"aligned product {i - 1}"
+                term = "group" if p.group_size > 1 else "product"
+                label = "aligned c" if i == 0 else f"aligned {term} {i - 1}"
             lines.append((label, f"{format_value(val)}  ({_signed(obj)} x 2^{e_max - rl})"))
             if name == "raw sum" and val != 0:
                 e = val.numerator.bit_length() - val.denominator.bit_length()

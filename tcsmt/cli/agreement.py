@@ -1,0 +1,32 @@
+"""``tcsmt agreement``: tcsmt's models against MMA-Sim, measured, written
+to results/mmasim-agreement.json and .md (tcsmt.hardware.agreement)."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("agreement")
+@click.argument("names", nargs=-1, metavar="[MODEL|ARCH]...")
+@click.option("--vectors", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Random dot products per MMA-Sim configuration.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", default="results/mmasim-agreement.json", show_default=True,
+              metavar="FILE.json", help="The table, as JSON; a Markdown copy is written beside it (.md).")
+def agreement_cmd(names, vectors, seed, output):
+    """Run every MMA-Sim configuration of the named models or architectures
+    (all without names) through tcsmt's batch simulator and MMA-Sim's dpa,
+    compare bit for bit, and write the table. Needs MMA-Sim
+    (pip install torch==2.13.0 && pip install mmasim)."""
+    from tcsmt.hardware.agreement import agreement, check_output, write
+
+    check_output(output)
+    def line(r):
+        m = r["mmasim"]
+        click.echo(f"{r['model']:<34} {m['class']:<20} {m['shape']:<56} {r['vectors']:>7} vectors  "
+                   f"{r['differences']:>6} differences")
+    doc = agreement(list(names), vectors, seed, progress=line)
+    path, md = write(doc, output)
+    unexplained = sum(r["reasons"].get("unexplained", 0) for r in doc["rows"])
+    click.echo(f"{doc['configurations']} configurations, {doc['vectors']} vectors, "
+               f"{doc['differences']} differences ({unexplained} unexplained); written to {path} and {md}")
