@@ -14,5 +14,12 @@ from tcsmt.model.params import ModelParams, load_model  # noqa: E402
 from tcsmt.sim.batch import matmul  # noqa: E402
 from tcsmt.sim.dot import Result, dot, model  # noqa: E402
 
-__all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "matmul",
-           "model"]
+
+def check(source, models=(), **kw) -> dict:
+    """Observations against models, row by row (tcsmt.api.check)."""
+    from tcsmt.api import check as run
+    return run(source, models, **kw)
+
+
+__all__ = ["ModelParams", "Result", "all_models", "check", "dot", "find_model", "load_model",
+           "matmul", "model"]

@@ -156,6 +156,23 @@ def properties(arch: str = "ampere") -> list[dict]:
 
 
 # ---------------------------------------------------------------------------
+# Hardware
+# ---------------------------------------------------------------------------
+
+def check(source: str | Path, models=(), *, overrides=(), show: int = 3,
+          limit: int | None = None) -> dict:
+    """Observations (a probe's JSON, a recorded DEVICE/FORMAT folder, or any
+    file of vectors tcsmt writes) against models, row by row: the
+    tcsmt-check/1 document ``tcsmt check`` prints. ``models``: names,
+    architectures or model files (one, or a list); none: the architecture
+    of the observations' device. Each model's ``matched``/``rows`` and its
+    first ``show`` mismatches, explained stage by stage."""
+    from tcsmt.hardware.check import check as run
+    models = [models] if isinstance(models, (str, Path)) else list(models)
+    return run(source, [str(m) for m in models], list(overrides), show, limit)
+
+
+# ---------------------------------------------------------------------------
 # Case studies
 # ---------------------------------------------------------------------------
 

@@ -320,7 +320,7 @@ def test_host_side_prints_scales_and_hypotheses(tmp_path):
     assert [list(r.scale_a) for r in obs.rows] == [vs.scales[i][0] for i in range(3)]
     assert [r["matches"] for r in out["observations"]] == [["A", "B"], ["B"], []]
     assert [(h["id"], h["matched"]) for h in out["hypotheses"]] == [("A", 1), ("B", 2)]
-    assert "hypothesis B (second) gave the device's d on 2 of 3 vectors" in run.stderr
+    assert "probe: FAIL B (second): the device gave its d on 2 of 3 vectors" in run.stderr
 
 
 # ---------------------------------------------------------------------------

@@ -19,26 +19,36 @@ from tcsmt.errors import UserError
                    "(mma, wmma, wgmma, tcgen05, mfma), an architecture (sm_90a, sm_100a, "
                    "sm_120a, gfx942) or a shape such as m16n8k8. Default: the file's, else "
                    "the usual mma.sync for the formats.")
-@click.option("--hypothesis", "models", multiple=True, metavar="MODEL",
-              help="A model whose d the probe compares with the device's, vector by vector "
-                   "(repeat for several: the observations say which each vector followed).")
+@click.option("--expect", "--hypothesis", "models", multiple=True, metavar="MODEL",
+              help="A model (architecture, model name or file) whose outputs the probe carries "
+                   "and compares with the device's: it prints PASS or FAIL per vector and in "
+                   "total for each (repeat for several).")
+@click.option("--formats", metavar="IN:OUT",
+              help="Which vectors of a file that holds several formats (a coverage file).")
 @click.option("--list-instructions", is_flag=True,
               help="List the supported instructions and exit.")
-def harness(vectors, target, output, instruction, models, list_instructions):
-    """Write a self-contained program that runs VECTORS.json on a GPU.
+def harness(vectors, target, output, instruction, models, formats, list_instructions):
+    """Write a self-contained program that runs VECTORS on a GPU.
 
     \b
-    Each vector runs as one matrix instruction (one warp, warpgroup or
-    wavefront); the program prints the bits of D for every vector as JSON
-    (schema tcsmt-observations/1), which `tcsmt identify` reads, after
-    checking with calibration vectors that the operands reached the right
-    places. The build command is in its first lines:
-      tcsmt harness plan.json -o probe.cu
+    VECTORS is any file tcsmt writes that holds vectors: a plan, a result
+    of diff, find or prove, a coverage file, observations (run again on
+    another device), or the name of a shipped plan (fp16-fp32, bf16-fp32,
+    tf32-fp32, fp16-fp16). Each vector runs as one matrix instruction (one
+    warp, warpgroup or wavefront); the program prints the bits of D for
+    every vector as JSON (schema tcsmt-observations/1, which `tcsmt check`
+    and `tcsmt identify` read), after checking with calibration vectors
+    that the operands reached the right places. With expected outputs (a
+    result file's hypotheses, --expect MODEL) it prints on stderr PASS or
+    FAIL for each vector and in total for each, and exits with status 4
+    when the device followed none of them on every vector. The build
+    command is in its first lines:
+      tcsmt harness fp16-fp32 --expect hopper --expect ampere -o probe.cu
       nvcc -O2 -arch=sm_90 probe.cu -o probe && ./probe > observations.json
+      tcsmt harness results/ampere/rounding.json -o rounding.cu
       tcsmt harness plan.json --instruction wgmma -o wgmma.cu     (H100, sm_90a)
       tcsmt harness plan.json --target hip -o probe.hip           (AMD Instinct)
-      tcsmt harness diff.json --instruction tcgen05 -o b200.cu    (a diff's hypotheses:
-        the probe says which of them the device followed; or --hypothesis MODEL)
+      tcsmt harness diff.json --instruction tcgen05 -o b200.cu    (B200, sm_100a)
     """
     from tcsmt.hardware.harness import build_command, write_probe
     from tcsmt.hardware.instructions import all_instructions, default_names
@@ -53,9 +63,10 @@ def harness(vectors, target, output, instruction, models, list_instructions):
             click.echo(f"{ins.name:<78} k={ins.k:<3} {arch}{mark}")
         return
     if not vectors:
-        raise UserError("missing VECTORS.json (or use --list-instructions)")
+        raise UserError("missing VECTORS: a file of vectors or a shipped plan's name "
+                        "(or use --list-instructions)")
     if not output:
         raise UserError("missing -o FILE: where to write the program (e.g. -o probe.cu)")
-    ins, count = write_probe(vectors, output, instruction, target, models)
+    ins, count = write_probe(vectors, output, instruction, target, models, formats)
     click.echo(f"wrote {output}: {count} vectors, {ins.name} (k = {ins.k})", err=True)
     click.echo(f"build: {build_command(ins, output, 'probe')}", err=True)

@@ -59,14 +59,18 @@ def cuda_program(vs: VectorSet, ins: Instruction, source_name: str = "probe.cu")
 
 
 def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str | None = None,
-                target: str = "cuda", models: tuple = ()) -> tuple[Instruction, int]:
-    """Write the probe program for a vectors file; (instruction, number of
-    vectors). Each of ``models`` (names or ModelParams) becomes a hypothesis
-    whose d the probe compares with the device's, vector by vector."""
+                target: str = "cuda", models: tuple = (), formats: str | None = None
+                ) -> tuple[Instruction, int]:
+    """Write the probe program for a vectors file (any file tcsmt writes
+    that holds vectors, or a shipped plan's name); (instruction, number of
+    vectors). Each of ``models`` (names, architectures or ModelParams)
+    becomes a hypothesis whose d the probe compares with the device's,
+    vector by vector, printing PASS or FAIL. ``formats`` (IN:OUT) picks
+    one set of a file that holds several."""
     from tcsmt.fileio import write_text_atomic
     if target not in TARGETS:
         raise UserError(f"unknown target {target!r} (supported: {', '.join(TARGETS)})")
-    vs = read_vectors(vectors_path)
+    vs = read_vectors(vectors_path, formats)
     ins = vs.pick_instruction(instruction, target)
     for m in models:
         add_model_hypothesis(vs, ins, m)
@@ -82,8 +86,7 @@ def _model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list
     """(ModelParams, the d of every vector padded to the instruction's k)."""
     from tcsmt.hardware.observations import check_scales
     from tcsmt.sim.dot import dot_bits
-    from tcsmt.sim.dot import model as get_model
-    p = get_model(model)
+    p = vectors_model(model, vs, ins)
     want, have = (p.fin, p.fb, p.fc, p.fout), (vs.fin, vs.fb, vs.fc, vs.fout)
     if [f.name for f in want] != [f.name for f in have]:
         raise UserError(f"model {p.name} is for {'/'.join(f.name for f in want)}, "
@@ -93,6 +96,26 @@ def _model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list
     for (a, b, c), sc in zip(vs.padded(ins.k), vs.padded_scales(ins.k)):
         outs.append(dot_bits(p, a, b, c, *(sc if vs.scale_block else (None, None))))
     return p, outs
+
+
+def vectors_model(model, vs: VectorSet, ins: Instruction):
+    """A model for these vectors: an architecture's model for their formats
+    (the one for the instruction's family where it has several), a model
+    name or file, or a ModelParams."""
+    from tcsmt.hardware.check import arch_model, is_architecture
+    from tcsmt.sim.dot import model as get_model
+    if isinstance(model, str) and is_architecture(model):
+        import numpy as np
+
+        from tcsmt.hardware.check import Rows
+        empty = np.zeros((0, 1), dtype=np.uint64)
+        rows = Rows("", "vectors", vs.fs, empty, empty, empty[:, 0], [], instruction=ins.name)
+        p = arch_model(model, rows)
+        if p is None:
+            raise UserError(f"{model} has no model for {rows.formats_text()}; `tcsmt models` "
+                            "lists them")
+        return p
+    return get_model(model)
 
 
 def add_model_hypothesis(vs: VectorSet, ins: Instruction, model) -> None:

@@ -146,6 +146,8 @@ static int run(unsigned int* stray) {
   return 0;
 }
 
+static bool pass_any(int v);
+
 static void print_row(int v) {
   unsigned long long xs[K > NSB ? K : NSB + 1];
   printf("    {\"index\": %d, \"a\": ", v);
@@ -171,8 +173,22 @@ static void print_row(int v) {
     for (int h = 0, n = 0; h < NHYP; ++h)
       if (h_expect[h * NVEC + v] == h_d[v]) { fputs(n++ ? ", " : "", stdout); print_string(h_hyp_id[h]); }
     putchar(']');
+    fprintf(stderr, "probe: vector %d:", v);
+    for (int h = 0; h < NHYP; ++h)
+      fprintf(stderr, "%s %s %s", h ? "," : "", h_expect[h * NVEC + v] == h_d[v] ? "PASS" : "FAIL",
+              h_hyp_id[h]);
+    if (!pass_any(v))
+      fprintf(stderr, " (device 0x%0*llx)", $out_digits, (unsigned long long)h_d[v]);
+    fputc('\n', stderr);
   }
   printf("}%s\n", v + 1 < NVEC ? "," : "");
+}
+
+// Whether the device's d of vector v is the one some hypothesis expects.
+static bool pass_any(int v) {
+  for (int h = 0; h < NHYP; ++h)
+    if (h_expect[h * NVEC + v] == h_d[v]) return true;
+  return false;
 }
 
 int main() {
@@ -211,6 +227,7 @@ int main() {
              (unsigned long long)h_d[NVEC + first_bad], (unsigned long long)h_cal_d[first_bad]);
     printf("\",\n");
   }
+  int passed = 0;
   if (NHYP) {
     printf("  \"hypotheses\": [");
     for (int h = 0; h < NHYP; ++h) {
@@ -221,14 +238,19 @@ int main() {
       printf(", \"label\": ");
       print_string(h_hyp_label[h]);
       printf(", \"matched\": %d}", n);
-      fprintf(stderr, "probe: hypothesis %s (%s) gave the device's d on %d of %d vectors\n",
-              h_hyp_id[h], h_hyp_label[h], n, NVEC);
+      passed += n == NVEC;
     }
     printf("\n  ],\n");
   }
   printf("  \"observations\": [\n");
   for (int v = 0; v < NVEC; ++v) print_row(v);
   printf("  ]\n}\n");
+  for (int h = 0; h < NHYP; ++h) {
+    int n = 0;
+    for (int v = 0; v < NVEC; ++v) n += h_expect[h * NVEC + v] == h_d[v];
+    fprintf(stderr, "probe: %s %s (%s): the device gave its d on %d of %d vectors\n",
+            n == NVEC ? "PASS" : "FAIL", h_hyp_id[h], h_hyp_label[h], n, NVEC);
+  }
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fprintf(stderr, "probe: writing the observations failed\n");
     return 1;
@@ -237,6 +259,11 @@ int main() {
     fprintf(stderr, "probe: the layout check failed (%u stray elements of D, %d wrong calibration "
                     "vectors): the observations are not trustworthy\n", stray, bad_cal);
     return 3;
+  }
+  if (NHYP && !passed) {
+    fprintf(stderr, "probe: the device followed none of the %d expected models on every "
+                    "vector (exit status 4)\n", NHYP);
+    return 4;
   }
   return 0;
 }

@@ -13,10 +13,19 @@ block of K) to every vector. Optional "hypotheses": [{"id", "label"}] with an
 "outputs": {id: hex} per vector gives the d each hypothesis expects; the
 probe then says, vector by vector, which hypotheses the device followed.
 
-A result file of ``tcsmt diff`` or ``tcsmt find`` (schema tcsmt-result/N)
-is read the same way: its hypotheses and their outputs come along, and its
-out format (and scale format and block, whose factors its vectors hold as
-"scale_a" and "scale_b") are those its hypotheses share.
+Every other file tcsmt writes that holds vectors is read the same way
+(``parse_vector_file``):
+
+* a result of ``diff``, ``find``, ``prove`` or a property (schema
+  tcsmt-result/N): its hypotheses and their outputs come along, and
+  its out format (and scale format and block, whose factors its vectors
+  hold as "scale_a" and "scale_b") are those its hypotheses share;
+* a coverage file (tcsmt-coverage/*): its gap-closing vectors, one set per
+  device model (space) they were found for, in that model's formats;
+* observations (tcsmt-observations/1): the inputs that ran, with the d the
+  device returned as the hypothesis "observed";
+* a plan (tcsmt-plan/1) is a vectors file. Plans shipped with tcsmt are
+  found by name (``fp16-fp32``, ``fp16:fp32``) anywhere: ``find_vectors``.
 
 a and b hold at most k terms of the instruction (shorter vectors are padded
 with zeros, their missing scale factors with 1). Inputs go into the program
@@ -205,17 +214,138 @@ def _add_vector(vs: VectorSet, v, at: str) -> None:
                         for i, _ in vs.hypotheses})
 
 
-def read_vectors(path: str | Path) -> VectorSet:
+def read_json(path: str | Path) -> tuple[object, str]:
+    """(decoded JSON, sha256 of the bytes) of a file; one-line errors."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
-        data = json.loads(raw)
+        return json.loads(raw), hashlib.sha256(raw).hexdigest()
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: not JSON: {getattr(e, 'msg', e)}") from None
-    return parse_vectors(data, str(path), hashlib.sha256(raw).hexdigest())
+
+
+def find_vectors(name: str | Path) -> Path:
+    """A vectors file by path, else a plan shipped with tcsmt by name
+    (``fp16-fp32``, ``fp16-fp32.json`` or ``fp16:fp32``)."""
+    from tcsmt.fileio import data_folder
+    path = Path(name)
+    if path.exists() or path.suffix == ".json" and len(path.parts) > 1:
+        return path
+    stem = str(name).removesuffix(".json").replace(":", "-")
+    shipped = data_folder("tcsmt.plans", "results/plans", "*.json")
+    if shipped is not None and "/" not in stem and (shipped / f"{stem}.json").is_file():
+        return shipped / f"{stem}.json"
+    known = sorted(p.stem for p in shipped.glob("*.json")) if shipped is not None else []
+    raise UserError(f"{name}: no such file, and no shipped plan of that name"
+                    + (f" (shipped plans: {', '.join(known)})" if known else ""))
+
+
+def read_vectors(path: str | Path, formats: str | None = None) -> VectorSet:
+    """The vectors of any file tcsmt writes that holds them, or of a
+    shipped plan by name; ``formats`` (IN:OUT) picks one set of a file
+    that holds several (a coverage file)."""
+    path = find_vectors(path)
+    data, sha = read_json(path)
+    return pick_set(parse_vector_file(data, str(path), sha), formats, str(path))
+
+
+def pick_set(sets: list[VectorSet], formats: str | None, where: str) -> VectorSet:
+    """The one set of vectors, or the one whose formats are ``formats``."""
+    if formats:
+        chosen = [vs for vs in sets if formats_label(vs.fs) == formats.replace(" ", "")]
+        if not chosen:
+            raise UserError(f"{where}: no vectors for formats {formats} (it has "
+                            f"{', '.join(sorted({formats_label(vs.fs) for vs in sets}))})")
+        sets = chosen
+    if len(sets) > 1:
+        merged = merge_sets(sets)
+        if merged is None:
+            have = ", ".join(f"{formats_label(vs.fs)} ({len(vs.vectors)} vectors)" for vs in sets)
+            raise UserError(f"{where} holds vectors in several formats: {have}; pick one with "
+                            "--formats IN:OUT")
+        return merged
+    return sets[0]
+
+
+def formats_label(fs: FormatSet) -> str:
+    from tcsmt.model.params import short_format
+    ins = short_format(fs.a.name) + ("" if fs.b == fs.a else "," + short_format(fs.b.name))
+    return f"{ins}:{short_format(fs.out.name)}"
+
+
+def merge_sets(sets: list[VectorSet]) -> VectorSet | None:
+    """Sets of one format set and scale block as one (without hypotheses,
+    which differ from set to set); None if their formats differ."""
+    first = sets[0]
+    if any(vs.fs != first.fs or vs.scale_block != first.scale_block for vs in sets):
+        return None
+    out = VectorSet(first.fs, [], first.instruction, first.source, first.sha256, first.scale_block)
+    for vs in sets:
+        out.vectors += vs.vectors
+        out.scales += vs.scales
+        out.expected += [{} for _ in vs.vectors]
+    return out
+
+
+def parse_vector_file(data, where: str, sha256: str = "") -> list[VectorSet]:
+    """Every set of vectors in a decoded file (see the module docstring)."""
+    schema = str(data.get("schema", "")) if isinstance(data, dict) else ""
+    if schema.startswith("tcsmt-coverage/"):
+        return coverage_sets(data, where, sha256)
+    if schema.startswith("tcsmt-observations/"):
+        return [observation_set(data, where, sha256)]
+    if schema.startswith("tcsmt-compare/"):
+        raise UserError(f"{where}: the vectors of compare-algorithms are binary32 inputs of an "
+                        "error-corrected GEMM, not operands of one matrix instruction")
+    if schema.startswith(("tcsmt-identification/", "tcsmt-check/")):
+        raise UserError(f"{where}: a {schema.split('/')[0].removeprefix('tcsmt-')} report holds "
+                        "no vectors to run; give the observations or plan it was made from")
+    return [parse_vectors(data, where, sha256)]
+
+
+def coverage_sets(data: dict, where: str, sha256: str) -> list[VectorSet]:
+    """A coverage file's vectors, one set per space (device model), in its
+    base model's formats; the hypotheses differ from question to question
+    and are left out."""
+    from tcsmt.model.catalogue import find_model
+    spaces = {s.get("space"): s.get("base") for s in data.get("spaces", []) if isinstance(s, dict)}
+    groups: dict[str, list] = {}
+    for n, v in enumerate(data.get("vectors") or []):
+        if not isinstance(v, dict) or v.get("space") not in spaces:
+            raise UserError(f"{where}: vectors[{n}] names no space of the file")
+        groups.setdefault(v["space"], []).append({k: v[k] for k in ("a", "b", "c") if k in v})
+    if not groups:
+        raise UserError(f"{where}: the coverage file holds no vectors (its suite's gaps were "
+                        "all closed by the suite or proved)")
+    out = []
+    for space, vecs in groups.items():
+        p = find_model(spaces[space])
+        fs = {"a": p.fin.name, "b": p.fb.name, "c": p.fc.name, "out": p.fout.name}
+        out.append(parse_vectors({"formats": fs, "vectors": vecs}, f"{where} ({space})", sha256))
+    return out
+
+
+def observation_set(data: dict, where: str, sha256: str) -> VectorSet:
+    """Observations as vectors, the device's d as the hypothesis "observed"."""
+    from tcsmt.hardware.observations import observation_dict, parse_observations
+    obs = parse_observations(data, where)
+    fs = FormatSet(obs.fin, obs.fb or obs.fin, obs.fc, obs.fout, obs.fscale)
+    label = f"{obs.device} as observed"
+    vecs = []
+    for r in obs.rows:
+        scales = (r.scale_a, r.scale_b) if obs.fscale is not None else None
+        row = observation_dict(r.index, obs.fin, obs.fc, obs.fout, r.a, r.b, r.c, r.d, obs.fb,
+                               scales, obs.fscale)
+        row["outputs"] = {"observed": row.pop("d")}
+        vecs.append(row)
+    doc = {"formats": fs.record(), "instruction": obs.instruction, "vectors": vecs,
+           "hypotheses": [{"id": "observed", "label": label}]}
+    if obs.fscale is not None:
+        doc["scale_block"] = obs.scale_block
+    return parse_vectors(doc, where, sha256)
 
 
 # ---------------------------------------------------------------------------

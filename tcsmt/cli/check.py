@@ -1,0 +1,49 @@
+"""``tcsmt check``: observations (or any file of vectors) against named models."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("check")
+@click.argument("source", metavar="OBSERVATIONS")
+@click.option("--arch", "models", multiple=True, metavar="MODEL",
+              help="A model to check: an architecture (its model for the rows' formats), a "
+                   "model name or a model file; repeat for several. Default: the architecture "
+                   "of the device that made the observations.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Change a parameter of every model checked (repeatable); `tcsmt params` "
+                   "lists them.")
+@click.option("--show", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Mismatching rows to show per model, each with the model's stages.")
+@click.option("--limit", type=click.IntRange(min=1), help="Check only the first N rows.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(source, models, overrides, show, limit, as_json):
+    """Check OBSERVATIONS against one or more models, bit for bit.
+
+    \b
+    OBSERVATIONS is what a probe printed (tcsmt harness), a recorded
+    DEVICE/FORMAT folder (data/hwdata/H100/fp16; its known problems are
+    applied and named), or any file tcsmt writes that holds vectors (diff,
+    find and prove results, coverage files, plans): there the outputs the
+    file's hypotheses expect are compared with each model's.
+    Every row runs through the batch simulator; the first mismatching rows
+    are shown with every stage of the model's datapath (as simulate
+    --explain). Exit status 1 when a model misses an observed row.
+      tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper
+      tcsmt check data/hwdata/A100/fp16 --arch ampere --arch volta
+      tcsmt check obs.json --arch hopper --set align_bits=1
+      tcsmt check results/ampere/rounding.json --arch ampere
+    """
+    from tcsmt.hardware.check import all_matched, dumps, text_lines
+    from tcsmt.hardware.check import check as run
+    doc = run(source, list(models), list(overrides), show, limit)
+    if as_json:
+        click.echo(dumps(doc))
+    else:
+        for line in text_lines(doc):
+            click.echo(line)
+    if not all_matched(doc):
+        sys.exit(1)

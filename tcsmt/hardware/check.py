@@ -1,0 +1,461 @@
+"""``tcsmt check``: observed or expected outputs against named models.
+
+What is read (``load_rows``):
+
+* a probe's observations (schema ``tcsmt-observations/1``): the bits the
+  device returned for each input;
+* a recorded folder ``DIR/DEVICE/FORMAT`` (``tcsmt.hardware.recorded``):
+  one set of rows per recorded output format, the known problems of the
+  recordings applied by rule and named;
+* any other file tcsmt writes that holds vectors (a result of diff, find,
+  prove, a coverage file, a plan; see ``tcsmt.hardware.vectors``): the
+  outputs each of its hypotheses expects stand where observations would.
+
+Every model runs every row through the batch simulator
+(``tcsmt.sim.batch.dot_batch``, seconds for thousands of rows in every
+format), or through the scalar one where a model needs words wider than
+the batch simulator's. A model given as an architecture (``hopper``) is
+that architecture's model for the rows' formats, preferring the one whose
+instruction is the observations' (``hopper-e4m3-fp32-mma`` for ``mma.sync``
+fp8 observations). The first mismatching rows come with the model's
+stage-by-stage explanation (``tcsmt.sim.dot.explain``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.hardware.observations import FormatSet, check_scales, parse_observations
+from tcsmt.model.formats import Format, describe, format_value, get_format
+from tcsmt.model.params import ModelParams, short_format
+
+SCHEMA = "tcsmt-check/1"
+
+
+@dataclass
+class Rows:
+    """Dot products of one format set and one length, as arrays of bits."""
+    source: str
+    what: str                      # "observations", "recorded" or "vectors"
+    fs: FormatSet
+    a: np.ndarray                  # [N, K] bits of a's format
+    b: np.ndarray                  # [N, K]
+    c: np.ndarray                  # [N]
+    index: list[int]
+    observed: np.ndarray | None = None                          # [N] out bits
+    expected: dict[str, np.ndarray] = field(default_factory=dict)   # hypothesis -> [N]
+    labels: dict[str, str] = field(default_factory=dict)
+    sa: np.ndarray | None = None   # [N, S] scale bits (block-scaled instructions)
+    sb: np.ndarray | None = None
+    scale_block: int = 0
+    device: str = ""
+    instruction: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def k(self) -> int:
+        return int(self.a.shape[1])
+
+    @property
+    def count(self) -> int:
+        return int(self.a.shape[0])
+
+    def formats_text(self) -> str:
+        fs = self.fs
+        return f"{fs.a.name} x {fs.b.name} + {fs.c.name} -> {fs.out.name}"
+
+    def formats_label(self) -> str:
+        """IN:OUT (or A,B:OUT), as --formats takes it."""
+        ins = short_format(self.fs.a.name)
+        if self.fs.b != self.fs.a:
+            ins += "," + short_format(self.fs.b.name)
+        return f"{ins}:{short_format(self.fs.out.name)}"
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+def _bits(rows: list, k: int | None = None) -> np.ndarray:
+    out = np.array(rows, dtype=np.uint64)
+    return out.reshape(len(rows), k) if k is not None else out
+
+
+def rows_from_observations(obs, source: str, what: str = "observations") -> Rows:
+    """An ObservationSet as Rows with observed d."""
+    fs = FormatSet(obs.fin, obs.fb or obs.fin, obs.fc, obs.fout, obs.fscale)
+    scaled = obs.fscale is not None
+    return Rows(source, what, fs, _bits([r.a for r in obs.rows], obs.k),
+                _bits([r.b for r in obs.rows], obs.k), _bits([r.c for r in obs.rows]),
+                [r.index for r in obs.rows], observed=_bits([r.d for r in obs.rows]),
+                sa=_bits([r.scale_a for r in obs.rows]) if scaled else None,
+                sb=_bits([r.scale_b for r in obs.rows]) if scaled else None,
+                scale_block=obs.scale_block, device=obs.device, instruction=obs.instruction,
+                notes=[f"known problem of the recording: {kp.get('why', kp)}"
+                       for kp in obs.meta.get("known_problems", [])])
+
+
+def rows_from_recorded(folder: Path) -> list[Rows]:
+    """One Rows per recorded output of a DEVICE/FORMAT folder, with the
+    recordings' known problems applied by rule (tcsmt.hardware.recorded):
+    Hopper fp8 rows get c = +0; for fp16 output c is rounded to fp16 (round
+    to nearest even) as the recording did."""
+    from tcsmt.hardware.harness import DEVICE_CC
+    from tcsmt.hardware.recorded import F32, binary32_to_format, known_problems, read_folder
+    rec = read_folder(folder)
+    arch = device_architecture(rec.device) or "unknown"
+    out = []
+    for output in sorted(rec.d, key=lambda o: o != "fp32"):
+        problems = known_problems(arch, rec.folder, output)
+        fout = get_format("float32" if output == "fp32" else "float16")
+        if any(kp.rule == "c_zero" for kp in problems):
+            c = np.zeros(rec.rows, dtype=np.uint64)
+        else:
+            c = _rounded_c(rec.c32, fout) if fout != F32 else rec.c32
+        d = binary32_to_format(rec.d[output], fout, f"{folder}/d_{rec.device}_{output}")
+        fs = FormatSet(rec.in_format, rec.in_format, fout, fout)
+        notes = [f"known problem of the recording ({kp.rule}): {kp.why}" for kp in problems]
+        cc = DEVICE_CC.get(rec.device)
+        out.append(Rows(str(folder), "recorded", fs, rec.a, rec.b, c, list(range(rec.rows)),
+                        observed=d, device=rec.device + (f" (compute capability {cc})" if cc else ""),
+                        notes=notes))
+    return out
+
+
+def _rounded_c(c32: np.ndarray, fmt: Format) -> np.ndarray:
+    """binary32 patterns rounded to nearest even into fmt (NaN stays NaN)."""
+    from tcsmt.hardware.recorded import F32
+    cache: dict[int, int] = {}
+    out = np.empty(c32.shape, dtype=np.uint64)
+    for i, w in enumerate(c32.tolist()):
+        if w not in cache:
+            v = F32.value(w)
+            cache[w] = fmt.nan_bits() if v != v else (
+                fmt.inf_bits(w >> 31) if isinstance(v, float) else
+                fmt.round_value(v, "rne", sign_of_zero=w >> 31))
+        out[i] = cache[w]
+    return out
+
+
+def rows_from_vectors(vs, source: str) -> list[Rows]:
+    """A VectorSet (plan, result, coverage file...) as Rows, one per length
+    of its vectors; the outputs its hypotheses expect stand for observations."""
+    groups: dict[int, list[int]] = {}
+    for n, (a, _, _) in enumerate(vs.vectors):
+        groups.setdefault(len(a), []).append(n)
+    out = []
+    for k, members in sorted(groups.items()):
+        vec = [vs.vectors[n] for n in members]
+        scaled = vs.scale_block > 0
+        rows = Rows(source, "vectors", vs.fs, _bits([v[0] for v in vec], k),
+                    _bits([v[1] for v in vec], k), _bits([v[2] for v in vec]), members,
+                    expected={h: _bits([vs.expected[n][h] for n in members])
+                              for h, _ in vs.hypotheses},
+                    labels=dict(vs.hypotheses),
+                    sa=_bits([vs.scales[n][0] for n in members]) if scaled else None,
+                    sb=_bits([vs.scales[n][1] for n in members]) if scaled else None,
+                    scale_block=vs.scale_block, instruction=vs.instruction or "")
+        out.append(rows)
+    return out
+
+
+def load_rows(path: str | Path) -> list[Rows]:
+    """Every set of rows a file or recorded folder holds (see the module
+    docstring); one-line UserErrors for anything else."""
+    from tcsmt.hardware.recorded import FOLDER_FORMATS
+    from tcsmt.hardware.vectors import find_vectors, parse_vector_file, read_json
+    p = Path(path)
+    if p.is_dir():
+        if p.name.lower() not in FOLDER_FORMATS:
+            raise UserError(f"{p}: not a recorded DEVICE/FORMAT folder (such as data/hwdata/H100/"
+                            "fp16); tcsmt conformance replays a whole tree")
+        return rows_from_recorded(p)
+    p = find_vectors(p)
+    data, sha = read_json(p)
+    if isinstance(data, dict) and data.get("schema") == "tcsmt-observations/1":
+        return [rows_from_observations(parse_observations(data, str(p)), str(p))]
+    return [r for vs in parse_vector_file(data, str(p), sha) for r in rows_from_vectors(vs, str(p))]
+
+
+# ---------------------------------------------------------------------------
+# Which model checks which rows
+# ---------------------------------------------------------------------------
+
+def _api_word(instruction: str) -> str:
+    """mma.sync, wgmma, wmma, tcgen05, v_mfma... : the instruction's family."""
+    word = instruction.strip().split(".")[0].split()[0] if instruction.strip() else ""
+    return "mma.sync" if word == "mma" else word
+
+
+def _computes(p: ModelParams, rows: Rows) -> bool:
+    return [f.name for f in (p.fin, p.fb, p.fc, p.fout)] == \
+        [f.name for f in (rows.fs.a, rows.fs.b, rows.fs.c, rows.fs.out)]
+
+
+def arch_model(arch: str, rows: Rows) -> ModelParams | None:
+    """The architecture's model for the rows' formats; among several, the
+    one whose instruction is the rows' (mma.sync, wgmma...), else the
+    architecture's plain model for the formats. None if it has none."""
+    from tcsmt.model.catalogue import all_models, find_model
+    try:
+        plain = find_model(arch, rows.formats_label())
+    except UserError:
+        return None
+    mine = [m for m in all_models() if m.arch == plain.arch and _computes(m, rows)]
+    word = _api_word(rows.instruction)
+    if word:
+        same = [m for m in mine if word in m.instruction]
+        if same and plain not in same:
+            return same[0]
+    return plain if _computes(plain, rows) else (mine[0] if mine else None)
+
+
+def is_architecture(spec: str) -> bool:
+    from tcsmt.model.catalogue import ARCH_ALIASES, all_models, architectures
+    if spec.endswith(".toml") or "/" in spec or spec in {m.name for m in all_models()}:
+        return False
+    return spec.lower() in architectures() or spec.lower() in ARCH_ALIASES
+
+
+def device_architecture(device: str) -> str | None:
+    """The architecture of a device name (NVIDIA H100 80GB HBM3 -> hopper)."""
+    from tcsmt.model.catalogue import DEVICE_ARCH, arch_for_device
+    arch = arch_for_device(device)
+    words = device.upper().replace("-", " ").split()
+    for dev, a in DEVICE_ARCH.items():
+        if arch is None and dev.replace(" ", "") in words:
+            arch = a
+    return arch
+
+
+def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
+                ) -> list[tuple[str, ModelParams, Rows]]:
+    """(spec, model, rows) for every model and the rows it computes."""
+    from tcsmt.model.catalogue import resolve
+    from tcsmt.model.params import apply_overrides
+    out = []
+    for spec in specs:
+        if is_architecture(spec):
+            found = [(spec, arch_model(spec, r), r) for r in sets]
+            found = [(s, apply_overrides(m, overrides), r) for s, m, r in found if m is not None]
+            if not found:
+                have = ", ".join(sorted({r.formats_label() for r in sets}))
+                raise UserError(f"{spec} has no model for the formats of the rows ({have}); "
+                                "`tcsmt models` lists them")
+            out += found
+            continue
+        p = resolve(spec, None, overrides)
+        match = [r for r in sets if _computes(p, r)]
+        if not match:
+            have = "; ".join(sorted({r.formats_text() for r in sets}))
+            raise UserError(f"model {p.name} computes {p.fin.name} x {p.fb.name} + {p.fc.name} -> "
+                            f"{p.fout.name}; the rows are {have}")
+        out += [(spec, p, r) for r in match]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Running and comparing
+# ---------------------------------------------------------------------------
+
+def predict(p: ModelParams, rows: Rows) -> np.ndarray:
+    """The model's d bits for every row: the batch simulator, or the scalar
+    one where the model needs words wider than 64 bits."""
+    from tcsmt.sim.batch import dot_batch, supported
+    from tcsmt.sim.dot import dot_bits
+    check_scales(p, rows.fs.scale, rows.scale_block, "rows")
+    if supported(p):
+        return dot_batch(p, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb)
+    out = []
+    for n in range(rows.count):
+        scales = ((rows.sa[n].tolist(), rows.sb[n].tolist()) if rows.sa is not None
+                  else (None, None))
+        out.append(dot_bits(p, rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n]), *scales))
+    return np.array(out, dtype=np.uint64)
+
+
+def ulps_apart(x: int, y: int, fmt: Format) -> int | None:
+    """Units in the last place between two patterns of fmt (None for NaNs)."""
+    if "nan" in (fmt.classify(x), fmt.classify(y)):
+        return None
+
+    def ordered(v: int) -> int:
+        mag = v & ((1 << (fmt.bits - 1)) - 1)
+        return -mag if v >> (fmt.bits - 1) else mag
+    return abs(ordered(x) - ordered(y))
+
+
+def _value(fmt: Format, bits: int) -> dict:
+    v = fmt.value(bits)
+    text = "-0" if fmt.is_negative_zero(bits) else format_value(v)
+    return {"hex": fmt.hex(bits), "decimal": text}
+
+
+def explain_row(p: ModelParams, rows: Rows, n: int, got: int, want: int, what: str) -> dict:
+    """One mismatching row: its inputs, both outputs, and the model's stages."""
+    from tcsmt.sim.dot import explain
+    fs = rows.fs
+    a, b, c = rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n])
+    scales = (rows.sa[n].tolist(), rows.sb[n].tolist()) if rows.sa is not None else (None, None)
+    rec = {"row": n, "index": rows.index[n],
+           "a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b], "c": fs.c.hex(c),
+           what: _value(fs.out, want), "model": _value(fs.out, got),
+           "ulps": ulps_apart(got, want, fs.out),
+           "explain": [[stage, text] for stage, text in explain(p, a, b, c, *scales)]}
+    if rows.sa is not None:
+        rec["scale_a"], rec["scale_b"] = ([fs.scale.hex(x) for x in s] for s in scales)
+    return rec
+
+
+def check_pair(spec: str, p: ModelParams, rows: Rows, show: int) -> dict:
+    """One model on one set of rows: matches, and the first mismatches explained."""
+    got = predict(p, rows)
+    rec = {"model": p.name, "given_as": spec, "instruction": p.instruction,
+           "formats": rows.formats_label(), "k": rows.k, "rows": rows.count}
+    if rows.observed is not None:
+        bad = np.nonzero(got != rows.observed)[0]
+        rec["matched"] = rows.count - len(bad)
+        rec["mismatches"] = [explain_row(p, rows, int(n), int(got[n]), int(rows.observed[n]),
+                                         "observed") for n in bad[:show]]
+        return rec
+    agree = {h: int((got == e).sum()) for h, e in rows.expected.items()}
+    rec["agrees_with"] = agree
+    rec["matched"] = max(agree.values(), default=0)
+    none = np.ones(rows.count, dtype=bool)
+    for e in rows.expected.values():
+        none &= got != e
+    rec["agrees_with_none"] = int(none.sum())
+    rec["model_outputs"] = [rows.fs.out.hex(int(x)) for x in got[:show]] if not agree else []
+    first = next(iter(rows.expected.values()), None)
+    rec["mismatches"] = [] if first is None else [
+        explain_row(p, rows, int(n), int(got[n]), int(first[n]), "expected")
+        for n in np.nonzero(none)[0][:show]]
+    return rec
+
+
+def rows_record(rows: Rows) -> dict:
+    rec = {"what": rows.what, "formats": rows.fs.record(), "k": rows.k, "rows": rows.count,
+           "device": rows.device, "instruction": rows.instruction, "notes": rows.notes}
+    if rows.expected:
+        rec["hypotheses"] = [{"id": h, "label": rows.labels.get(h, h)} for h in rows.expected]
+    return rec
+
+
+def check(source: str | Path, models: list[str] | tuple = (), overrides: list[str] | tuple = (),
+          show: int = 3, limit: int | None = None) -> dict:
+    """The check document: every model against the rows of ``source`` it
+    computes. Without models, the architecture of the observations'
+    device. ``show``: mismatching rows explained per model; ``limit``:
+    the first rows only."""
+    t0 = time.monotonic()
+    sets = load_rows(source)
+    if limit:
+        sets = [_first(r, limit) for r in sets]
+    specs = list(models)
+    if not specs:
+        arch = next((device_architecture(r.device) for r in sets if r.device), None)
+        if arch is None:
+            raise UserError(f"{source}: name the models to check with --arch MODEL "
+                            "(the rows name no device tcsmt knows)")
+        specs = [arch]
+    results = []
+    for spec, p, rows in pair_models(specs, sets, list(overrides)):
+        rec = check_pair(spec, p, rows, show)
+        rec["set"] = next(n for n, r in enumerate(sets) if r is rows)
+        results.append(rec)
+    return {"schema": SCHEMA, "source": str(source), "sets": [rows_record(r) for r in sets],
+            "models": results, "seconds": round(time.monotonic() - t0, 3)}
+
+
+def _first(rows: Rows, n: int) -> Rows:
+    from dataclasses import replace
+    cut = slice(0, n)
+    return replace(rows, a=rows.a[cut], b=rows.b[cut], c=rows.c[cut], index=rows.index[cut],
+                   observed=None if rows.observed is None else rows.observed[cut],
+                   expected={h: e[cut] for h, e in rows.expected.items()},
+                   sa=None if rows.sa is None else rows.sa[cut],
+                   sb=None if rows.sb is None else rows.sb[cut])
+
+
+def all_matched(doc: dict) -> bool:
+    """Whether every model reproduces every observed row (vector files,
+    which hold no observations, always pass)."""
+    return all(m["matched"] == m["rows"] for m in doc["models"] if "agrees_with" not in m)
+
+
+# ---------------------------------------------------------------------------
+# Text
+# ---------------------------------------------------------------------------
+
+def _inputs_text(fs: FormatSet, rec: dict) -> list[str]:
+    """The non-zero products and c of a row, in a few words."""
+    fa, fb, fc = fs.a, fs.b, fs.c
+    terms = []
+    for i, (x, y) in enumerate(zip(rec["a"], rec["b"])):
+        xa, yb = int(x, 16), int(y, 16)
+        xa, yb = fa.from_storage(xa), fb.from_storage(yb)
+        if fa.classify(xa) != "zero" and fb.classify(yb) != "zero":
+            terms.append(f"a{i}*b{i} = {describe(fa, xa)} x {describe(fb, yb)}")
+    c = fc.from_storage(int(rec["c"], 16))
+    return (terms or ["every product zero"]) + [f"c = {describe(fc, c)}"]
+
+
+def text_lines(doc: dict) -> list[str]:
+    """What ``tcsmt check`` prints."""
+    lines = []
+    for n, s in enumerate(doc["sets"]):
+        fs = FormatSet(*(get_format(s["formats"].get(x) or s["formats"]["in"])
+                         for x in ("a", "b")), get_format(s["formats"]["c"]),
+                       get_format(s["formats"]["out"]))
+        where = " of " + s["device"] if s["device"] else ""
+        kind = {"observations": "observations", "recorded": "recorded rows",
+                "vectors": "vectors"}[s["what"]]
+        lines.append(f"{doc['source']}: {s['rows']} {kind}{where}, "
+                     f"{fs.a.name} x {fs.b.name} + {fs.c.name} -> {fs.out.name}, k = {s['k']}")
+        if s["instruction"]:
+            lines.append(f"  instruction {s['instruction']}")
+        lines += [f"  note: {x}" for x in s["notes"]]
+        mine = [m for m in doc["models"] if m["set"] == n]
+        for m in mine:
+            lines += _model_lines(m, fs)
+        if not mine:
+            lines.append("  no model checked computes these formats")
+    lines.append(f"checked in {doc['seconds']:.2f} s")
+    return lines
+
+
+def _model_lines(m: dict, fs: FormatSet) -> list[str]:
+    name = m["model"] + ("" if m["given_as"] == m["model"] else f" (for {m['given_as']})")
+    if "agrees_with" in m:
+        if not m["agrees_with"]:
+            return [f"{name}: the file holds no expected outputs to compare with"]
+        parts = ", ".join(f"{h} {n}/{m['rows']}" for h, n in m["agrees_with"].items())
+        head = [f"{name}: gives the output each hypothesis expects on: {parts}"]
+        if m["agrees_with_none"]:
+            head.append(f"  {m['agrees_with_none']} vectors agree with no hypothesis; the first:")
+        return head + [x for r in m["mismatches"] for x in _mismatch_lines(r, fs, "expected")]
+    verdict = "every row matches" if m["matched"] == m["rows"] else "MISMATCH"
+    head = [f"{name}: {m['matched']}/{m['rows']} rows match ({verdict})"]
+    if m["mismatches"]:
+        head.append(f"  first mismatching rows ({len(m['mismatches'])} of "
+                    f"{m['rows'] - m['matched']}), each with the model's stages:")
+    return head + [x for r in m["mismatches"] for x in _mismatch_lines(r, fs, "observed")]
+
+
+def _mismatch_lines(r: dict, fs: FormatSet, what: str) -> list[str]:
+    ulps = "" if r["ulps"] is None else f", {r['ulps']} ulp{'s' if r['ulps'] != 1 else ''} apart"
+    lines = [f"  row {r['row']} (index {r['index']}): {what} {r[what]['hex']} = "
+             f"{r[what]['decimal']}, model {r['model']['hex']} = {r['model']['decimal']}{ulps}"]
+    lines += [f"    {x}" for x in _inputs_text(fs, r)]
+    lines += [f"      {stage:<20} {text}" for stage, text in r["explain"]]
+    return lines
+
+
+def dumps(doc: dict) -> str:
+    return json.dumps(doc, indent=2)

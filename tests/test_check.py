@@ -1,0 +1,115 @@
+"""tcsmt check: observations, recorded folders and result files against models.
+
+The observations are our own H100 runs (results/hardware/H100) and the
+recorded data (data/hwdata); the scalar interpreter (tcsmt.hardware.observations.compare)
+is the independent count the batch simulator's is checked against.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run import run
+
+import tcsmt
+from tcsmt.errors import UserError
+from tcsmt.hardware.check import check, load_rows
+from tcsmt.hardware.observations import compare, read_observations
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = ROOT / "results" / "hardware" / "H100"
+
+
+def test_h100_fp16_observations_match_hopper_in_every_row():
+    r = run(["check", H100 / "mma-f16-f32.json", "--arch", "hopper"])
+    assert r.exit_code == 0, r.output
+    assert "hopper-fp16-fp32 (for hopper): 2000/2000 rows match" in r.output
+
+
+def test_mismatches_are_counted_as_the_scalar_interpreter_counts_them():
+    """ampere's model on H100 rows: the batch simulator's count equals the
+    scalar interpreter's, row for row, and each mismatch is explained."""
+    doc = check(H100 / "mma-f16-f32.json", ["ampere"], limit=300, show=2)
+    m = doc["models"][0]
+    obs = read_observations(H100 / "mma-f16-f32.json")
+    obs.rows = obs.rows[:300]
+    scalar = compare(obs, "ampere-fp16-fp32")
+    assert (m["matched"], m["rows"]) == (scalar.matched, 300) and scalar.matched < 300
+    first = m["mismatches"][0]
+    assert first["index"] == scalar.mismatches[0][0].index
+    assert first["model"]["hex"] == obs.fout.hex(scalar.mismatches[0][1])
+    stages = [s for s, _ in first["explain"]]
+    assert "alignment point" in stages and stages[-1] == "rounded"
+
+
+def test_cli_shows_mismatches_with_the_models_stages_and_exits_1():
+    r = run(["check", H100 / "mma-f16-f32.json", "--arch", "ampere", "--limit", "40", "--show", "1"])
+    assert r.exit_code == 1
+    assert "rows match (MISMATCH)" in r.output and "aligned product" in r.output
+    assert "rounded" in r.output and "ulp" in r.output
+
+
+def test_fp8_observations_pick_the_models_instruction():
+    """H100 mma.sync e4m3 rows: --arch hopper takes the mma.sync model, not wgmma's."""
+    doc = check(H100 / "mma-e4m3-f32.json", ["hopper"], show=0)
+    (m,) = doc["models"]
+    assert m["model"] == "hopper-e4m3-fp32-mma" and m["matched"] == m["rows"] == 2000
+
+
+def test_recorded_folder_applies_its_known_problems():
+    doc = check(ROOT / "data" / "hwdata" / "H100" / "E4M3", ["hopper"], show=0)
+    fp32 = [m for m in doc["models"] if m["formats"] == "e4m3:fp32"]
+    assert fp32 and fp32[0]["matched"] == fp32[0]["rows"] == 5000
+    notes = " ".join(n for s in doc["sets"] for n in s["notes"])
+    assert "c is read as +0" in notes and "never judged" in notes
+
+
+def test_without_arch_the_devices_architecture_is_checked():
+    doc = check(H100 / "mma-f16-f16.json", show=0)
+    assert [(m["model"], m["matched"]) for m in doc["models"]] == [("hopper-fp16-fp16", 2000)]
+
+
+def test_result_file_counts_agreement_with_each_hypothesis():
+    doc = check(ROOT / "results" / "ampere" / "rounding.json", ["ampere"], show=0)
+    (m,) = doc["models"]
+    assert m["agrees_with"]["truncate"] == m["rows"] == 2      # the model's own hypothesis
+    assert m["agrees_with"]["rz"] < 2
+
+
+def test_every_file_with_vectors_is_read():
+    for path in ("ampere/carry-bits-proof.json", "ampere/monotonicity.json",
+                 "coverage/fasi-a100.json", "plans/fp16-fp32.json"):
+        assert load_rows(ROOT / "results" / path)
+    assert load_rows("fp16-fp32")[0].k == 16             # a shipped plan by name
+
+
+def test_python_call_returns_the_document():
+    doc = tcsmt.check(H100 / "mma-tf32-f32.json", "hopper", show=0)
+    assert doc["schema"] == "tcsmt-check/1" and doc["models"][0]["matched"] == 2000
+
+
+@pytest.mark.parametrize("args,match", [
+    (["nothing.json", "--arch", "hopper"], "nothing.json: no such file"),
+    ([ROOT / "data" / "hwdata", "--arch", "hopper"], "not a recorded DEVICE/FORMAT folder"),
+    ([H100 / "mma-f16-f32.json", "--arch", "hopper-e4m3-fp32"], "computes float8_e4m3fn"),
+    ([H100 / "mma-f16-f32.json", "--arch", "cdna3", "--set", "nonsense=1"], "unknown parameter"),
+    ([ROOT / "results" / "compare-algorithms" / "ampere-k4.json", "--arch", "ampere"],
+     "not operands of one matrix instruction"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, match):
+    r = run(["check", *args])
+    assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, r.output
+
+
+def test_json_output(tmp_path):
+    r = run(["check", H100 / "mma-bf16-f32.json", "--arch", "hopper", "--json", "--limit", "10"])
+    assert r.exit_code == 0
+    doc = json.loads(r.output)
+    assert doc["models"][0]["rows"] == 10 and doc["sets"][0]["what"] == "observations"
+
+
+def test_unknown_model_for_the_formats():
+    with pytest.raises(UserError, match="volta has no model for the formats"):
+        check(H100 / "mma-bf16-f32.json", ["volta"])
