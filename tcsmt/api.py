@@ -24,7 +24,7 @@ from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import all_models, resolve
-from tcsmt.model.params import ModelParams
+from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.smt.service import DEFAULT_TIMEOUT
 
 # ---------------------------------------------------------------------------
@@ -51,11 +51,16 @@ def _spec(model: str, formats: str | None, sets: list[str]) -> str:
 def comparison(model_a: str, model_b: str | None = None, formats: str | None = None,
                set_both=(), set_a=(), set_b=()):
     """The two hypotheses A and B of a diff or equiv."""
+    from tcsmt.model.reference import is_reference, reference_like
     from tcsmt.search.diff import check_comparable
     from tcsmt.search.vectors import Hypothesis
     spec_b = model_b or model_a
     sets_a, sets_b = [*set_both, *set_a], [*set_both, *set_b]
     pa, pb = resolve(model_a, formats, sets_a), resolve(spec_b, formats, sets_b)
+    if not formats and is_reference(spec_b) and not is_reference(model_a):
+        pb = apply_overrides(reference_like(spec_b, pa), sets_b)    # in A's formats
+    elif not formats and is_reference(model_a) and not is_reference(spec_b):
+        pa = apply_overrides(reference_like(model_a, pb), sets_a)
     check_comparable(pa, pb)
     return [Hypothesis("A", pa, _spec(model_a, formats, sets_a)),
             Hypothesis("B", pb, _spec(spec_b, formats, sets_b))]

@@ -297,3 +297,59 @@ def test_a_base_beside_the_file_and_cycles(tmp_path):
     (tmp_path / "z.toml").write_text('base = "no-such-model"\n')
     with pytest.raises(ModelFileError, match="key 'base'"):
         load_model(tmp_path / "z.toml")
+
+
+# ---------------------------------------------------------------------------
+# tcsmt model save and tcsmt params
+# ---------------------------------------------------------------------------
+
+def test_model_save_writes_base_and_one_changed_key(tmp_path):
+    from cli_run import run
+    path = tmp_path / "hopper-a1.toml"
+    r = run(["model", "save", "hopper-a1", "--arch", "hopper", "--set", "align_bits=1",
+             "-o", path])
+    assert r.exit_code == 0, r.output
+    text = path.read_text()
+    data = tomllib.loads(text)
+    assert data["base"] == "hopper-fp16-fp32" and data["align_bits"] == 1
+    assert set(data) == {"base", "name", "description", "align_bits"}
+    for line in (ln for ln in text.splitlines() if re.match(r"^[a-z_]+ = ", ln)):
+        before = text.splitlines()[text.splitlines().index(line) - 1]
+        assert before.startswith("# source:"), line
+    saved, base = load_model(path), find_model("hopper-fp16-fp32")
+    differs = [k for k in FIELD_NAMES if getattr(saved, k) != getattr(base, k)]
+    assert sorted(differs) == ["align_bits", "default", "description", "name"]
+    (tmp_path / "sub").mkdir()
+    again = run(["model", "save", "two", "--arch", path, "--set", "carry_bits=5",
+                 "-o", tmp_path / "sub" / "two.toml"])
+    assert again.exit_code == 0, again.output
+    two = load_model(tmp_path / "sub" / "two.toml")
+    assert (two.align_bits, two.carry_bits, two.block_size) == (1, 5, base.block_size)
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--set", "align_bits=2"], "own value"),
+    (["--set", "alig=2"], "unknown parameter"),
+    (["--set", "align_bits=99"], "align_bits"),
+])
+def test_model_save_refuses_in_one_line(tmp_path, args, match):
+    from cli_run import run
+    r = run(["model", "save", "x", "--arch", "hopper", *args, "-o", tmp_path / "x.toml"])
+    assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, r.output
+    assert not (tmp_path / "x.toml").exists()
+
+
+def test_params_documents_every_parameter_from_the_record():
+    from tcsmt.model.paramdoc import DESCRIPTIVE, parameter_docs
+    from tcsmt.model.params import CHOICES
+    docs = {d["name"]: d for d in parameter_docs()}
+    assert set(docs) == set(FIELD_NAMES) - set(DESCRIPTIVE)
+    for name, d in docs.items():
+        assert d["meaning"] and d["section"], name
+    for name, allowed in CHOICES.items():
+        assert docs[name]["values"] == ", ".join(allowed)
+    from cli_run import run
+    r = run(["params"])
+    assert r.exit_code == 0 and "align_rounding" in r.output and "fma-chain" in r.output
+    assert max(len(ln) for ln in r.output.splitlines()) <= 100
+    assert "tcsmt params" in run(["simulate", "--help"]).output

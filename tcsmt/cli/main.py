@@ -44,8 +44,9 @@ def cli():
 # ---------------------------------------------------------------------------
 
 def _register() -> None:
-    from tcsmt.cli import agreement, cases, check, find, gemm, harness, identify, models, smt
+    from tcsmt.cli import agreement, cases, check, find, gemm, harness, identify, models, params, smt
     for command in (models.models_cmd, models.simulate_cmd, models.conformance_cmd, check.check,
+                    params.params, params.model_group,
                     find.find_cmd, find.prove_cmd, find.properties_cmd, find.regen_cmd,
                     smt.diff, smt.equiv, smt.replay, gemm.gemm, agreement.agreement_cmd,
                     harness.harness,

@@ -108,7 +108,11 @@ def parse_scales(p, sa_text: str | None, sb_text: str | None):
 @click.option("--scale-b", "sb_text", default=None, metavar="X,Y,...", help="The scales of b, likewise.")
 @click.option("--explain", is_flag=True, help="Print every stage of the datapath.")
 def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_text, explain):
-    """Compute d = c + sum a_i*b_i for one dot product under a model."""
+    """Compute d = c + sum a_i*b_i for one dot product under a model.
+
+    `tcsmt params` lists every parameter --set can change, with its values
+    and meaning; --arch also takes the reference models fma-chain and
+    fma-pairwise."""
     from tcsmt.model.formats import describe
     from tcsmt.sim.dot import Result, check_inputs, check_scales, dot_bits, model
     from tcsmt.sim.dot import explain as explain_dot

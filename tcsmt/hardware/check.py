@@ -203,6 +203,11 @@ def arch_model(arch: str, rows: Rows) -> ModelParams | None:
     one whose instruction is the rows' (mma.sync, wgmma...), else the
     architecture's plain model for the formats. None if it has none."""
     from tcsmt.model.catalogue import all_models, find_model
+    from tcsmt.model.reference import is_reference, reference_model
+    if is_reference(arch):
+        fs = rows.fs
+        return reference_model(arch, fs.a.name, fs.out.name, fs.c.name,
+                               fs.b.name if fs.b != fs.a else None)
     try:
         plain = find_model(arch, rows.formats_label())
     except UserError:
@@ -218,6 +223,9 @@ def arch_model(arch: str, rows: Rows) -> ModelParams | None:
 
 def is_architecture(spec: str) -> bool:
     from tcsmt.model.catalogue import ARCH_ALIASES, all_models, architectures
+    from tcsmt.model.reference import is_reference
+    if is_reference(spec):
+        return True
     if spec.endswith(".toml") or "/" in spec or spec in {m.name for m in all_models()}:
         return False
     return spec.lower() in architectures() or spec.lower() in ARCH_ALIASES

@@ -16,6 +16,7 @@ from tcsmt.fileio import data_folder
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams, apply_overrides, load_model
 from tcsmt.model.params import short_format as short
+from tcsmt.model.reference import is_reference, reference_for
 
 
 def models_dir() -> Path:
@@ -71,11 +72,14 @@ def _formats_match(m: ModelParams, formats: str) -> bool:
 
 
 def find_model(spec: str, formats: str | None = None) -> ModelParams:
-    """A model by file path, model name (ampere-bf16-fp32), or architecture
-    name (ampere, with ``formats`` IN:OUT choosing among its models)."""
+    """A model by file path, model name (ampere-bf16-fp32), architecture
+    name (ampere, with ``formats`` IN:OUT choosing among its models), or
+    reference name (fma-chain, in ``formats``; tcsmt.model.reference)."""
     spec = spec.strip()
     if spec.endswith(".toml") or "/" in spec:
         return load_model(spec)
+    if is_reference(spec):
+        return reference_for(spec, formats)
     models = all_models()
     by_name = {m.name: m for m in models}
     if spec in by_name and formats is None:

@@ -103,3 +103,57 @@ def model_for_class(members: list[ModelParams], name: str, arch: str, device: st
         raise UserError("no hypothesis to write")
     return members[0].replace(name=name, arch=arch, devices=(device,) if device else (),
                               instruction=instruction, description=description, default=False)
+
+
+# ---------------------------------------------------------------------------
+# A model that starts from another (tcsmt model save)
+# ---------------------------------------------------------------------------
+
+def derived_text(name: str, base: ModelParams, base_ref: str, overrides: list[str],
+                 source: str, description: str = "") -> tuple[str, ModelParams]:
+    """A model file with ``base = "BASE_REF"`` and only what ``overrides``
+    (``KEY=VALUE``) change, each key with its source line; and the model
+    it describes (checked)."""
+    from tcsmt.model.params import apply_overrides, parse_override
+    changed = apply_overrides(base, list(overrides))
+    keys = [k for k in KEY_ORDER if k in {parse_override(o)[0] for o in overrides}]
+    same = [k for k in keys if getattr(changed, k) == getattr(base, k)]
+    if same:
+        raise UserError(f"--set {same[0]}={toml_value(same[0], getattr(base, same[0]))} is "
+                        f"{base.name}'s own value: a saved model lists only what differs")
+    desc = description or f"{base.name} with " + ", ".join(
+        f"{k} = {toml_value(k, getattr(changed, k)).strip(chr(34))}" for k in keys)
+    lines = [f"# {name}: starts from {base.name} and changes {', '.join(keys) or 'nothing'}",
+             "# Model file of tcsmt: keys are ModelParams fields; every value names its source.",
+             "",
+             "# source: the model this one starts from; every key not below is its value",
+             f"base = {json.dumps(base_ref)}",
+             "# source: tcsmt model save", f"name = {json.dumps(name)}",
+             "# source: tcsmt model save", f"description = {json.dumps(desc)}"]
+    for k in keys:
+        lines += [f"# source: {' '.join(source.split())}", f"{k} = {toml_value(k, getattr(changed, k))}"]
+    return "\n".join(lines) + "\n", changed.replace(name=name, description=desc, default=False)
+
+
+def save_derived(path: str | Path, name: str, base_spec: str, formats: str | None,
+                 overrides: list[str], source: str = "", description: str = "") -> dict:
+    """Write a model file that starts from ``base_spec`` (a shipped model,
+    an architecture's model for ``formats``, or a model file) and changes
+    ``overrides``; returns what was written. The file is checked with
+    load_model before it replaces anything."""
+    from tcsmt.model.catalogue import find_model
+    if not overrides:
+        raise UserError("nothing to save: give the changes with --set KEY=VALUE")
+    base = find_model(base_spec, formats)
+    ref = base.name
+    if base_spec.endswith(".toml") or "/" in base_spec:
+        import os
+        ref = os.path.relpath(Path(base_spec).resolve(), Path(path).resolve().parent)
+    source = source or ("tcsmt model save --set " + " --set ".join(overrides)
+                        + ": a hypothesis to test, not a measured value")
+    text, _ = derived_text(name, base, ref, overrides, source, description)
+    saved = write_model(path, text)
+    differs = {k: getattr(saved, k) for k in KEY_ORDER
+               if k not in ("name", "description", "default", "devices", "instruction", "arch")
+               and getattr(saved, k) != getattr(base, k)}
+    return {"path": str(path), "name": saved.name, "base": ref, "differs": differs}

@@ -17,8 +17,9 @@ import numpy as np
 
 from tcsmt.errors import UserError
 from tcsmt.model.catalogue import all_models, find_model
-from tcsmt.model.formats import Format
+from tcsmt.model.formats import Format, get_format
 from tcsmt.model.params import ModelParams, apply_overrides
+from tcsmt.model.reference import is_reference, reference_model
 from tcsmt.sim.dot import model as resolve_model
 
 
@@ -71,6 +72,8 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
         return apply_overrides(arch, overrides)
     if not isinstance(arch, str):
         raise UserError(f"arch must be an architecture or model name, not {type(arch).__name__}")
+    if is_reference(arch) and formats is None:
+        return apply_overrides(_reference_for_arrays(arch, A, B, C), overrides)
     if formats is not None or _is_model_spec(arch):
         return resolve_model(arch, formats, overrides)
     family = find_model(arch).arch
@@ -89,6 +92,28 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
     # alternative hypotheses, such as blackwell-e4m3-fp32-mma)
     fits.sort(key=lambda m: (not m.default, m.name != _plain_name(m)))
     return apply_overrides(fits[0], overrides)
+
+
+def _reference_for_arrays(name: str, A: np.ndarray, B, C: np.ndarray) -> ModelParams:
+    """A reference model in the formats of the arrays' dtypes (float32 A
+    and B read as tf32, as the other models read them; c and d in C's)."""
+    def fmt(x: np.ndarray, what: str) -> str:
+        for f in ("float16", "bfloat16", "tf32", "float8_e4m3fn", "float8_e5m2",
+                  "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
+                  "float4_e2m1fn", "float64"):
+            try:
+                if dtype_of(get_format(f)) == x.dtype:
+                    return f
+            except UserError:
+                continue
+        raise UserError(f"{what} has dtype {x.dtype}, which no format of tcsmt reads")
+    fa = fmt(A, "A")
+    fb = fa if B is None else fmt(B, "B")
+    fc = {"float32": "float32", "float16": "float16", "float64": "float64"}.get(C.dtype.name)
+    if fc is None:
+        raise UserError(f"C has dtype {C.dtype}; a reference model takes float32, float16 or "
+                        "float64 C")
+    return reference_model(name, fa, fc, fc, fb if fb != fa else None)
 
 
 def _plain_name(m: ModelParams) -> str:
