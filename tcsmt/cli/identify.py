@@ -14,6 +14,39 @@ def _log(text: str) -> None:
     click.echo(text, err=True)
 
 
+class _Bars:
+    """Progress bars on stderr, one per phase, with the time left; a
+    ``progress(what, done, total)`` callback for the library."""
+
+    def __enter__(self):
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                            console=Console(stderr=True), transient=False)
+        self.bar.__enter__()
+        self.tasks: dict[str, int] = {}
+        return self
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if what not in self.tasks:
+            self.tasks[what] = self.bar.add_task(what, total=total)
+        self.bar.update(self.tasks[what], completed=done, total=total)
+
+    def log(self, text: str) -> None:
+        self.bar.console.print(text, markup=False, highlight=False)
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+
 @click.command("plan")
 @click.option("--formats", metavar="IN:OUT", help="Format pair, e.g. fp16:fp32 (default space).")
 @click.option("--space", "space_file", metavar="FILE", help="A space file (TOML: base and axes).")
@@ -55,7 +88,8 @@ def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
     if output is None:
         output = (str(plans_dir() / plan_name(space.base.fin, space.base.fout))
                   if not space_file else "plan.json")
-    p = build_plan(space, instruction, pool, seed, solver_budget, log=_log)
+    with _Bars() as bars:
+        p = build_plan(space, instruction, pool, seed, solver_budget, log=bars.log, progress=bars)
     write_plan(output, p)
     s = p.stats
     click.echo(f"wrote {output}: {s['hypotheses']} hypotheses in {s['classes']} classes "
@@ -147,7 +181,8 @@ def identify(observations, plan_file, formats, space_file, device, d_output, lim
     from tcsmt.identify.report import report_record, shipped_check, text_lines
     obs = _load_observations(observations, d_output, limit)
     space, pl = _choose_plan(plan_file, formats, space_file, obs)
-    res = run(obs, space, pl, observations, log=_log)
+    with _Bars() as bars:
+        res = run(obs, space, pl, observations, log=bars.log, progress=bars)
     extra = {"shipped": shipped_check(res)}
     if res.verdict == "identified":
         extra.update(_finish_identified(res, prove, timeout, model_file, no_model_file))

@@ -461,8 +461,17 @@ def _mismatch_lines(r: dict, fs: FormatSet, what: str) -> list[str]:
     lines = [f"  row {r['row']} (index {r['index']}): {what} {r[what]['hex']} = "
              f"{r[what]['decimal']}, model {r['model']['hex']} = {r['model']['decimal']}{ulps}"]
     lines += [f"    {x}" for x in _inputs_text(fs, r)]
-    lines += [f"      {stage:<20} {text}" for stage, text in r["explain"]]
+    stages = [(s, t) for s, t in r["explain"] if not _zero_product(s, t)]
+    lines += [f"      {stage:<20} {text}" for stage, text in stages]
+    if len(stages) < len(r["explain"]):
+        lines.append(f"      ({len(r['explain']) - len(stages)} stages of zero products left out)")
     return lines
+
+
+def _zero_product(stage: str, text: str) -> bool:
+    """A stage line of a zero product (left out of the text)."""
+    return stage.startswith(("product ", "aligned product ")) and \
+        text.startswith(("0 x 2^", "-0 x 2^", "0  (0 x"))
 
 
 def dumps(doc: dict) -> str:

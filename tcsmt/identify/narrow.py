@@ -7,7 +7,8 @@ reproduce every observed row bit for bit:
    along the plan's tree first: each observed d picks a branch, and only
    the classes below the last node reached are candidates. A d no branch
    holds is a row no hypothesis explains.
-2. Every candidate is run on every row (tcsmt.identify.evaluate). A plan class
+2. Every candidate is run on every row (tcsmt.identify.evaluate), the
+   scalar interpreter screening them on a few rows first. A plan class
    whose members build one circuit ("identical"), or were proved equal on
    the plan's domain ("proved") with every row inside that domain, is run
    once, through its first member; so is every class when every row is a
@@ -34,7 +35,7 @@ import numpy as np
 
 from tcsmt.errors import UserError
 from tcsmt.hardware.observations import ObservationSet
-from tcsmt.identify.evaluate import evaluate
+from tcsmt.identify.evaluate import SCREEN_ROWS, evaluate, screen
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.identify.plan import Plan, classes_of
 from tcsmt.model.formats import Format
@@ -42,6 +43,7 @@ from tcsmt.search.vectors import Vector
 
 STAGES = (64, 1024)     # rows of the first evaluation stages (see _staged)
 NEXT_POOL = 1500        # candidates tried for the next vector without a plan
+SCREEN_MIN = 256        # hypotheses from which the scalar screening pays (see _screened)
 CLOSEST = 5
 
 
@@ -121,7 +123,8 @@ def walk(plan: Plan, obs: ObservationSet):
 # ---------------------------------------------------------------------------
 
 def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, source: str = "",
-             log=None) -> Identification:
+             log=None, progress=None) -> Identification:
+    """``progress(what, done, total)`` is called as the hypotheses run."""
     t0 = time.monotonic()
     check_formats(obs, space)
     models = space.models()
@@ -148,7 +151,8 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         # every member of a plan class gives the same bits on every plan
         # vector (that is how the classes were made): one member per class
         statuses = ["identical"] * len(statuses)
-    out, idx, match, end = _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log)
+    out, idx, match, end = _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log,
+                                   progress)
     res.evaluated = len(idx)
     full = match.all(axis=1) if end == len(obs.rows) else np.zeros(len(idx), dtype=bool)
     res.consistent = sorted(i for i, ok in zip(idx, full) if ok)
@@ -158,7 +162,7 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         under = list(range(len(plan.classes)))
         sts = [("identical" if _all_plan_vectors(plan, obs) else cl.status) for cl in plan.classes]
         out, idx, match, end = _staged(models, [cl.members for cl in plan.classes], sts,
-                                       in_domain, a, b, c, d, log)
+                                       in_domain, a, b, c, d, log, progress, screen_first=False)
     if not res.consistent:
         res.failure = failure_report(models, idx, out, match, obs, end)
     else:
@@ -182,17 +186,49 @@ def _say(log, text):
         log(text)
 
 
-def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log):
-    """Run the candidates on the first STAGES[0] rows, then those left on
-    the first STAGES[1], then on every row: most hypotheses fail on the first
-    rows, so thousands of recorded rows cost little more than a hundred.
+def _once(status: str, in_domain: bool) -> bool:
+    """Whether a class's members all give its first member's bits here."""
+    return status == "identical" or (status == "proved" and in_domain)
+
+
+def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress):
+    """The candidates left after the scalar interpreter's screening rows
+    (tcsmt.identify.evaluate.screen), or None when screening would not pay
+    (few hypotheses or rows) or leaves none (the batch stages then find the
+    closest hypotheses)."""
+    runs = [i for m, st in zip(cand_classes, statuses) for i in (m[:1] if _once(st, in_domain) else m)]
+    if len(runs) < SCREEN_MIN or a.shape[0] <= SCREEN_ROWS:
+        return None
+    _say(log, f"screening {len(runs)} hypotheses on {SCREEN_ROWS} rows (scalar interpreter)")
+    tick = progress and (lambda done, total: progress(f"screening {len(runs)} hypotheses", done, total))
+    kept = {runs[j] for j in screen([models[i] for i in runs], a, b, c, d, progress=tick)}
+    pairs = [(m if _once(st, in_domain) and m[0] in kept else [i for i in m if i in kept], st)
+             for m, st in zip(cand_classes, statuses)]
+    pairs = [(m, st) for m, st in pairs if m]
+    if not pairs:
+        return None
+    _say(log, f"{sum(len(m) for m, _ in pairs)} hypotheses left after screening")
+    return [m for m, _ in pairs], [st for _, st in pairs]
+
+
+def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress=None,
+            screen_first: bool = True):
+    """Screen the candidates on a few rows with the scalar interpreter, then
+    run those left on the first STAGES[0] rows, then on the first STAGES[1],
+    then on every row: most hypotheses fail on the first rows, so thousands
+    of recorded rows cost little more than a hundred.
     Returns (outputs, hypotheses, matches, rows) of the last stage run: on
     every row when some hypothesis is left, else on the rows up to the stage
     where none was."""
     n = a.shape[0]
+    left = _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log,
+                     progress) if screen_first else None
+    if left is not None:
+        cand_classes, statuses = left
     ends = sorted({min(n, s) for s in STAGES} | {n})
     for end in ends:
-        out, idx = _run(models, cand_classes, statuses, in_domain, a[:end], b[:end], c[:end], log)
+        out, idx = _run(models, cand_classes, statuses, in_domain, a[:end], b[:end], c[:end], log,
+                        progress)
         match = out == d[None, :end]
         keep = {i for i, ok in zip(idx, match.all(axis=1)) if ok}
         if not keep or end == n:
@@ -203,16 +239,17 @@ def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log):
     raise AssertionError("unreachable")
 
 
-def _run(models, cand_classes, statuses, in_domain, a, b, c, log):
+def _run(models, cand_classes, statuses, in_domain, a, b, c, log, progress=None):
     """Outputs of every candidate on every row: [len(idx), rows], with idx
     the hypothesis of each output row (members of a class run once get the
     output of its first member)."""
     runs: list[int] = []
     for members, st in zip(cand_classes, statuses):
-        once = st == "identical" or (st == "proved" and in_domain)
-        runs += members[:1] if once else members
-    _say(log, f"running {len(runs)} hypotheses on {a.shape[0]} rows")
-    ev = evaluate([models[i] for i in runs], a, b, c)
+        runs += members[:1] if _once(st, in_domain) else members
+    what = f"running {len(runs)} hypotheses on {a.shape[0]} rows"
+    _say(log, what)
+    tick = progress and (lambda done, total: progress(what, done, total))
+    ev = evaluate([models[i] for i in runs], a, b, c, progress=tick)
     bad = set(ev.unsupported)                 # positions in runs
     row_of = {i: n for n, i in enumerate(runs) if n not in bad}
     ran = set(runs)

@@ -143,7 +143,10 @@ def classes_of(outputs: np.ndarray, members: list[int] | None = None) -> list[li
 
 
 def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int = 4000,
-               seed: int = 0, solver_budget: float = SOLVER_BUDGET, log=None) -> Plan:
+               seed: int = 0, solver_budget: float = SOLVER_BUDGET, log=None,
+               progress=None) -> Plan:
+    """``progress(what, done, total)``, when given, follows the evaluation
+    of every hypothesis on the candidates (else ``log`` every tenth)."""
     from tcsmt.identify.plantree import build_tree, tree_stats
     t0 = time.monotonic()
     models = space.models()
@@ -152,7 +155,9 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     domain = plan_domain(p0.fin, p0.fout)
     a, b, c = candidate_vectors(p0.fin, p0.fc, k, domain, pool_size, seed)
     _say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors")
-    ev = evaluate(models, a, b, c, progress=_progress(log, "evaluated"))
+    what = f"{len(models)} hypotheses on {a.shape[0]} candidates (batches)"
+    tick = (lambda done, total: progress(what, done, total)) if progress else None
+    ev = evaluate(models, a, b, c, progress=tick or _progress(log, "evaluated"))
     bad = set(ev.unsupported)
     if bad:
         _say(log, f"{len(bad)} hypotheses need words wider than 64 bits and are left out")
