@@ -313,7 +313,7 @@ def test_host_side_prints_scales_and_hypotheses(tmp_path):
     vs = read_vectors(path)
     d = [0x3F800000, 0x40000000, 0x0] + [x.d for x in calibration_vectors(ins)]
     run = _host_run(tmp_path, vs, ins, d)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 4, run.stderr          # neither hypothesis held on every vector
     out = json.loads(run.stdout)
     obs = parse_observations(out)
     assert obs.scale_block == 16 and obs.fscale.name == "ue4m3"
