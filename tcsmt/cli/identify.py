@@ -94,6 +94,9 @@ def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
     s = p.stats
     click.echo(f"wrote {output}: {s['hypotheses']} hypotheses in {s['classes']} classes "
                f"({', '.join(f'{v} {k}' for k, v in s['class_status'].items())}), {s['vectors']} vectors")
+    from tcsmt.identify.report import CLASS_STATUS
+    for status, n in s["class_status"].items():
+        click.echo(f"  {n} {status}: {CLASS_STATUS.get(status, '')}")
     click.echo(f"runs on the hardware: worst case {s['worst_case_runs']}, expected "
                f"{s['expected_runs']} (classes equally likely), {s['expected_runs_per_hypothesis']} "
                f"(hypotheses equally likely); planned in {s['planning_seconds']} s")

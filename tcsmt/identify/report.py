@@ -18,6 +18,18 @@ from tcsmt.search.vectors import Hypothesis
 SCHEMA = "tcsmt-identification/1"
 LIST_MAX = 40
 
+CLASS_STATUS = {
+    "single": "one hypothesis",
+    "identical": "its hypotheses build the very same circuit",
+    "proved": "its hypotheses were proved to give the same bits on every input of the plan's domain",
+    "open": "no vector found tells its hypotheses apart, but they were not proved equal",
+}
+"""What each status of a class of hypotheses means, in plain words."""
+
+
+def status_words(status: str) -> str:
+    return f"{status}: {CLASS_STATUS[status]}" if status in CLASS_STATUS else status
+
 
 # ---------------------------------------------------------------------------
 # Where a model sits in a space
@@ -195,7 +207,8 @@ def text_lines(rec: dict) -> list[str]:
     else:
         n, ncls = cons["hypotheses"], len(cons["classes"])
         out.append(f"consistent: {n} hypothes{'is' if n == 1 else 'es'} in {ncls}"
-                   f"{'+' if ncls >= LIST_MAX else ''} class{'' if ncls == 1 else 'es'}")
+                   f"{'+' if ncls >= LIST_MAX else ''} class{'' if ncls == 1 else 'es'}"
+                   + (f" ({status_words(cons['classes'][0]['status'])})" if ncls == 1 else ""))
         for k, vs in cons["parameters"].items():
             out.append(f"  {k}: {', '.join('none' if v is None else str(v) for v in vs)}")
         if rec["next_vector"]:

@@ -169,7 +169,9 @@ def sim_lines(rec: dict) -> list[str]:
                        f"({c['classes']} classes, e.g. {c['example']})")
     else:
         n = rec["class_size"]
-        out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}, {rec['class_status']}): "
+        from tcsmt.identify.report import status_words
+        out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}; "
+                   f"{status_words(rec['class_status'])}): "
                    f"{rec['members'][0]}"
                    + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
         out.append(f"  the device model's values on the space's axes "
