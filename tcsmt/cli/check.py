@@ -11,8 +11,9 @@ import click
 @click.argument("source", metavar="OBSERVATIONS")
 @click.option("--arch", "models", multiple=True, metavar="MODEL",
               help="A model to check: an architecture (its model for the rows' formats), a "
-                   "model name or a model file; repeat for several. Default: the architecture "
-                   "of the device that made the observations.")
+                   "model name, a model file or a reference model (fma-chain, fma-pairwise); "
+                   "repeat for several. Default: the architecture of the device that made "
+                   "the observations.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a parameter of every model checked (repeatable); `tcsmt params` "
                    "lists them.")

@@ -36,6 +36,8 @@ def cli():
       tcsmt models                          the shipped architecture models
       tcsmt simulate --arch ampere --a 0x3c00 --b 0x3c00 --c 0x0 --explain
       tcsmt conformance data/hwdata         replay recorded GPU outputs
+      tcsmt check obs.json --arch hopper    your GPU's outputs against a model
+      tcsmt params                          every parameter a model has
     """
 
 
