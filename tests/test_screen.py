@@ -1,0 +1,32 @@
+"""identify's screening: the scalar interpreter on a few rows keeps exactly
+the hypotheses whose batch outputs reproduce those rows."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcsmt.identify.evaluate import evaluate, screen, screening_order
+from tcsmt.identify.hypspace import identification_space
+from tcsmt.search.candidates import candidate_vectors
+from tcsmt.sim.batch import dot_batch
+from tcsmt.sim.dot import model
+
+
+def test_screen_keeps_the_hypotheses_the_batch_simulator_keeps():
+    space = identification_space("fp16:fp32")
+    models = space.models()[::193]                     # 81 hypotheses across the space
+    p = models[0]
+    from tcsmt.identify.plan import plan_domain
+    a, b, c = candidate_vectors(p.fin, p.fc, 8, plan_domain(p.fin, p.fout), 40, seed=5)
+    d = dot_batch(model("ampere-fp16-fp32"), a, b, c)
+    kept = screen(models, a, b, c, d, rows=2, workers=1)
+    rows = screening_order(a, b)[:2]
+    ev = evaluate(models, a[rows], b[rows], c[rows], workers=1)
+    want = [i for i in range(len(models))
+            if i not in ev.unsupported and (ev.outputs[i] == d[rows]).all()]
+    assert kept == want and 0 < len(kept) < len(models)
+
+
+def test_screening_order_puts_rows_with_more_products_first():
+    a = np.array([[1, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 0]], dtype=np.uint64)
+    assert screening_order(a, a) == [1, 3, 0, 2]
