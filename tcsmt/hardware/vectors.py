@@ -215,16 +215,17 @@ def _add_vector(vs: VectorSet, v, at: str) -> None:
 
 
 def read_json(path: str | Path) -> tuple[object, str]:
-    """(decoded JSON, sha256 of the bytes) of a file; one-line errors."""
-    path = Path(path)
+    """(decoded JSON, sha256 of its text) of a file (tcsmt.fileio.read_text's
+    one-line errors)."""
+    from tcsmt.fileio import read_text
+    text = read_text(path)
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        return json.loads(raw), hashlib.sha256(raw).hexdigest()
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: not JSON: {getattr(e, 'msg', e)}") from None
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}: not JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise UserError(f"{path}: not JSON: nested too deep") from None
+    return data, hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def find_vectors(name: str | Path) -> Path:
