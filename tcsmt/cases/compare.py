@@ -53,12 +53,13 @@ from pathlib import Path
 from tcsmt.cases import algorithms as al
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError, WitnessError
-from tcsmt.fileio import json_object_or_none, read_json
+from tcsmt.fileio import read_json
 from tcsmt.model.catalogue import all_models, find_model
 from tcsmt.model.formats import format_value
 from tcsmt.model.params import ModelParams
 from tcsmt.report.documents import cross_checked, solver_record
 from tcsmt.report.results import (
+    earlier,
     number,
     params_from_record,
     run_record,
@@ -205,9 +206,10 @@ def check_witness(tc: ModelParams, a: list[int], b: list[int], c: int,
 
 def run_compare(arch: str, k: int = 4, solver: str = "portfolio", timeout: float = 300.0,
                 reproduce: bool = False, command: str | None = None,
-                prior: str | Path | None = None) -> dict:
+                prior: str | Path | dict | None = None) -> dict:
     """The tcsmt-compare/2 document for one architecture's fp16:fp32 model.
-    ``prior``: an earlier result's path, whose witness is kept if it holds."""
+    ``prior``: an earlier result (a document, or its path), whose witness is
+    kept if it holds."""
     if not 1 <= k <= 16:
         raise UserError(f"--k {k}: one tensor-core call covers 1..16 terms")
     tc = arch_model(arch)
@@ -239,7 +241,7 @@ def _replay(tc: ModelParams, k: int, run, reproduce: bool) -> Vector:
 
 def _prior_witness(path, tc: ModelParams, k: int, reproduce: bool) -> Vector | None:
     """An earlier result's witness, if it still answers the question."""
-    doc = json_object_or_none(path) if path else None
+    doc = earlier(path) if path else None
     if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS) or not doc.get("vectors"):
         return None
     try:

@@ -49,15 +49,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from tcsmt.cases.suites import Suite, _compare, check_suite, device_model, find_suite, vector_inputs
 from tcsmt.enums import PropertyKind, Verdict
 from tcsmt.errors import UserError
-from tcsmt.fileio import json_object_or_none, read_json
+from tcsmt.fileio import read_json
 from tcsmt.model.formats import format_value, parse_bits
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import number, run_record, solver_versions, write_result
+from tcsmt.report.results import earlier, number, run_record, solver_versions, write_result
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.sim.dot import dot_bits
@@ -299,8 +300,10 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
                deadline: float, prior: dict | None = None) -> tuple[list[dict], dict[str, dict]]:
     """Generated vectors for the open pairs of one space, and the verdict on
     each open pair (separated by a generated vector, proved inseparable, or
-    unknown). ``prior`` vectors ((space, question) -> vectors of an earlier
-    result) are replayed first, so a rerun keeps them."""
+    unknown) by ``deadline`` (wall-clock time.time(): the spaces are
+    independent jobs, perhaps on other machines). ``prior`` vectors
+    ((space, question) -> vectors of an earlier result) are replayed first,
+    so a rerun keeps them."""
     from tcsmt.search import find, pool
     vectors, verdicts = [], {}
     for q in space.questions:
@@ -314,7 +317,7 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
             _take(space, q, vec, src, remaining, vectors, verdicts)
         while remaining:
             pr = remaining[0]
-            left = deadline - time.monotonic()
+            left = deadline - time.time()
             if left <= 1:
                 verdicts[q.pair_id(pr)] = {"status": "unknown", "by": "out of time"}
                 remaining.pop(0)
@@ -359,9 +362,10 @@ def _take(space, q: Question, vec: Vector, src: str, remaining, vectors, verdict
 # The query
 # ---------------------------------------------------------------------------
 
-def prior_gap_vectors(path: str | Path | None) -> dict:
-    """(space, question) -> the gap vectors (records) of an earlier result."""
-    doc = json_object_or_none(path) if path else None
+def prior_gap_vectors(path: str | Path | dict | None) -> dict:
+    """(space, question) -> the gap vectors (records) of an earlier result
+    (a document, or its path)."""
+    doc = earlier(path) if path else None
     out: dict = {}
     if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS):
         return out
@@ -388,7 +392,7 @@ def _read_prior(q, records: list[dict]) -> list[Vector]:
 
 def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = True,
                  solver: str = "portfolio", timeout: float = 20.0, budget: float = 240.0,
-                 command: str | None = None, prior: str | Path | None = None) -> dict:
+                 command: str | None = None, prior: str | Path | dict | None = None) -> dict:
     """The tcsmt-coverage/2 document of a suite (file or shipped name)."""
     t0 = time.monotonic()
     earlier = prior_gap_vectors(prior)
@@ -402,13 +406,14 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
     failing = [explain_failure(suite, c, by_key[(group_of(c.vector), c.device)], out)
                for c in checks if not c.holds]
     unseparated, gen = [], []
-    deadline = t0 + budget
+    opened = {s.name: {q.pair_id(pr) for q in s.questions for pr in q.pairs()}
+              - (set().union(*seps[s.name].values()) if seps[s.name] else set()) for s in spaces}
+    closed = _close_every_gap([s for s in spaces if generate and opened[s.name]], opened, solver, timeout,
+                              time.time() + budget, earlier)
     for s in spaces:
-        hit = set().union(*seps[s.name].values()) if seps[s.name] else set()
-        open_ids = {q.pair_id(pr) for q in s.questions for pr in q.pairs()} - hit
-        verdicts = {}
-        if generate and open_ids:
-            found, verdicts = close_gaps(s, open_ids, solver, timeout, deadline, earlier)
+        open_ids, verdicts = opened[s.name], {}
+        if s.name in closed:
+            found, verdicts = closed[s.name]
             offset = len(gen)
             gen += found
             for v in verdicts.values():
@@ -423,6 +428,16 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
     claims = claim_rows(suite, by_key, seps)
     return document(suite, space, spaces, seps, claims, checks, failing, unseparated, gen,
                     time.monotonic() - t0, command)
+
+
+def _close_every_gap(spaces: list[Space], opened: dict, solver: str, timeout: float, deadline: float,
+                     earlier: dict) -> dict:
+    """close_gaps of every space, as independent jobs (tcsmt.runner):
+    space name -> (vectors, verdicts)."""
+    from tcsmt import runner
+    tasks = [runner.Task(s.name, partial(close_gaps, s, opened[s.name], solver, timeout, deadline, earlier))
+             for s in spaces]
+    return {d.name: d.result() for d in runner.run(tasks)}
 
 
 def document(suite, space, spaces, seps, claims, checks, failing, unseparated, gen, seconds,

@@ -80,6 +80,7 @@ def print_compare(doc: dict, path: Path) -> None:
 @click.option("--budget", type=click.FloatRange(min=1), default=240.0, show_default=True,
               help="Seconds for the whole query; open pairs left then are reported unknown.")
 @click.option("--verbose", "-v", is_flag=True, help="List every vector's separated pairs.")
+@options.scheduler
 @options.output("results/coverage/SUITE.json")
 def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output):
     """Which pairs of hypotheses each vector of a published test SUITE (a

@@ -96,7 +96,8 @@ def properties_cmd(arch):
 @click.argument("archs", nargs=-1, metavar="[ARCH]...")
 @click.option("--property", "props", multiple=True, metavar="NAME", help="Only these properties.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Queries run at once.")
+              help="Queries run at once in local worker processes (without a scheduler).")
+@options.scheduler
 @options.solver(cross_check=None, timeout_help="Seconds per solver question (part of each "
                 "query's cache key).")
 @click.option("--force", is_flag=True, help="Run every query, even those whose inputs have not changed.")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tcsmt.cli import options
 from tcsmt.errors import UserError
 
 
@@ -61,6 +62,7 @@ class _Bars:
 @click.option("--solver-budget", default=240.0, show_default=True,
               help="Seconds the solvers may spend looking for inputs that split classes.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random candidate vectors.")
+@options.scheduler
 def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
     """Build a decision procedure that tells the hypotheses of a space apart.
 
@@ -155,6 +157,7 @@ def _choose_plan(plan_file, formats, space_file, obs):
               help="Prove with the solvers that the class left is one behaviour (default: on "
                    "for --device, and for a class with several circuits).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds for a proof.")
+@options.scheduler
 def identify(observations, plan_file, formats, space_file, device, d_output, limit, report,
              model_file, no_model_file, prove, timeout):
     """Which hypotheses explain OBSERVATIONS, and what to run next.

@@ -157,6 +157,7 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only the first N rows of each folder.")
 @click.option("--json", "json_path", type=click.Path(), default=None, help="Also write the report as JSON.")
+@options.scheduler
 def conformance_cmd(folder, arch, engine, limit, json_path):
     """Replay recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) through
     the models; exit 0 only if every judged row matches bit for bit."""

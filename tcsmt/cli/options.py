@@ -74,3 +74,18 @@ def output(default: str):
     """-o/--output FILE."""
     return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
                         help=f"Result file (default {default}).")
+
+
+def _choose_scheduler(ctx, param, value):
+    from tcsmt import runner
+    runner.use_scheduler(value)
+    return value
+
+
+def scheduler(f):
+    """--scheduler ADDRESS: where the command's independent jobs run
+    (tcsmt.runner); the command reads it from the runner, not as an argument."""
+    return click.option(
+        "--scheduler", metavar="ADDRESS", default=None, expose_value=False, callback=_choose_scheduler,
+        help="Run the jobs on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT; "
+             "default: TCSMT_SCHEDULER, else local worker processes; 'local' for those).")(f)

@@ -1,7 +1,8 @@
 """Replaying recorded GPU outputs through the models, row by row.
 
 For each DEVICE/FORMAT folder and each recorded output format, the model of
-the device's architecture for that format pair predicts every row; the
+the device's architecture for that format pair predicts every row (each
+folder output one job of tcsmt.runner: its rows travel with it); the
 report counts the rows whose bits match. Known problems of the recordings
 (tcsmt.hardware.recorded.KNOWN_PROBLEMS) are applied by rule and named in the report;
 folders whose problem is open are reported but not judged.
@@ -10,6 +11,7 @@ folders whose problem is open are reported but not judged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -94,54 +96,74 @@ def predict(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     return np.array(rows, dtype=np.uint64)
 
 
-def check_folder(device: str, folder: Path, arch: str | None, engine: str = "auto",
-                 limit: int | None = None) -> list[FolderReport]:
+@dataclass
+class Check:
+    """One folder output to judge: its report (rows, notes, whether judged),
+    and the model's inputs and the recorded outputs when there is a model."""
+    report: FolderReport
+    p: ModelParams | None = None
+    inputs: tuple = ()
+    want: np.ndarray | None = None
+
+
+def folder_checks(device: str, folder: Path, arch: str | None, limit: int | None = None) -> list[Check]:
     rec = hwdata.read_folder(folder, device)
     arch = arch or arch_for_device(device)
     if arch is None:
         raise UserError(f"unknown device {device!r}: name its architecture with --arch")
     find_model(arch)  # unknown architecture -> one-line error
-    reports = []
+    checks = []
     for out in sorted(rec.d, key=lambda o: o != "fp32"):
         problems = hwdata.known_problems(arch, rec.folder, out)
         rules = {kp.rule for kp in problems}
-        p = model_for(arch, rec.in_format.name, out)
-        if p is None:
-            n = rec.rows if limit is None else min(limit, rec.rows)
-            reports.append(FolderReport(device, rec.folder, out, None, n, 0,
-                                        judged=not ({"unreliable", "open"} & rules),
-                                        notes=[f"no {arch} model for {rec.in_format.name} -> {out}"]
-                                        + [kp.why for kp in problems]))
-            continue
-        n = rec.rows if limit is None else min(limit, rec.rows)
-        c = prepare_c(rec, p, "c_zero" in rules)[:n]
-        pred = predict(p, rec.a[:n], rec.b[:n], c, engine)
-        want = recorded_outputs(rec, out, p)[:n]
-        bad = np.nonzero(pred != want)[0]
         judged = not ({"unreliable", "open"} & rules)
         notes = [kp.why for kp in problems]
-        reports.append(FolderReport(device, rec.folder, out, p.name, n, n - len(bad),
-                                    judged, notes, [int(i) for i in bad[:5]]))
+        n = rec.rows if limit is None else min(limit, rec.rows)
+        p = model_for(arch, rec.in_format.name, out)
+        if p is None:
+            checks.append(Check(FolderReport(device, rec.folder, out, None, n, 0, judged,
+                                             [f"no {arch} model for {rec.in_format.name} -> {out}"] + notes)))
+            continue
+        c = prepare_c(rec, p, "c_zero" in rules)[:n]
+        checks.append(Check(FolderReport(device, rec.folder, out, p.name, n, 0, judged, notes), p,
+                            (rec.a[:n], rec.b[:n], c), recorded_outputs(rec, out, p)[:n]))
         for kp in problems:
             if kp.hypothesis:
-                reports.append(hypothesis_report(rec, out, kp.hypothesis, c, n, engine))
-    return reports
+                checks.append(hypothesis_check(rec, out, kp.hypothesis, c, n))
+    return checks
 
 
-def hypothesis_report(rec, out: str, name: str, c, n: int, engine: str) -> FolderReport:
+def hypothesis_check(rec, out: str, name: str, c, n: int) -> Check:
     """The rows of an open-problem folder under a named reading (a model
     that is not the architecture's own for these formats)."""
     h = find_model(name)
-    pred = predict(h, rec.a[:n], rec.b[:n], c, engine)
-    want = recorded_outputs(rec, out, h)[:n]
-    bad = np.nonzero(pred != want)[0]
-    return FolderReport(rec.device, rec.folder, out, h.name, n, n - len(bad), False,
-                        [f"hypothesis: {h.description}"], [int(i) for i in bad[:5]])
+    return Check(FolderReport(rec.device, rec.folder, out, h.name, n, 0, False,
+                              [f"hypothesis: {h.description}"]),
+                 h, (rec.a[:n], rec.b[:n], c), recorded_outputs(rec, out, h)[:n])
+
+
+def judge(checks: list[Check], engine: str = "auto") -> list[FolderReport]:
+    """Every check's model run on its rows (independent jobs, tcsmt.runner),
+    and the rows that match counted."""
+    from tcsmt import runner
+    tasks = [runner.Task(str(i), partial(predict, ch.p, *ch.inputs, engine))
+             for i, ch in enumerate(checks) if ch.p is not None]
+    for done in runner.run(tasks):
+        ch = checks[int(done.name)]
+        bad = np.nonzero(done.result() != ch.want)[0]
+        ch.report.matched = ch.report.rows - len(bad)
+        ch.report.mismatches = [int(i) for i in bad[:5]]
+    return [ch.report for ch in checks]
+
+
+def check_folder(device: str, folder: Path, arch: str | None, engine: str = "auto",
+                 limit: int | None = None) -> list[FolderReport]:
+    return judge(folder_checks(device, folder, arch, limit), engine)
 
 
 def run(root: str | Path, arch: str | None = None, engine: str = "auto",
         limit: int | None = None) -> list[FolderReport]:
-    reports: list[FolderReport] = []
+    checks: list[Check] = []
     for device, folder in hwdata.discover(root):
-        reports.extend(check_folder(device, folder, arch, engine, limit))
-    return reports
+        checks += folder_checks(device, folder, arch, limit)
+    return judge(checks, engine)

@@ -25,20 +25,21 @@ gave before), so:
 Models are traced in batches of about ``BATCH`` (a batch's graph holds some
 800 nodes per model) grouped by the parameters that change the most
 (formats, alignment bits, subnormal handling, alignment rounding), so
-twins land in the same batch. Batches run in worker processes (``fork``),
-``workers`` at a time (default: the CPU count, at most 2; TCSMT_WORKERS
-overrides).
+twins land in the same batch. Batches are independent jobs of
+``tcsmt.runner``: local worker processes (``workers`` at a time; default
+the CPU count, at most 2; TCSMT_WORKERS overrides), or a Dask cluster's
+workers when a scheduler is chosen. The models and the vectors are sent to
+each worker once; each batch's outputs come back to this process.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from tcsmt import datapath
+from tcsmt import datapath, runner
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NumpyInterp
 from tcsmt.interp.program import _const_value
@@ -62,16 +63,10 @@ class Evaluation:
     unsupported: list[int] = field(default_factory=list)
 
 
-def default_workers() -> int:
-    env = os.environ.get("TCSMT_WORKERS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return max(1, min(2, os.cpu_count() or 1))
-
-
-def batches(models: list[ModelParams], size: int = BATCH) -> list[list[int]]:
-    """Model indices in batches of at most ``size``: models equal in
-    OUTER_KEYS together, so that twins share a graph."""
+def batches(models: list[ModelParams], size: int | None = None) -> list[list[int]]:
+    """Model indices in batches of at most ``size`` (default BATCH): models
+    equal in OUTER_KEYS together, so that twins share a graph."""
+    size = size or BATCH
     def key(i):
         p = models[i]
         return tuple(str(getattr(p, name)) for name in OUTER_KEYS)
@@ -193,23 +188,20 @@ def evaluate_batch(models: list[ModelParams], a, b, c) -> tuple[list[int], list[
 
 
 # ---------------------------------------------------------------------------
-# The whole space, in worker processes
+# The whole space, as independent jobs
 # ---------------------------------------------------------------------------
 
-_JOB: dict = {}
-
-
-def _work(batch: list[int]):
-    models, a, b, c = _JOB["models"], _JOB["a"], _JOB["b"], _JOB["c"]
-    twin, outs = evaluate_batch([models[i] for i in batch], a, b, c)
-    return batch, twin, outs
+def _work(batch: list[int], shared: tuple):
+    """One batch (in a worker): the models and vectors are the run's shared data."""
+    models, a, b, c = shared
+    return evaluate_batch([models[i] for i in batch], a, b, c)
 
 
 def evaluate(models: list[ModelParams], a, b, c, workers: int | None = None,
              progress=None) -> Evaluation:
     """Every model on every vector: a, b [N, k] in_format bits, c [N] c_format
     bits (all models share their formats). ``progress(done, total)`` is
-    called after each batch."""
+    called after each batch; ``workers=1`` runs the batches here."""
     a = np.asarray(a, dtype=np.uint64)
     b = np.asarray(b, dtype=np.uint64)
     c = np.asarray(c, dtype=np.uint64)
@@ -219,41 +211,38 @@ def evaluate(models: list[ModelParams], a, b, c, workers: int | None = None,
     fmts = {(p.in_format, p.c_format, p.out_format) for p in models}
     if len(fmts) != 1:
         raise UserError(f"the models of one evaluation must share their formats; got {sorted(fmts)}")
-    n = a.shape[0]
     dtype = np.uint32 if models[0].fout.bits <= 32 else np.uint64     # half the memory for fp32 out
-    outputs = np.zeros((len(models), n), dtype=dtype)
-    shape = np.zeros(len(models), dtype=np.int64)
-    unsupported: list[int] = []
+    outputs = np.zeros((len(models), a.shape[0]), dtype=dtype)
     groups = batches(models)
-    workers = workers or default_workers()
-    _JOB.update(models=models, a=a, b=b, c=c)
-    next_shape = 0
-    try:
-        if workers > 1 and len(groups) > 1:
-            with mp.get_context("fork").Pool(workers) as pool:
-                results = pool.imap_unordered(_work, groups)
-                next_shape = _collect(results, outputs, shape, unsupported, len(groups), progress)
-        else:
-            next_shape = _collect(map(_work, groups), outputs, shape, unsupported, len(groups), progress)
-    finally:
-        _JOB.clear()
-    del next_shape
-    return Evaluation(outputs, shape, sorted(unsupported))
+    twins: list[list[int]] = [[] for _ in groups]
+    unsupported: list[int] = []
 
-
-def _collect(results, outputs, shape, unsupported, total: int, progress) -> int:
-    base = 0
-    for done, (batch, twin, outs) in enumerate(results, 1):
-        for i, t, o in zip(batch, twin, outs):
-            shape[i] = base + t
+    def take(done: runner.Done) -> None:
+        n = int(done.name.split()[-1])
+        twin, outs = done.result()
+        twins[n] = twin
+        for i, o in zip(groups[n], outs):
             if o is None:
                 unsupported.append(i)
             else:
                 outputs[i] = o
+
+    tasks = [runner.Task(f"batch {n}", partial(_work, g)) for n, g in enumerate(groups)]
+    runner.run(tasks, on_done=take, progress=(lambda _, done, total: progress(done, total)
+                                              if done else None) if progress else None,
+               shared=(models, a, b, c), workers=0 if workers == 1 or len(groups) == 1 else workers)
+    return Evaluation(outputs, _shapes(len(models), groups, twins), sorted(unsupported))
+
+
+def _shapes(count: int, groups, twins) -> np.ndarray:
+    """Circuit numbers, batch after batch: twins inside a batch share one."""
+    shape = np.zeros(count, dtype=np.int64)
+    base = 0
+    for batch, twin in zip(groups, twins):
+        for i, t in zip(batch, twin):
+            shape[i] = base + t
         base += max(twin) + 1
-        if progress:
-            progress(done, total)
-    return base
+    return shape
 
 
 # ---------------------------------------------------------------------------
@@ -275,9 +264,11 @@ def screening_order(a: np.ndarray, b: np.ndarray) -> list[int]:
     return sorted(range(a.shape[0]), key=lambda n: (-int(nonzero[n]), n))
 
 
-def _screen_chunk(job):
+def _screen_chunk(job: list[int], shared: tuple) -> list[int]:
+    """One chunk of hypotheses (in a worker): the models and the picked rows
+    are the run's shared data."""
     from tcsmt.sim.dot import dot_bits
-    models, rows = _JOB["models"], _JOB["rows"]
+    models, rows = shared
     return [i for i in job if all(dot_bits(models[i], a, b, c) == d for a, b, c, d in rows)]
 
 
@@ -286,28 +277,16 @@ def screen(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
     """The hypotheses (indices into models) that reproduce the first
     ``rows`` rows of screening_order through the scalar interpreter (the
     same datapath: a hypothesis it rules out gives other bits on that row
-    in every interpretation). ``progress(done, total)`` per chunk."""
+    in every interpretation). Chunks of 64 hypotheses are independent jobs
+    of tcsmt.runner (``workers=1`` runs them here). ``progress(done,
+    total)`` per chunk."""
     order = screening_order(np.asarray(a), np.asarray(b))[:rows]
     picked = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]), int(d[n])) for n in order]
     alive = list(range(len(models)))
     size = 64
     chunks = [alive[i:i + size] for i in range(0, len(alive), size)]
-    workers = workers or default_workers()
-    _JOB.update(models=models, rows=picked)
-    out: list[int] = []
-    try:
-        if workers > 1 and len(chunks) > 1:
-            with mp.get_context("fork").Pool(workers) as pool:
-                results = pool.imap(_screen_chunk, chunks)
-                for n, kept in enumerate(results, 1):
-                    out += kept
-                    if progress:
-                        progress(n, len(chunks))
-        else:
-            for n, ch in enumerate(chunks, 1):
-                out += _screen_chunk(ch)
-                if progress:
-                    progress(n, len(chunks))
-    finally:
-        _JOB.clear()
-    return out
+    tasks = [runner.Task(f"chunk {n}", partial(_screen_chunk, ch)) for n, ch in enumerate(chunks)]
+    done = runner.run(tasks, progress=(lambda _, n, total: progress(n, total) if n else None)
+                      if progress else None,
+                      shared=(models, picked), workers=0 if workers == 1 or len(chunks) == 1 else workers)
+    return [i for d in done for i in d.result()]

@@ -32,7 +32,9 @@ that hypothesis on the plan's domain.
 
 from __future__ import annotations
 
-from tcsmt import datapath
+from functools import partial
+
+from tcsmt import datapath, runner
 from tcsmt.datapath import bv
 from tcsmt.enums import Verdict
 from tcsmt.model.params import ModelParams
@@ -111,18 +113,17 @@ def same_circuit(p: ModelParams, q: ModelParams, k: int) -> bool:
 def settle_outside(device: ModelParams, hyp: ModelParams, outside: list[str], k: int,
                    domain: Domain, timeout: float = 120.0) -> dict:
     """Lemmas for the parameters in which the device differs from the space's
-    hypothesis, then the circuit check. verdict: unsat (the device is the
-    hypothesis on the domain), unknown, or sat (some parameter matters)."""
-    lemmas = []
+    hypothesis (independent proofs: jobs of tcsmt.runner), then the circuit
+    check. verdict: unsat (the device is the hypothesis on the domain),
+    unknown, or sat (some parameter matters)."""
+    proofs = {"min_exponent": partial(floor_lemma, device, k, domain, timeout),
+              "carry_bits": partial(carry_lemma, device, timeout)}
+    done = runner.run([runner.Task(key, proofs[key]) for key in outside if key in proofs])
+    answers = {d.name: d.result() for d in done}
+    none = {"verdict": "unknown", "how": "no lemma for this parameter"}
+    lemmas = [answers.get(key) or {"parameter": key, **none} for key in outside]
     reduced = device
-    for key in outside:
-        if key == "min_exponent":
-            lem = floor_lemma(device, k, domain, timeout)
-        elif key == "carry_bits":
-            lem = carry_lemma(device, timeout)
-        else:
-            lem = {"parameter": key, "verdict": "unknown", "how": "no lemma for this parameter"}
-        lemmas.append(lem)
+    for key, lem in zip(outside, lemmas):
         if lem["verdict"] == Verdict.UNSAT:
             reduced = reduced.replace(**{key: getattr(hyp, key)})
     same = same_circuit(reduced, hyp, k)

@@ -26,13 +26,15 @@ keys ``tcsmt harness`` reads: "formats", "instruction" and "vectors".
 from __future__ import annotations
 
 import datetime
+import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from tcsmt import __version__
+from tcsmt import __version__, runner
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder, read_json
@@ -267,25 +269,28 @@ class _Search:
         return classes, extra, extra_out
 
     def search_round(self, todo: dict[tuple, PlanClass]) -> list[Vector]:
-        from tcsmt.search.diff import run_diff
+        """One query per pattern, as independent jobs (tcsmt.runner), as many
+        as the budget left holds if each took its whole timeout."""
+        room = max(1, math.ceil((self.budget - self.spent) / SEARCH_TIMEOUT))
+        asked = list(todo.items())[:room]
+        circs = [self.circuits(cl.members)[:MAX_SEARCH_HYPS] for _, cl in asked]
+        tasks = [runner.Task(", ".join(pat), partial(_search_job, [self.models[i] for i in circ],
+                                                     self.k, self.domain))
+                 for (pat, _), circ in zip(asked, circs)]
         found: list[Vector] = []
-        for pat, cl in todo.items():
-            if self.spent >= self.budget:
-                break
-            circ = self.circuits(cl.members)[:MAX_SEARCH_HYPS]
-            hyps = [Hypothesis(f"H{j}", self.models[i]) for j, i in enumerate(circ)]
-            out = run_diff(hyps, self.k, self.domain, timeout=SEARCH_TIMEOUT)
-            self.spent += out.seconds
+        for (pat, cl), circ, done in zip(asked, circs, runner.run(tasks)):
+            verdict, seconds, proved_by, vector = done.result()
+            self.spent += seconds
             self.counts["queries"] += 1
-            self.counts[out.verdict] = self.counts.get(out.verdict, 0) + 1
-            _say(self.log, f"  search {', '.join(pat)}: {out.verdict} ({out.seconds:.1f} s)")
-            if out.verdict == Verdict.SAT:
-                found.append(out.vector)
+            self.counts[verdict] = self.counts.get(verdict, 0) + 1
+            _say(self.log, f"  search {', '.join(pat)}: {verdict} ({seconds:.1f} s)")
+            if verdict == Verdict.SAT:
+                found.append(vector)
                 continue
             self.dead.add(pat)
-            if out.verdict == Verdict.UNSAT and len(circ) == len(self.circuits(cl.members)):
-                cl.status, cl.proved_by = "proved", out.proved_by
-            elif out.verdict == Verdict.UNSAT:
+            if verdict == Verdict.UNSAT and len(circ) == len(self.circuits(cl.members)):
+                cl.status, cl.proved_by = "proved", proved_by
+            elif verdict == Verdict.UNSAT:
                 cl.note = f"the first {len(circ)} circuits proved equal; the others not asked"
         return found
 
@@ -319,6 +324,15 @@ class _Search:
         return {**self.counts, "seconds": round(self.spent, 1), "budget_seconds": self.budget,
                 "timeout_per_query": SEARCH_TIMEOUT,
                 "patterns_without_witness": [list(p) for p in sorted(self.dead)]}
+
+
+def _search_job(models: list[ModelParams], k: int, domain: Domain):
+    """One class's query (in a worker): (verdict, seconds, proved_by, the
+    replayed witness or None)."""
+    from tcsmt.search.diff import run_diff
+    out = run_diff([Hypothesis(f"H{j}", m) for j, m in enumerate(models)], k, domain,
+                   timeout=SEARCH_TIMEOUT)
+    return str(out.verdict), out.seconds, list(out.proved_by), out.vector if out.verdict == "sat" else None
 
 
 # ---------------------------------------------------------------------------

@@ -16,13 +16,12 @@ from pathlib import Path
 
 from tcsmt.enums import PairVerdict, PropertyKind, Status, Verdict
 from tcsmt.errors import UserError
-from tcsmt.fileio import json_object_or_none
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
 from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors
-from tcsmt.report.results import make_result, run_record
+from tcsmt.report.results import earlier, make_result, run_record
 from tcsmt.search import find
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
@@ -75,9 +74,10 @@ def result_path(base: ModelParams, prop: Property, root: str | Path = "results")
 def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
                  timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True,
                  cross_check: bool = False, command: str | None = None,
-                 prior: str | Path | None = None, use_pool: bool = True) -> dict:
-    """The property's result document; ``prior``: the path of an earlier
-    result for the same question, whose vectors are tried first."""
+                 prior: str | Path | dict | None = None, use_pool: bool = True) -> dict:
+    """The property's result document; ``prior``: an earlier result for
+    the same question (a document, or its file's path), whose vectors are
+    tried first."""
     command = command if command is not None else command_line()
     k = prop.k(base)
     old = prior_vectors(prior) if prior else []
@@ -91,9 +91,10 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
     return document(prop, base, out, command)
 
 
-def same_question(path: str | Path, hyps: list[Hypothesis], k: int) -> bool:
-    """Whether the result at ``path`` asked about these hypotheses and k."""
-    doc = json_object_or_none(path)
+def same_question(path: str | Path | dict, hyps: list[Hypothesis], k: int) -> bool:
+    """Whether the earlier result (a document, or its path) asked about
+    these hypotheses and k."""
+    doc = earlier(path)
     try:
         return doc["query"]["k"] == k and [h["parameters"] for h in doc["hypotheses"]] == \
             [h.params.parameter_dict() for h in hyps]

@@ -29,15 +29,15 @@ def _source(*names: str) -> str:
 
 
 def run_compare_job(arch: str, k: int, reproduce: bool, timeout: float, solver: str,
-                    path: Path) -> dict:
+                    prior: dict | None = None) -> dict:
     return compare.run_compare(arch, k, solver, timeout, reproduce,
                                f"tcsmt compare-algorithms markidis ootomo-yokota --arch {arch} "
-                               f"--k {k}" + (" --reproduce" if reproduce else ""), path)
+                               f"--k {k}" + (" --reproduce" if reproduce else ""), prior)
 
 
-def run_coverage_job(suite: str, timeout: float, solver: str, path: Path) -> dict:
+def run_coverage_job(suite: str, timeout: float, solver: str, prior: dict | None = None) -> dict:
     return coverage.run_coverage(suite, timeout=timeout, solver=solver, budget=COVERAGE_BUDGET,
-                                 command=f"tcsmt coverage {suite}", prior=path)
+                                 command=f"tcsmt coverage {suite}", prior=prior)
 
 
 def compare_jobs(archs: list[str], timeout: float, code: str, root: Path,
@@ -55,7 +55,7 @@ def compare_jobs(archs: list[str], timeout: float, code: str, root: Path,
             name = f"compare-algorithms/{m.arch}-k{k}{'-reproduce' if rep else ''}"
             jobs.append(regen.Job(name, path, regen.cache_key(question, code),
                                   partial(run_compare_job, m.arch, k, rep, max(timeout, DEFAULT_TIMEOUT),
-                                          setting["solver"], path), compare.check_document))
+                                          setting["solver"]), compare.check_document))
     return jobs
 
 
@@ -76,7 +76,7 @@ def coverage_jobs(archs: list[str], timeout: float, code: str, root: Path,
         path = coverage.result_path(name, root=root)
         jobs.append(regen.Job(f"coverage/{name}", path, regen.cache_key(question, code),
                               partial(run_coverage_job, name, min(timeout, COVERAGE_TIMEOUT),
-                                      setting["solver"], path), coverage.check_document))
+                                      setting["solver"]), coverage.check_document))
     return jobs
 
 

@@ -7,32 +7,31 @@ all their parameters, k, domain, search settings), the solvers (which ones,
 their versions, the timeout) and the source of the code that computes it.
 A query whose key is the one recorded for its file in ``ROOT/.cache`` is
 not run again, unless its file holds an unknown (no answer in time is never
-a cache hit). The rest run in worker processes that return documents; this
-process writes each file: atomically, and only when its stable content
-changed (``tcsmt.report.results.write_result``), so an unchanged result is
-left byte for byte as it was. A result that was proved and comes back
-unknown is not written: it is reported as "lost" and the run exits non-zero.
-Every search starts from the vectors of the file it rewrites, so a rerun
-keeps them whichever solver would win a race.
+a cache hit). The rest run through ``tcsmt.runner`` (local worker processes,
+or the workers of a Dask cluster: the same jobs, the same keys), which
+return documents; this process writes each file: atomically, and only when
+its stable content changed (``tcsmt.report.results.write_result``), so an
+unchanged result is left byte for byte as it was. A result that was proved
+and comes back unknown is not written: it is reported as "lost" and the run
+exits non-zero. Every search starts from the vectors of the file it
+rewrites (the document travels with the job, so a worker on another
+machine starts from them too), so a rerun keeps them whichever solver would
+win a race.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import signal
-import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from tcsmt import runner
 from tcsmt.enums import FileStatus, PairVerdict, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_json_atomic
-from tcsmt.processes import die_with_parent
 from tcsmt.report.results import solver_versions, write_result
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -46,7 +45,8 @@ class Job:
     name: str                     # "ampere/rounding"
     path: Path
     key: str
-    run: Callable[[], dict]       # picklable: a module-level function with bound args
+    run: Callable[..., dict]      # run(prior=earlier document or None); picklable: a
+    #                               module-level function with bound args
     check: Callable[[dict], None] | None = None    # validates the document (default: tcsmt-result)
 
 
@@ -91,17 +91,18 @@ def cache_key(question: dict, code: str) -> str:
 # The queries
 # ---------------------------------------------------------------------------
 
-def run_property_job(prop_name: str, arch: str, timeout: float, solver: str, path: Path) -> dict:
+def run_property_job(prop_name: str, arch: str, timeout: float, solver: str,
+                     prior: dict | None = None) -> dict:
     from tcsmt.properties.run import run_named
-    return run_named(prop_name, arch, timeout=timeout, solver=solver, prior=path,
+    return run_named(prop_name, arch, timeout=timeout, solver=solver, prior=prior,
                      command=f"tcsmt find {prop_name} --arch {arch}")
 
 
-def run_prove_job(arch: str, timeout: float, solver: str, path: Path) -> dict:
+def run_prove_job(arch: str, timeout: float, solver: str, prior: dict | None = None) -> dict:
     from tcsmt.model.catalogue import find_model
     from tcsmt.report.documents import carry_proof_document, prior_vectors
     from tcsmt.search.prove import prove_carry_bits
-    old = prior_vectors(path)
+    old = prior_vectors(prior) if prior else []
     proof = prove_carry_bits(find_model(arch), solver, timeout, True, old[0] if old else None)
     return carry_proof_document(proof, f"tcsmt prove carry-bits --arch {arch}")
 
@@ -132,7 +133,7 @@ def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
                 key = cache_key({"prove": "carry-bits", "model": base.parameter_dict(), **setting}, code)
                 path = plan.root / arch / "carry-bits-proof.json"
                 plan.jobs.append(Job(f"{arch}/carry-bits-proof", path, key,
-                                     partial(run_prove_job, arch, timeout, solver, path)))
+                                     partial(run_prove_job, arch, timeout, solver)))
     if not props:
         plan.jobs += plan_case_jobs(archs, timeout, code, plan.root, setting)
     return plan
@@ -154,7 +155,7 @@ def _property_job(plan: Plan, arch: str, prop, code: str, setting: dict) -> None
     path = result_path(base, prop, plan.root)
     plan.jobs.append(Job(f"{arch}/{prop.name}", path, cache_key(question, code),
                          partial(run_property_job, prop.name, arch, setting["timeout"],
-                                 setting["solver"], path)))
+                                 setting["solver"])))
 
 
 # ---------------------------------------------------------------------------
@@ -181,23 +182,6 @@ def proved(doc: dict | None) -> int:
         sum(u.get("status") == "inseparable" for u in doc.get("unseparated", []))
 
 
-def _work(job: Job) -> tuple[str, float, dict | None, str]:
-    """In a worker: run the query; the document (the parent writes it)."""
-    t0 = time.monotonic()
-    try:
-        doc = job.run()
-    except UserError as e:
-        return job.name, time.monotonic() - t0, None, str(e)
-    return job.name, time.monotonic() - t0, doc, ""
-
-
-def _worker_start() -> None:
-    """In a worker: die with regen's main process; Ctrl-C is the main
-    process's to handle."""
-    die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 class Cache:
     """The cache keys of the files under a results root (not committed)."""
 
@@ -214,9 +198,12 @@ class Cache:
 
 
 def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
-             progress: Callable[[str, int, int], None] | None = None) -> list[Outcome]:
-    """Run the plan's queries (``jobs`` at once) and write their files.
-    Ctrl-C stops every worker at once; what was written before it is
+             progress: Callable[[str, int, int], None] | None = None,
+             scheduler: str | None = None) -> list[Outcome]:
+    """Run the plan's queries through tcsmt.runner (``jobs`` local worker
+    processes, or the Dask cluster at ``scheduler`` / TCSMT_SCHEDULER) and
+    write their files here, each as its query finishes. Ctrl-C stops every
+    worker (cancels every task on a cluster); what was written before it is
     complete, and the message says how many files that is."""
     cache = Cache(plan.root)
     todo, outcomes = [], list(plan.skipped)
@@ -225,35 +212,23 @@ def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
             outcomes.append(Outcome(job.name, FileStatus.CACHED))
         else:
             todo.append(job)
-    if progress:
-        progress("", 0, len(todo))
-    pool = ProcessPoolExecutor(max_workers=max(1, jobs), initializer=_worker_start)
+    by_name = {job.name: job for job in todo}
+    tasks = [runner.Task(job.name, partial(job.run, prior=json_object_or_none(job.path))) for job in todo]
     try:
-        futures = {pool.submit(_work, job): job for job in todo}
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in finished:
-                outcomes.append(_finish(futures[f], f, cache))
-                if progress:
-                    progress(futures[f].name, len(todo) - len(pending), len(todo))
+        runner.run(tasks, on_done=lambda done: outcomes.append(_finish(by_name[done.name], done, cache)),
+                   progress=progress, scheduler=scheduler, workers=max(1, jobs))
     except KeyboardInterrupt:
-        _kill(pool)
         written = sum(o.status in (FileStatus.NEW, FileStatus.CHANGED) for o in outcomes)
         raise UserError(f"interrupted: {written} file(s) written before it are complete; "
                         "no other file was touched") from None
-    pool.shutdown()
     return outcomes
 
 
-def _finish(job: Job, future, cache: Cache) -> Outcome:
+def _finish(job: Job, done: runner.Done, cache: Cache) -> Outcome:
     """Write one finished query's file (or say why not)."""
-    try:
-        _, secs, doc, error = future.result()
-    except Exception as e:          # a crash in one query: report it, go on
-        return Outcome(job.name, FileStatus.FAILED, note=f"{type(e).__name__}: {e}")
-    if doc is None:
-        return Outcome(job.name, FileStatus.FAILED, secs, note=error)
+    secs, doc = done.seconds, done.value
+    if not done.ok:                 # bad input, a crash in one query, a lost worker: report it, go on
+        return Outcome(job.name, FileStatus.FAILED, secs, note=done.error)
     old = json_object_or_none(job.path)
     if has_unknown(doc) and proved(doc) < proved(old):
         return Outcome(job.name, FileStatus.LOST, secs, doc.get("verdict", ""),
@@ -262,13 +237,3 @@ def _finish(job: Job, future, cache: Cache) -> Outcome:
     status = write_result(job.path, doc, job.check)
     cache.record(job)
     return Outcome(job.name, status, secs, doc.get("verdict", ""))
-
-
-def _kill(pool: ProcessPoolExecutor) -> None:
-    """Stop every worker now (their solver processes die with them)."""
-    for p in list(getattr(pool, "_processes", {}).values()):
-        try:
-            os.kill(p.pid, signal.SIGKILL)
-        except (ProcessLookupError, OSError):
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)

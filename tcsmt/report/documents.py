@@ -12,10 +12,9 @@ from pathlib import Path
 
 from tcsmt.enums import Status, Verdict
 from tcsmt.errors import UserError
-from tcsmt.fileio import json_object_or_none
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
-from tcsmt.report.results import SCHEMA, make_result, read_vector, run_record
+from tcsmt.report.results import SCHEMA, earlier, make_result, read_vector, run_record
 from tcsmt.search import monotonic
 from tcsmt.search.domain import Domain
 from tcsmt.search.prove import CarryProof
@@ -93,11 +92,12 @@ def monotonicity_document(prop, base: ModelParams, k: int, out: Outcome, command
     return make_result(query, [hyp], out.vectors, out.verdict, run, cross_checked(out.proved_by))
 
 
-def prior_vectors(path: str | Path) -> list[Vector]:
-    """The vectors of an earlier tcsmt-result file at ``path`` (none when it
-    is missing, unreadable or of another schema): searches try them first,
-    so a rerun keeps them whichever solver would win a race."""
-    doc = json_object_or_none(path)
+def prior_vectors(path: str | Path | dict) -> list[Vector]:
+    """The vectors of an earlier tcsmt-result (a document, or the path of its
+    file; none when it is missing, unreadable or of another schema):
+    searches try them first, so a rerun keeps them whichever solver would
+    win a race."""
+    doc = earlier(path)
     if doc is None or doc.get("schema") not in (SCHEMA, "tcsmt-result/1"):   # same vector layout
         return []
     try:
@@ -107,9 +107,9 @@ def prior_vectors(path: str | Path) -> list[Vector]:
         return []
 
 
-def prior_single(path: str | Path) -> Verdict | None:
+def prior_single(path: str | Path | dict) -> Verdict | None:
     """The earlier result's answer to "one vector for every pair"."""
-    doc = json_object_or_none(path)
+    doc = earlier(path)
     try:
         return Verdict(doc["query"]["one_vector_for_all_pairs"]) if doc else None
     except (KeyError, TypeError, ValueError):

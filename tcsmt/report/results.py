@@ -164,6 +164,14 @@ def write_result(path: str | Path, doc: dict, check=None) -> FileStatus:
     return FileStatus.NEW if old is None else FileStatus.CHANGED
 
 
+def earlier(prior: str | Path | dict | None) -> dict | None:
+    """An earlier result whose vectors a search tries first: the document
+    itself (as jobs on other machines receive it), or read from its file."""
+    if prior is None or isinstance(prior, dict):
+        return prior
+    return fileio.json_object_or_none(prior)
+
+
 def load(path: str | Path) -> dict:
     """A result file, parsed and validated (UserError naming the file)."""
     doc = fileio.read_json(path)

@@ -1,0 +1,159 @@
+"""Tasks on the workers of a Dask cluster (``--scheduler tcp://HOST:PORT``).
+
+Every task is one Dask future; its ``Done`` record comes back to this
+process, which writes whatever files there are (workers write nothing, so
+an interrupted run leaves each file old or new, as a local run does). The
+scheduler reruns the tasks of a worker that is lost mid-job on another
+worker, up to distributed.scheduler.allowed-failures times (3 unless the
+cluster says otherwise); a task lost more often is reported as "lost". On
+Ctrl-C or an error here every task of the run is cancelled (a task already
+running finishes on its worker; its solvers stop at their own timeouts).
+
+Before the first task, every worker must run the same tcsmt code as this
+process (a digest of the package's source, its queries and its models):
+the cache keys describe this process's code, and a worker with other code
+would write other answers under them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import itertools
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tcsmt.errors import UserError
+from tcsmt.runner.tasks import NOTHING, Done, Task, execute, lost
+
+CONNECT_TIMEOUT = 10.0       # seconds to reach the scheduler
+WORKER_TIMEOUT = 60.0        # seconds to wait for a first worker
+_CLIENTS: dict[str, Any] = {}
+_DIGEST: list[str] = []
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise UserError("a Dask scheduler needs dask and distributed: pip install 'tcsmt[cluster]'") from None
+    return distributed
+
+
+def code_digest() -> str:
+    """The sha256 of tcsmt's source, queries and models as this process
+    imports them."""
+    if not _DIGEST:
+        import tcsmt
+        import tcsmt.models
+        import tcsmt.queries
+        h = hashlib.sha256()
+        for pkg, pattern in ((tcsmt, "*.py"), (tcsmt.queries, "*.py"), (tcsmt.queries, "*.json"),
+                             (tcsmt.models, "*.toml")):
+            root = Path(pkg.__file__).resolve().parent
+            for f in sorted(root.rglob(pattern)):
+                h.update(str(f.relative_to(root)).encode() + f.read_bytes())
+        _DIGEST.append(h.hexdigest())
+    return _DIGEST[0]
+
+
+def connect(address: str):
+    """A Client of the scheduler at ``address`` (one per address and
+    process), checked: a worker is there, and every worker runs this code."""
+    if address in _CLIENTS:
+        return _CLIENTS[address]
+    d = _distributed()
+    try:
+        client = d.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise UserError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    try:
+        client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+    except (TimeoutError, OSError):
+        client.close()
+        raise UserError(f"no worker joined the Dask scheduler at {address} within "
+                        f"{WORKER_TIMEOUT:g} s") from None
+    check_workers(client, address)
+    _CLIENTS[address] = client
+    return client
+
+
+def check_workers(client, address: str) -> None:
+    mine = code_digest()
+    for worker, digest in client.run(code_digest).items():
+        if digest != mine:
+            client.close()
+            raise UserError(f"the worker {worker} of {address} runs other tcsmt code than this "
+                            "process (install the same tcsmt, queries and models on every worker)")
+
+
+@atexit.register
+def disconnect() -> None:
+    """Close this process's clients (at exit, or when a cluster goes away)."""
+    for client in _CLIENTS.values():
+        try:
+            client.close(timeout=2)
+        except Exception:  # noqa: BLE001 - closing what may already be gone: nothing to report
+            pass
+    _CLIENTS.clear()
+
+
+def execute_on_worker(task: Task, shared: Any = NOTHING) -> Done:
+    """In a Dask worker: run the task. Dask starts its worker processes
+    as daemons, and a daemon process may not start children; the solver
+    service runs each solver in a child process (and dies with its parent),
+    so the flag is cleared for this worker process first."""
+    import multiprocessing
+    multiprocessing.current_process()._config.pop("daemon", None)
+    return execute(task, shared)
+
+
+_RUN = itertools.count()
+
+
+def run_cluster(address: str, tasks: Sequence[Task], shared: Any,
+                handle: Callable[[int, Done], None]) -> None:
+    """Every task on the cluster; ``handle(index, done)`` in this process as
+    each finishes. Whatever stops this early cancels the run's tasks."""
+    d = _distributed()
+    client = connect(address)
+    tag = f"tcsmt-{os.getpid()}-{next(_RUN)}-{uuid.uuid4().hex[:8]}"
+    # scatter a list of one item: a tuple or a dict would be scattered item by item
+    arg = NOTHING if shared is NOTHING else client.scatter([shared], broadcast=True, hash=False)[0]
+    futures = {}
+    try:
+        for i, t in enumerate(tasks):
+            args = (t,) if arg is NOTHING else (t, arg)
+            futures[client.submit(execute_on_worker, *args, key=f"{tag}-{i}", pure=False)] = i
+        for f in d.as_completed(list(futures), loop=client.loop):
+            i = futures[f]
+            handle(i, _outcome(d, f, tasks[i]))
+            f.release()
+    except BaseException:
+        client.cancel(list(futures), force=True)
+        raise
+    finally:
+        if arg is not NOTHING:
+            arg.release()
+
+
+def _outcome(d, future, task: Task) -> Done:
+    if future.status == "finished":
+        return future.result()
+    exc = future.exception()
+    if isinstance(exc, d.KilledWorker):
+        return lost(task, _allowed_failures(), "a Dask worker was lost")
+    return Done(task.name, failure="crash", error=f"{type(exc).__name__}: {exc}")
+
+
+def _allowed_failures() -> int:
+    import dask.config
+    return int(dask.config.get("distributed.scheduler.allowed-failures", 3))
+
+
+def compute(address: str, collection):
+    """A dask collection (a dask array) computed on the cluster; its value here."""
+    return connect(address).compute(collection).result()

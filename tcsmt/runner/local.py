@@ -1,0 +1,128 @@
+"""Tasks in worker processes on this machine (no set-up).
+
+At most ``workers`` tasks are in flight at once, each in its own worker
+process of a ``ProcessPoolExecutor``. The workers die with this process
+(tcsmt.processes.die_with_parent) and leave Ctrl-C to it. A worker that dies
+(killed, out of memory) breaks the pool: the tasks it was running are run
+again in a fresh pool, up to ``MAX_ATTEMPTS`` times each, as a Dask
+scheduler reruns the tasks of a lost worker elsewhere. When this process
+stops early (Ctrl-C, an exception in a callback), every worker is killed at
+once; their solver processes die with them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from tcsmt.processes import die_with_parent
+from tcsmt.runner.tasks import NOTHING, Done, Task, execute, lost
+
+MAX_ATTEMPTS = 3
+"""Runs of one task whose worker died before it is given up (Dask's
+distributed.scheduler.allowed-failures is 3 as well)."""
+
+_SHARED: Any = NOTHING
+
+
+def _worker_start(shared: Any) -> None:
+    """In a worker: die with the process that started it; Ctrl-C is that
+    process's to handle; keep the run's shared data."""
+    global _SHARED
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _SHARED = shared
+
+
+def _execute_here(task: Task) -> Done:
+    return execute(task, _SHARED)
+
+
+def run_inline(tasks: Sequence[Task], shared: Any = NOTHING) -> Iterator[tuple[int, Done]]:
+    """Every task in this process, one after another."""
+    for i, t in enumerate(tasks):
+        yield i, execute(t, shared)
+
+
+class LocalPool:
+    """``workers`` processes; ``run`` yields (task index, Done) as tasks finish."""
+
+    def __init__(self, workers: int, shared: Any = NOTHING):
+        self.workers, self.shared = max(1, workers), shared
+        self.pool: ProcessPoolExecutor | None = None
+
+    def _start(self) -> ProcessPoolExecutor:
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_worker_start,
+                                        initargs=(self.shared,))
+        return self.pool
+
+    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[int, Done]]:
+        pending, attempts = deque(range(len(tasks))), [0] * len(tasks)
+        inflight: dict = {}
+        pool = self._start()
+        while pending or inflight:
+            while pending and len(inflight) < self.workers:
+                i = pending.popleft()
+                attempts[i] += 1
+                inflight[pool.submit(_execute_here, tasks[i])] = i
+            finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            broken = any(isinstance(f.exception(), BrokenProcessPool) for f in finished)
+            for f in list(inflight) if broken else finished:
+                i = inflight.pop(f)
+                if not broken or (f.done() and f.exception() is None):
+                    yield i, _record(f.result(), attempts[i])
+                elif attempts[i] >= MAX_ATTEMPTS:
+                    yield i, lost(tasks[i], attempts[i], "a local worker process ended")
+                else:
+                    pending.appendleft(i)
+            if broken:
+                self.kill()
+                pool = self._start()
+        self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+
+    def kill(self) -> None:
+        """Stop every worker now (their solver processes die with them)."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        procs = getattr(pool, "_processes", None) or {}
+        for p in list(procs.values()):
+            _kill_process(p)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _kill_process(p) -> None:
+    try:
+        os.kill(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, OSError, TypeError):
+        pass
+
+
+def _record(done: Done, attempts: int) -> Done:
+    done.attempts = attempts
+    return done
+
+
+def run_local(tasks: Sequence[Task], workers: int, shared: Any,
+              handle: Callable[[int, Done], None]) -> None:
+    """Every task in local worker processes; ``handle(index, done)`` in this
+    process as each finishes. Whatever stops this early kills the workers."""
+    pool = LocalPool(workers, shared)
+    try:
+        for i, done in pool.run(tasks):
+            handle(i, done)
+    except BaseException:
+        pool.kill()
+        raise
+    finally:
+        pool.close()
