@@ -16,7 +16,8 @@ real change.
                    "domain": the allowed inputs (see tcsmt.search.domain.Domain):
                        {"finite", "signs", "exp_range", "c_exp_range", "nonzero"},
                    "command": the command line, or ""}
-    formats       {"a": in_format, "b": b_format (or in_format), "c": c_format}
+    formats       {"a": in_format, "b": b_format (or in_format), "c": c_format,
+                   "scale": scale_format (only for block-scaled models)}
     hypotheses    N >= 1 models the vectors are run through, each
                   {"id": short unique name ("A", "B", "carry_bits=3"),
                    "label": a longer name (the model's),
@@ -33,6 +34,9 @@ real change.
     vectors       M >= 0 input vectors, each
                   {"a": [{"hex": "0x3c00", "decimal": "1"}, ...k],
                    "b": [...k], "c": {"hex", "decimal"},
+                   "scale_a", "scale_b": [{"hex", "decimal"}, ...] the scales
+                              of a and b, one per scale_block products (only
+                              with a "scale" format),
                    "outputs": {hypothesis id: {"hex", "decimal"}} (d under
                               each hypothesis, in its out_format),
                    "separates": [[id1, id2], ...] every pair of hypotheses
@@ -95,8 +99,11 @@ def vector_record(vec: Vector, hyps: list[Hypothesis]) -> dict:
     """A vector with its outputs under every hypothesis, computed by replay."""
     fin, fb, fc = hyps[0].params.fin, hyps[0].params.fb, hyps[0].params.fc
     outs = outputs(vec, hyps)
+    fs = hyps[0].params.fscale
+    scales = {} if fs is None else {"scale_a": [number(fs, x) for x in vec.sa],
+                                    "scale_b": [number(fs, y) for y in vec.sb]}
     return {"a": [number(fin, x) for x in vec.a], "b": [number(fb, y) for y in vec.b],
-            "c": number(fc, vec.c),
+            "c": number(fc, vec.c), **scales,
             "outputs": {h.id: number(h.params.fout, outs[h.id]) for h in hyps},
             "separates": separated_pairs(outs, [h.id for h in hyps])}
 
@@ -130,7 +137,8 @@ def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verd
     doc = {
         "schema": SCHEMA,
         "query": query,
-        "formats": {"a": p.in_format, "b": p.fb.name, "c": p.c_format},
+        "formats": {"a": p.in_format, "b": p.fb.name, "c": p.c_format,
+                    **({"scale": p.scale_format} if p.scale_format else {})},
         "hypotheses": [h.record() for h in hyps],
         "verdict": str(verdict),
         "proof": {"cross_checked": cross_checked} if verdict == Verdict.UNSAT else None,
@@ -233,8 +241,8 @@ def params_from_record(h: dict, where: str = "result") -> ModelParams:
 
 
 def _check_formats(fmts, where: str) -> dict[str, Format]:
-    if not isinstance(fmts, dict) or set(fmts) != {"a", "b", "c"}:
-        raise _fail(where, "formats must name a, b and c")
+    if not isinstance(fmts, dict) or set(fmts) - {"scale"} != {"a", "b", "c"}:
+        raise _fail(where, "formats must name a, b and c (and scale, for block-scaled models)")
     try:
         return {k: get_format(v) for k, v in fmts.items()}
     except UserError as e:
@@ -266,6 +274,13 @@ def _check_vector(v, fmts, hyps: dict[str, ModelParams], k, where: str) -> None:
     if len(v["a"]) != len(v["b"]):
         raise _fail(where, "a and b differ in length")
     _check_number(v.get("c"), fmts["c"], f"{where}: c")
+    if "scale" in fmts:
+        for side in ("scale_a", "scale_b"):
+            xs = v.get(side)
+            if not isinstance(xs, list) or not xs:
+                raise _fail(where, f"{side} is not a list of scales")
+            for j, x in enumerate(xs):
+                _check_number(x, fmts["scale"], f"{where}: {side}[{j}]")
     outs = v.get("outputs")
     if not isinstance(outs, dict) or set(outs) != set(hyps):
         raise _fail(where, "outputs must have one entry per hypothesis")
@@ -295,9 +310,11 @@ class ReplayReport:
 
 
 def read_vector(v: dict, fmts: dict[str, Format]) -> Vector:
+    def scales(side):
+        return tuple(parse_bits(x["hex"], fmts["scale"]) for x in v[side]) if "scale" in fmts else ()
     return Vector(tuple(parse_bits(x["hex"], fmts["a"]) for x in v["a"]),
                   tuple(parse_bits(y["hex"], fmts["b"]) for y in v["b"]),
-                  parse_bits(v["c"]["hex"], fmts["c"]))
+                  parse_bits(v["c"]["hex"], fmts["c"]), scales("scale_a"), scales("scale_b"))
 
 
 def replay(path: str | Path) -> ReplayReport:

@@ -50,6 +50,9 @@ def inputs_text(v: dict) -> str:
                 continue
         parts.append(f"a{i}*b{i} = {short_value(x['decimal'])} x {short_value(y['decimal'])}")
     parts.append(f"c = {short_value(v['c']['decimal'])}")
+    for side in ("scale_a", "scale_b"):
+        if side in v:
+            parts.append(f"{side} = " + ", ".join(short_value(x["decimal"]) for x in v[side]))
     return "\n".join(parts)
 
 
@@ -88,6 +91,8 @@ def vector_table(doc: dict, index: int = 0) -> Table:
         t.add_column(col, overflow="fold")
     for i, (x, y) in enumerate(zip(v["a"], v["b"])):
         t.add_row(f"{i}", x["hex"], x["decimal"], y["hex"], y["decimal"])
+    for j, (x, y) in enumerate(zip(v.get("scale_a", []), v.get("scale_b", []))):
+        t.add_row(f"scale {j}", x["hex"], short_value(x["decimal"]), y["hex"], short_value(y["decimal"]))
     t.add_row("c", v["c"]["hex"], v["c"]["decimal"], "", "", end_section=True)
     for h in doc["hypotheses"]:
         d = v["outputs"][h["id"]]

@@ -85,14 +85,30 @@ def candidates(fin: Format, fc: Format, k: int, domain: Domain, size: int = POOL
     return a, b, c
 
 
-def evaluate(hyps: list[Hypothesis], a, b, c) -> np.ndarray | None:
+def scale_candidates(fs: Format | None, rows: int, n: int, seed: int = 0):
+    """[rows, n] scale bit patterns (None without a scale format): mostly
+    2^-2..2^2, now and then the smallest and largest scales, never NaN."""
+    if fs is None:
+        return None
+    rng = random.Random(seed + 1)
+    finite = [x for x in range(1 << fs.bits) if fs.classify(x) not in ("nan", "inf")]
+    near = [x for x in finite if Fraction(1, 4) <= fs.value(x) <= 4]
+    extreme = [min(finite, key=fs.value), max(finite, key=fs.value)]
+    out = np.zeros((rows, n), dtype=np.uint64)
+    for i in range(rows):
+        for j in range(n):
+            out[i, j] = rng.choice(extreme if rng.random() < 0.1 else near)
+    return out
+
+
+def evaluate(hyps: list[Hypothesis], a, b, c, sa=None, sb=None) -> np.ndarray | None:
     """[len(hyps), rows] outputs, or None when a model is too wide for the
     batch simulator."""
     from tcsmt.sim.batch import dot_batch
     outs = []
     for h in hyps:
         try:
-            outs.append(dot_batch(h.params, a, b, c))
+            outs.append(dot_batch(h.params, a, b, c, sa_bits=sa, sb_bits=sb))
         except UserError:
             return None
     return np.stack(outs)
@@ -104,7 +120,9 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
     yet separated; only vectors inside the domain are taken."""
     p = hyps[0].params
     a, b, c = candidates(p.fin, p.fc, k, domain, size, seed, p.fb)
-    outs = evaluate(hyps, a, b, c)
+    sa = scale_candidates(p.fscale, size, p.scale_count(k), seed)
+    sb = scale_candidates(p.fscale, size, p.scale_count(k), seed + 7)
+    outs = evaluate(hyps, a, b, c, sa, sb)
     if outs is None:
         return []
     open_pairs = list(pairs)
@@ -120,7 +138,9 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
         pick = next((int(r) for r in order if score[r] > 0 and int(r) not in rejected), None)
         if pick is None:
             break
-        vec = Vector(tuple(int(x) for x in a[pick]), tuple(int(x) for x in b[pick]), int(c[pick]))
+        scales = () if sa is None else (tuple(int(x) for x in sa[pick]), tuple(int(x) for x in sb[pick]))
+        vec = Vector(tuple(int(x) for x in a[pick]), tuple(int(x) for x in b[pick]), int(c[pick]),
+                     *scales)
         if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
             rejected.add(pick)
             continue

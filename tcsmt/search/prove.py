@@ -46,9 +46,11 @@ def overflow_formula(p: ModelParams, k: int, carry: int, domain: Domain) -> Form
 
     def build(I):
         a, b, c = sep.declare_inputs(I, p, k)
+        sa, sb = sep.declare_scales(I, p, k)
         out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
+        out += sep.scale_constraints(I, p, domain, sa, sb)
         trace: list = []
-        datapath.dot(I, unbounded, a, b, c, trace=trace)
+        datapath.dot(I, unbounded, a, b, c, trace=trace, sa=sa, sb=sb)
         sums = [x for name, x, _ in trace if name == "raw sum"]
         layouts = [x for name, x, _ in trace if name == "register"]
         overflows = []

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from tcsmt import datapath
 from tcsmt.datapath import bv
 from tcsmt.enums import Status, Verdict
-from tcsmt.errors import WitnessError
+from tcsmt.errors import UserError, WitnessError
+from tcsmt.interp.ints import INT, IntWord
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Pair, Vector, all_pairs, outputs
@@ -74,6 +75,34 @@ def declare_inputs(I, p: ModelParams, k: int, support: tuple[int, ...] | None = 
     return a, b, I.var("c", fc.bits)
 
 
+def declare_scales(I, p: ModelParams, k: int):
+    """Free scales sa{j}, sb{j} of a and b for a block-scaled model (one
+    per scale_block products), else (None, None): the scales are inputs
+    like a, b and c, so a witness names the scales it needs."""
+    if p.scale_format is None:
+        return None, None
+    n, w = p.scale_count(k), p.fscale.bits
+    return [I.var(f"sa{j}", w) for j in range(n)], [I.var(f"sb{j}", w) for j in range(n)]
+
+
+def scale_constraints(I, p: ModelParams, domain: Domain, sa, sb) -> list:
+    """A finite domain also keeps the scales finite (no NaN scale)."""
+    if sa is None or not domain.finite:
+        return []
+    return [I.not_(datapath.unpack(I, p.fscale, x, 16, False).nan) for x in sa + sb]
+
+
+def check_same_scales(hyps: list[Hypothesis]) -> None:
+    """Hypotheses share the free scales: the same scale format and block."""
+    p = hyps[0].params
+    for h in hyps[1:]:
+        q = h.params
+        if (q.scale_format, q.scale_block) != (p.scale_format, p.scale_block):
+            raise UserError(f"{p.name} and {q.name} scale differently ({p.scale_format} per "
+                            f"{p.scale_block} and {q.scale_format} per {q.scale_block}): "
+                            "only models with the same scales can be compared")
+
+
 def few_bits(I, fmt, x, bits: int):
     """The value x of fmt has at most ``bits`` significant bits (or is a
     subnormal/zero with the same fraction mask)."""
@@ -105,6 +134,7 @@ def separation_formula(hyps: list[Hypothesis], k: int, domain: Domain,
     Restrictions: ``support`` (the other products +0), ``sig_bits`` (few
     significant bits), ``equal`` (every product the same a0*b0)."""
     p = hyps[0].params
+    check_same_scales(hyps)
     pairs = pairs or all_pairs(len(hyps))
 
     def build(I):
@@ -112,11 +142,13 @@ def separation_formula(hyps: list[Hypothesis], k: int, domain: Domain,
             a, b, c, out = equal_inputs(I, p, k)
         else:
             (a, b, c), out = declare_inputs(I, p, k, support), []
+        sa, sb = declare_scales(I, p, k)
         out += domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
+        out += scale_constraints(I, p, domain, sa, sb)
         if sig_bits is not None:
             out += [few_bits(I, p.fin, x, sig_bits) for x in a + b]
             out.append(few_bits(I, p.fc, c, sig_bits + 1))
-        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
+        dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb) for h in hyps]
         out += [I.eq(I.var(f"d{j}", I.width(d)), d) for j, d in enumerate(dots)]
         return out + _differ(I, dots, pairs, every)     # identical terms fold to false
 
@@ -135,8 +167,10 @@ def free_products_formula(hyps: list[Hypothesis], k: int, domain: Domain,
 
     def build(I):
         a, b, c = declare_inputs(I, p, k)
+        sa, sb = declare_scales(I, p, k)
         out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
-        dots = [datapath.dot(I, h.params, a, b, c) for h in hyps]
+        out += scale_constraints(I, p, domain, sa, sb)
+        dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb) for h in hyps]
         return out + _differ(I, dots, pairs, every)
 
     f, _ = abstraction.free_products(build, description=f"tcsmt: separate {len(pairs)} pair(s), "
@@ -184,10 +218,17 @@ def default_jobs(forms: list[tuple[str, Formula]], names: list[str],
 # Witnesses
 # ---------------------------------------------------------------------------
 
-def decode(values: dict[str, int], k: int) -> Vector:
-    """Input bit patterns from a satisfying assignment (absent inputs are +0)."""
+def decode(values: dict[str, int], k: int, p: ModelParams | None = None) -> Vector:
+    """Input bit patterns from a satisfying assignment (absent inputs are +0;
+    absent scales of a block-scaled model ``p`` are 1)."""
+    sa = sb = ()
+    if p is not None and p.scale_format is not None:
+        one = p.fscale.bias << p.fscale.frac_bits       # the encoding of 1
+        n = p.scale_count(k)
+        sa = tuple(values.get(f"sa{j}", one) for j in range(n))
+        sb = tuple(values.get(f"sb{j}", one) for j in range(n))
     return Vector(tuple(values.get(f"a{i}", 0) for i in range(k)),
-                  tuple(values.get(f"b{i}", 0) for i in range(k)), values.get("c", 0))
+                  tuple(values.get(f"b{i}", 0) for i in range(k)), values.get("c", 0), sa, sb)
 
 
 def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, domain: Domain,
@@ -195,9 +236,10 @@ def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, dom
     """The witness, after checking on the concrete model that it lies in the
     domain, that each output equals the solver's, and that some pair
     (``every``: every pair) of ``pairs`` differs."""
-    vec = decode(values, k)
     p = hyps[0].params
-    if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
+    vec = decode(values, k, p)
+    if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb) or \
+            not all(x.b for x in scale_constraints(INT, p, domain, _words(vec.sa, p), _words(vec.sb, p))):
         raise WitnessError(f"the solver's witness {vec} is outside the domain {domain.describe()}")
     outs = outputs(vec, hyps)
     for j, h in enumerate(hyps):
@@ -210,6 +252,10 @@ def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, dom
         what = "leaves some of the pairs" if every else "separates none of the pairs"
         raise WitnessError(f"witness {vec} {what} {pairs} on the concrete model")
     return vec
+
+
+def _words(xs: tuple[int, ...], p: ModelParams):
+    return [IntWord(x, p.fscale.bits) for x in xs] if xs else None
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,8 @@ good a witness as the solver's, checked the same way.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tcsmt.model.formats import Format
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector, outputs
@@ -74,11 +76,11 @@ def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],
             if cur.a[i] or cur.b[i]:
                 a, b = list(cur.a), list(cur.b)
                 a[i], b[i] = zero_in, zero_in
-                cand = Vector(tuple(a), tuple(b), cur.c)
+                cand = replace(cur, a=tuple(a), b=tuple(b))
                 if good(cand):
                     cur, changed = cand, True
         if cur.c != zero_c:
-            cand = Vector(cur.a, cur.b, zero_c)
+            cand = replace(cur, c=zero_c)
             if good(cand):
                 cur, changed = cand, True
         for slot in [("a", i) for i in range(k)] + [("b", i) for i in range(k)] + [("c", 0)]:
@@ -94,7 +96,7 @@ def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],
 
 def _replace(v: Vector, slot: tuple[str, int], x: int) -> Vector:
     if slot[0] == "c":
-        return Vector(v.a, v.b, x)
+        return replace(v, c=x)
     vals = list(getattr(v, slot[0]))
     vals[slot[1]] = x
-    return Vector(tuple(vals), v.b, v.c) if slot[0] == "a" else Vector(v.a, tuple(vals), v.c)
+    return replace(v, **{slot[0]: tuple(vals)})

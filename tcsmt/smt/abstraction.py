@@ -49,15 +49,20 @@ class FreeProducts:
 
 
 def bounds(I, p, x, y, h: int) -> list:
+    """The facts above. The size bounds hold for factors of h bits each; a
+    multiplier whose factors differ in width (mixed a and b formats, a
+    scale's significand times a group sum) only gets them where both
+    factors fit in h bits, so they are never claimed where they are false."""
     w = I.width(p)
     zp = bv.is_zero(I, p)
     zxy = I.or_(bv.is_zero(I, x), bv.is_zero(I, y))
     out = [I.or_(I.not_(zp), zxy), I.or_(zp, I.not_(zxy))]
+    fit = I.and_(I.ult(x, I.const(1 << h, w)), I.ult(y, I.const(1 << h, w)))
     for u, v in ((x, y), (y, x)):
         times_max = I.sub(I.shl(u, I.const(h, w)), u)             # u * (2^h - 1)
-        out.append(I.ule(p, times_max))
+        out.append(I.or_(I.not_(fit), I.ule(p, times_max)))
         hidden = I.not_(I.ult(v, I.const(1 << (h - 1), w)))       # v >= 2^(h-1)
-        out.append(I.or_(I.not_(hidden), I.ule(I.shl(u, I.const(h - 1, w)), p)))
+        out.append(I.or_(I.not_(fit), I.not_(hidden), I.ule(I.shl(u, I.const(h - 1, w)), p)))
     low = I.bvand(I.extract(x, 0, 0), I.extract(y, 0, 0))
     out.append(I.eq(I.extract(p, 0, 0), low))
     return out
