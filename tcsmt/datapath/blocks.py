@@ -12,6 +12,7 @@ from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
 from tcsmt.datapath.scales import block_terms
 from tcsmt.datapath.terms import Term, exp_width, lead_exp, term_fixed, unpack, widen
+from tcsmt.datapath.window import c_alone, window_block
 from tcsmt.model.formats import Format, internal_format
 from tcsmt.model.params import ModelParams
 
@@ -159,7 +160,8 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         fmt = acc_internal(p)
         bits = round_fixed(I, s, fmt, p.align_rounding, ew, p.overflow, p.zero_sign, False)
         s = term_fixed(I, unpack(I, fmt, bits, ew, False), ew)
-    return round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+    bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+    return c_alone(I, p, bits, out, c, prods)
 
 
 def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
@@ -194,9 +196,25 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
     tb = [unpack(I, p.fb, y, ew, flush_in(p)) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
     c_term = unpack(I, p.fc, c, ew, flush_in(p))
+    if p.scale_window_bits is not None:
+        return window_dot(I, p, prods, c_term, sa, sb, ew, trace)
     if p.scale_format is not None or p.group_size > 1:
         prods = block_terms(I, p, prods, sa, sb, ew, trace)
     return dot_terms(I, p, prods, c_term, ew, trace)
+
+
+def window_dot(I, p: ModelParams, prods: list[Term], c_term: Term, sa: list, sb: list,
+               ew: int, trace=None):
+    """The raw-exponent window (tcsmt.datapath.window), block after block:
+    each block's rounded result is the next block's c."""
+    out, bs, per = result_format(p), p.block_size, p.block_size // p.scale_block
+    bits = None
+    for n, i in enumerate(range(0, len(prods), bs)):
+        if n:
+            c_term = unpack(I, out, bits, ew, flush_in(p))
+        bits = window_block(I, p, prods[i:i + bs], c_term, (sa or [])[n * per:(n + 1) * per],
+                            (sb or [])[n * per:(n + 1) * per], out, ew, trace)
+    return finish(I, p, bits, out)
 
 
 def order_terms(p: ModelParams, prods: list) -> list:

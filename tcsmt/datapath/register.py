@@ -70,11 +70,12 @@ def specials(I, terms: list[Term]):
 
 def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
               floor: int | None, keeps: list[int] | None = None, trace=None,
-              carry: str | int | None = "model") -> Fixed:
-    """Align every term to the largest exponent, keep F fraction bits (plus
-    guard bits in IEEE modes), add them in a register with ``carry`` integer
-    bits above the largest term (p.carry_bits by default; None: enough never
-    to overflow), and return the signed sum."""
+              carry: str | int | None = "model", point=None) -> Fixed:
+    """Align every term to the largest exponent (or to ``point``, a word no
+    live term's exponent exceeds), keep F fraction bits (plus guard bits in
+    IEEE modes), add them in a register with ``carry`` integer bits above
+    the largest term (p.carry_bits by default; None: enough never to
+    overflow), and return the signed sum."""
     g = max(guard_bits(F, t.frac, mode) for t in terms)
     keeps = keeps or [F + g] * len(terms)
     rl = max(keeps)
@@ -88,7 +89,7 @@ def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
     else:
         ri = ib + carry
     rw = 1 + ri + rl
-    e_max = alignment_point(I, terms, ew, floor)
+    e_max = alignment_point(I, terms, ew, floor) if point is None else point
     aligned = [align(I, t, e_max, k, rl, rw, mode, ew) for t, k in zip(terms, keeps)]
     total = aligned[0]
     for x in aligned[1:]:

@@ -52,9 +52,10 @@ def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
         tiny = I.not_(normal)
         fracf = I.ite(tiny, I.const(0, fb), fracf)
     sbit = bv.from_bool(I, sign)
-    if not fmt.has_negative_zero or zero_sign == "all_positive":
+    if not fmt.has_negative_zero or zero_sign in ("all_positive", "keep_c"):
         # a zero result is +0: fnuz has no -0 (it is the NaN); "all_positive"
-        # also makes a sum that rounds to zero +0 (MMA-Sim adds +0.0 to d)
+        # also makes a sum that rounds to zero +0 (MMA-Sim adds +0.0 to d);
+        # "keep_c" too, but for a c of -0 with no non-zero product (window.c_alone)
         sbit = bv.from_bool(I, I.and_(sign, I.not_(bv.is_zero(I, I.concat(expf, fracf)))))
     bits = I.concat(I.concat(sbit, expf), fracf)
     over = I.and_(normal, I.slt(bv.sconst(I, fmt.emax, ew), e_f))

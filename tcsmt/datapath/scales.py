@@ -67,6 +67,21 @@ def apply_scales(I, t: Term, sa: Term, sb: Term) -> Term:
                    live=live if t.live is not None else None)
 
 
+def scale_terms(I, p: ModelParams, sa: list | None, sb: list | None, k: int, ew: int,
+                trace=None) -> tuple[list[Term], list[Term]]:
+    """The scale words of a and b for k products, unpacked (ValueError
+    when their number is not one per scale_block products)."""
+    n = p.scale_count(k)
+    if sa is None or sb is None or len(sa) != n or len(sb) != n:
+        raise ValueError(f"{p.name} needs {n} scales of a and {n} of b for {k} products")
+    ta = [unpack(I, p.fscale, x, ew, False) for x in sa]
+    tb = [unpack(I, p.fscale, y, ew, False) for y in sb]
+    if trace is not None:
+        for j, (x, y) in enumerate(zip(ta, tb)):
+            trace.append((f"scales {j}", (x, y), "scales"))
+    return ta, tb
+
+
 def block_terms(I, p: ModelParams, prods: list[Term], sa: list | None, sb: list | None,
                 ew: int, trace=None) -> list[Term]:
     """The products in groups of p.group_size (each group one exact sum),
@@ -77,13 +92,6 @@ def block_terms(I, p: ModelParams, prods: list[Term], sa: list | None, sb: list 
                                   for i in range(0, len(prods), g)]
     if p.scale_format is None:
         return terms
-    n = p.scale_count(len(prods))
-    if sa is None or sb is None or len(sa) != n or len(sb) != n:
-        raise ValueError(f"{p.name} needs {n} scales of a and {n} of b for {len(prods)} products")
-    ta = [unpack(I, p.fscale, x, ew, False) for x in sa]
-    tb = [unpack(I, p.fscale, y, ew, False) for y in sb]
-    if trace is not None:
-        for j, (x, y) in enumerate(zip(ta, tb)):
-            trace.append((f"scales {j}", (x, y), "scales"))
+    ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
     per = p.scale_block // g
     return [apply_scales(I, t, ta[i // per], tb[i // per]) for i, t in enumerate(terms)]

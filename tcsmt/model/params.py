@@ -26,7 +26,7 @@ CHAININGS = ("recursive", "separate")
 C_PLACEMENTS = ("global", "late", "after")
 SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs")
 OVERFLOWS = ("inf", "ieee")
-ZERO_SIGNS = ("positive", "all_positive", "ieee")
+ZERO_SIGNS = ("positive", "all_positive", "ieee", "keep_c")
 PRODUCT_OVERFLOWS = ("keep", "inf")
 PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
 TERM_ORDERS = ("sequential", "pairs_mod4")
@@ -58,6 +58,25 @@ class ModelParams:
         takes part in the alignment whenever one of its products is
         non-zero, even if the sum is zero. The scales of a group are
         shared by its products (scale_block is a multiple of group_size).
+
+    Raw-exponent window (a second reading of B200's block-scaled e2m1
+    arithmetic; tcsmt.datapath.window says it step by step)
+      scale_window_bits: None (the block's window is set by its largest
+        term, as everywhere else) or the bits the window keeps below the
+        largest pair of scale exponents S: the quantum is then
+        q = max(R - F, S - scale_window_bits, C - F), R the largest raw
+        product exponent (inputs' plus scales' unbiased exponents), C the
+        exponent of a non-zero c; every group and c truncated to 2^q, the
+        integers added exactly.
+      c_window_bits: with a non-zero c and C >= R, the quantum is
+        2^(C - c_window_bits) instead (needed with scale_window_bits).
+      c_group_size: the exact groups in that c-dominant case, when they
+        differ from group_size (None: group_size).
+      c_group_window: a group whose largest product is not above c is
+        truncated to 2^max(q, C - c_window_bits) (false: to 2^q).
+      group_floor: when the sum rounds to a subnormal, the groups whose
+        scale pair is below S and whose truncated value is below
+        2^group_floor are left out of it (None: no such floor).
 
     Inside one block
       block_size: products summed before one normalisation.
@@ -102,7 +121,9 @@ class ModelParams:
         modes give the largest finite number).
       zero_sign: "positive" (an exact zero sum is +0; a sum that rounds to
         zero keeps its sign), "all_positive" (every zero result is +0, as
-        MMA-Sim adds +0.0 to d) or "ieee".
+        MMA-Sim adds +0.0 to d), "keep_c" (every zero result is +0, but a
+        block without a non-zero product returns c as it is, -0 included)
+        or "ieee".
       product_overflow: "keep" (products are exact beyond acc_format's
         range) or "inf" (a product beyond it is an infinity).
       product_rounding: "exact" (products kept exactly), or each product
@@ -142,6 +163,11 @@ class ModelParams:
     scale_format: str | None = None
     scale_block: int | None = None
     group_size: int = 1
+    scale_window_bits: int | None = None
+    c_window_bits: int | None = None
+    c_group_size: int | None = None
+    c_group_window: bool = False
+    group_floor: int | None = None
     devices: tuple[str, ...] = ()
     instruction: str = ""
     description: str = ""
@@ -216,7 +242,9 @@ class ModelParams:
         return d
 
 
-LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "group_size": 1}
+LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "group_size": 1,
+                  "scale_window_bits": None, "c_window_bits": None, "c_group_size": None,
+                  "c_group_window": False, "group_floor": None}
 """Parameters added after results and plans were first written, with the
 value that leaves the datapath as it was. ``parameter_dict`` leaves them out
 at that value, so the hashes that name a model's questions (the plans' space
@@ -247,7 +275,8 @@ CHOICES = {
 FORMAT_KEYS = ("in_format", "b_format", "c_format", "out_format", "acc_format")
 OPTIONAL_FORMAT_KEYS = ("scale_format",)
 OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits",
-                     "scale_block")
+                     "scale_block", "scale_window_bits", "c_window_bits", "c_group_size",
+                     "group_floor")
 FIELD_NAMES = [f.name for f in fields(ModelParams) if f.name != "source_file"]
 REQUIRED = [f.name for f in fields(ModelParams)
             if f.default is dataclasses.MISSING and f.name != "source_file"]
@@ -277,6 +306,7 @@ def validate(p: ModelParams, origin: str) -> None:
         if v not in allowed:
             raise _bad(origin, key, f"{v!r} is not one of {', '.join(allowed)}")
     validate_scaling(p, origin)
+    validate_window(p, origin)
     if not isinstance(p.block_size, int) or not 1 <= p.block_size <= 256:
         raise _bad(origin, "block_size", f"{p.block_size!r} is not an integer in 1..256")
     if not isinstance(p.align_bits, int) or not 0 <= p.align_bits <= 64:
@@ -331,6 +361,40 @@ def validate_scaling(p: ModelParams, origin: str) -> None:
                    f"{sb!r} is not an integer in 1..1024 that group_size {g} divides")
 
 
+WINDOW_KEYS = ("c_window_bits", "c_group_size", "c_group_window", "group_floor")
+
+
+def validate_window(p: ModelParams, origin: str) -> None:
+    """The raw-exponent window's parameters (see ModelParams)."""
+    if p.scale_window_bits is None:
+        for key in WINDOW_KEYS:
+            if getattr(p, key) not in (None, False):
+                raise _bad(origin, key, "given without scale_window_bits")
+        return
+    for key in ("scale_window_bits", "c_window_bits"):
+        v = getattr(p, key)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 64:
+            raise _bad(origin, key, f"{v!r} is not an integer in 0..64 (the window needs both)")
+    if p.scale_format is None or p.block_size % p.scale_block:
+        raise _bad(origin, "scale_window_bits", "the raw-exponent window needs a scale_format "
+                   "and a scale_block that divides block_size")
+    if (p.align_rounding, p.carry_bits, p.c_placement) != ("truncate", None, "global") \
+            or p.chaining != "recursive":
+        raise _bad(origin, "scale_window_bits", "the raw-exponent window truncates and adds "
+                   "exactly: it needs align_rounding = \"truncate\", carry_bits = \"unbounded\", "
+                   "c_placement = \"global\" and chaining = \"recursive\"")
+    cg = p.c_group_size
+    if cg is not None and (isinstance(cg, bool) or not isinstance(cg, int) or cg < 1
+                           or cg % p.group_size or p.scale_block % cg):
+        raise _bad(origin, "c_group_size", f"{cg!r} is not a multiple of group_size "
+                   f"{p.group_size} that divides scale_block {p.scale_block}")
+    if not isinstance(p.c_group_window, bool):
+        raise _bad(origin, "c_group_window", "expected true or false")
+    if p.group_floor is not None and (isinstance(p.group_floor, bool)
+                                      or not isinstance(p.group_floor, int)):
+        raise _bad(origin, "group_floor", f"{p.group_floor!r} is not an integer or \"none\"")
+
+
 def _convert(origin: str, key: str, raw):
     """TOML value to field value (words for None, lists to tuples)."""
     if key in OPTIONAL_INT_KEYS:
@@ -345,7 +409,7 @@ def _convert(origin: str, key: str, raw):
         if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
             raise _bad(origin, key, "expected a list of device names")
         return tuple(raw)
-    if key == "default":
+    if key in ("default", "c_group_window"):
         if not isinstance(raw, bool):
             raise _bad(origin, key, "expected true or false")
         return raw
