@@ -152,3 +152,13 @@ def test_an_unreachable_scheduler_is_one_line(capsys, tmp_path):
     finally:
         cluster.CONNECT_TIMEOUT = 10.0
     assert not any(tmp_path.iterdir())
+
+
+def test_with_torch_loaded_workers_are_spawned_and_get_the_shared_data(monkeypatch):
+    import sys
+    import types
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or types.ModuleType("torch"))
+    assert local.start_method().get_start_method() == "spawn"
+    done = runner.run(tasks(add_shared, range(4)), shared=10, workers=2)
+    assert [d.result()[0] for d in done] == [10, 11, 12, 13]
+    assert [d.result() for d in runner.run(tasks(square, range(3)), workers=2)] == [0, 1, 4]

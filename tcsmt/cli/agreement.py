@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from tcsmt.cli import options
+
 
 @click.command("agreement")
 @click.argument("names", nargs=-1, metavar="[MODEL|ARCH]...")
@@ -13,6 +15,7 @@ import click
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", default="results/mmasim-agreement.json", show_default=True,
               metavar="FILE.json", help="The table, as JSON; a Markdown copy is written beside it (.md).")
+@options.scheduler
 def agreement_cmd(names, vectors, seed, output):
     """Run every MMA-Sim configuration of the named models or architectures
     (all without names) through tcsmt's batch simulator and MMA-Sim's dpa,

@@ -13,6 +13,7 @@ import click
 import ml_dtypes
 import numpy as np
 
+from tcsmt.cli import options
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_atomic
 
@@ -112,10 +113,13 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
                    "of A and block along K (ue8m0: float8_e8m0fnu; ue4m3: float8_e4m3fn).")
 @click.option("--scale-b", "sb_path", default=None, metavar="SB.npy",
               help="The scales of B, ceil(K / scale_block) x N, one per column of B and block.")
+@options.scheduler
 def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend, sa_path, sb_path):
     """D = C + A @ B (A: M x K, B: K x N, C: M x N) bit for bit as the
     modelled matrix unit computes it, blocks chained along K as the
-    architecture does."""
+    architecture does. With a scheduler, tiles of D (512 x 512, K in parts
+    of 512 products cut at block boundaries) are tasks on the cluster."""
+    from tcsmt import runner
     from tcsmt.sim.batch import matmul
     from tcsmt.sim.npio import model_for_arrays
 
@@ -126,6 +130,11 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend, sa
     A, B = one_byte_as(A, p.fin), one_byte_as(B, p.fb)
     if p.scale_format is not None:
         SA, SB = (None if x is None else one_byte_as(x, p.fscale) for x in (SA, SB))
-    D = matmul(A, B, C, arch=p, backend=backend, scale_a=SA, scale_b=SB)
+    address = runner.scheduler_address()
+    if address:
+        from tcsmt.sim.chunked import matmul_on_cluster
+        D = matmul_on_cluster(address, A, B, C, p, backend, scale_a=SA, scale_b=SB)
+    else:
+        D = matmul(A, B, C, arch=p, backend=backend, scale_a=SA, scale_b=SB)
     save_npy_atomic(out_path, D)
     click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")

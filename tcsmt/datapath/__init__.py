@@ -28,6 +28,7 @@ from tcsmt.datapath.blocks import (
                                    flush_in,
                                    flush_out,
                                    result_format,
+                                   split_step,
 )
 from tcsmt.datapath.products import finish_product, multiply
 from tcsmt.datapath.register import alignment_point, block_sum
@@ -36,4 +37,4 @@ from tcsmt.datapath.terms import Fixed, Term, exp_width, term_fixed, unpack
 
 __all__ = ["Fixed", "Term", "add_ieee", "alignment_point", "block", "block_sum", "by_leading_one",
            "dot", "dot_terms", "exp_width", "finish_product", "flush_in", "flush_out",
-           "multiply", "result_format", "round_fixed", "term_fixed", "unpack"]
+           "multiply", "result_format", "round_fixed", "split_step", "term_fixed", "unpack"]

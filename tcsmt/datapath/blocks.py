@@ -4,6 +4,7 @@ along a dot product, and the final NaN."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from tcsmt.datapath import bv
@@ -258,6 +259,31 @@ def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace
         if trace is not None:
             trace.append(("c added", bits, f"bits:{out.name}"))
     return finish(I, p, bits, out)
+
+
+def split_step(p: ModelParams) -> int | None:
+    """The products (a multiple of) which a dot product may be cut into parts
+    so that each part, run by ``dot`` with the result of the part before as
+    its c, gives the bits of the whole: with recursive chaining
+    (``dot_terms``) block k + 1 starts from block k's result unpacked from
+    result_format; a part's d is that result (``finish`` widens nothing
+    when result_format, c_format and out_format are one format), and the
+    next part unpacks its c as that same format with the same flushing. A
+    cut at a block boundary (and at a scale block's) keeps every block's
+    products. None when no cut keeps the bits: c added after the blocks,
+    "separate" chaining (a part of one block adds c inside it), terms
+    reordered across the whole K (pairs_mod4), or a block result held in
+    another format than c (e8m13 blocks of binary32 d)."""
+    fmt = result_format(p)
+    if p.chaining != "recursive" or p.c_placement == "after" or p.term_order != "sequential":
+        return None
+    if (fmt.name, fmt.exp_bits, fmt.frac_bits) != (p.fc.name, p.fc.exp_bits, p.fc.frac_bits) \
+            or p.fc.name != p.fout.name:
+        return None
+    step = p.block_size
+    if p.scale_format is not None:
+        step = math.lcm(step, p.scale_block)
+    return step
 
 
 def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int):

@@ -17,11 +17,12 @@ Markdown table beside it.
 from __future__ import annotations
 
 import time
+from functools import partial
 from importlib import metadata
 
 import numpy as np
 
-from tcsmt import __version__
+from tcsmt import __version__, runner
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_atomic, write_json_atomic
 from tcsmt.hardware import mmasim
@@ -141,15 +142,24 @@ def compare(row: tuple[str, str, str, str], n: int, seed: int) -> dict:
 
 def agreement(names: list[str] | None = None, n: int = 100_000, seed: int = 0,
               progress=None) -> dict:
-    """The agreement document for the selected rows (see the module doc)."""
+    """The agreement document for the selected rows (see the module doc).
+    Each configuration is one job of tcsmt.runner (local worker processes,
+    or a Dask cluster's workers when a scheduler is chosen); its row comes
+    back here, and ``progress(row)`` is called as each finishes."""
     if n < 1:
         raise UserError("--vectors must be at least 1")
     mod = mmasim.load_mmasim()
-    results = []
-    for row in selected_rows(names):
-        results.append(compare(row, n, seed))
+    rows = selected_rows(names)
+    results: list[dict] = [{} for _ in rows]
+
+    def take(done: runner.Done) -> None:
+        i = int(done.name.split(":")[0])
+        results[i] = done.result()
         if progress is not None:
-            progress(results[-1])
+            progress(results[i])
+
+    runner.run([runner.Task(f"{i}:{row[0]}", partial(compare, row, n, seed)) for i, row in enumerate(rows)],
+               on_done=take)
     return {"schema": SCHEMA, "tool": {"name": "tcsmt", "version": __version__},
             "mmasim": {"version": _version("mmasim", mod), "torch": _version("torch")},
             "seed": seed, "vectors_per_configuration": n, "row_kinds": list(KINDS),

@@ -8,12 +8,19 @@ again in a fresh pool, up to ``MAX_ATTEMPTS`` times each, as a Dask
 scheduler reruns the tasks of a lost worker elsewhere. When this process
 stops early (Ctrl-C, an exception in a callback), every worker is killed at
 once; their solver processes die with them.
+
+Workers are forked (they start at once and inherit what this process has
+loaded), except once torch is loaded here: a lock of its thread pools
+held by another thread at the fork would hang the forked worker (the
+agreement runs against MMA-Sim), so those pools spawn fresh interpreters.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -57,8 +64,8 @@ class LocalPool:
         self.pool: ProcessPoolExecutor | None = None
 
     def _start(self) -> ProcessPoolExecutor:
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_worker_start,
-                                        initargs=(self.shared,))
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=start_method(),
+                                        initializer=_worker_start, initargs=(self.shared,))
         return self.pool
 
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[int, Done]]:
@@ -99,6 +106,11 @@ class LocalPool:
         for p in list(procs.values()):
             _kill_process(p)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def start_method():
+    """fork, or spawn once a library with thread pools of its own is loaded."""
+    return multiprocessing.get_context("spawn" if "torch" in sys.modules else "fork")
 
 
 def _kill_process(p) -> None:

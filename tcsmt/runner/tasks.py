@@ -75,7 +75,18 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-NOTHING = object()
+class _Nothing:
+    """No shared data; pickles as this module's one NOTHING (a spawned
+    worker compares with ``is``)."""
+
+    def __reduce__(self) -> str:
+        return "NOTHING"
+
+    def __repr__(self) -> str:
+        return "NOTHING"
+
+
+NOTHING = _Nothing()
 
 
 def execute(task: Task, shared: Any = NOTHING) -> Done:

@@ -31,6 +31,7 @@ from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.backends import choose, dots_bits, gemm_bits
+from tcsmt.sim.chunked import TASK_MEMORY, is_dask, matmul_dask
 from tcsmt.sim.npio import from_bits, model_for_arrays, to_bits
 
 DEFAULT_MEMORY = 256 << 20
@@ -165,7 +166,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
 # ---------------------------------------------------------------------------
 
 def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] | None = None,
-           max_memory: int = DEFAULT_MEMORY, engine: str = "replay", *, model=None,
+           max_memory: int | None = None, engine: str = "replay", *, model=None,
            scale_a=None, scale_b=None, backend: str | None = None,
            threads: int | None = None) -> np.ndarray:
     """D = C + A @ B exactly as the modelled matrix unit computes it.
@@ -197,12 +198,23 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     ``backend`` is "numpy", "cpu" (the compiled kernel on ``threads`` cores,
     all by default) or "cuda"; None takes the fastest available
     (tcsmt.sim.backends). Every backend gives the same bits.
+
+    With a dask array among A, B and C the result is a dask array, not yet
+    computed: tiles of D as tasks, chained along K as the unit chains its
+    blocks (tcsmt.sim.chunked; ``max_memory`` is then per task); computing
+    it (on a Dask cluster, or dask's local scheduler) gives the same bits.
     """
     if model is not None and arch is not None:
         raise UserError("give the model once: arch= or model=, not both")
     arch = model if arch is None else arch
     if arch is None:
         raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
+    if any(is_dask(x) for x in (A, B, C)):
+        p = model_for_arrays(arch, formats, overrides, A, C, B)
+        _check_shapes(A, B, C)
+        check_supported(p, A.shape[1])
+        return matmul_dask(A, B, C, p, backend, scale_a, scale_b, max_memory=max_memory or TASK_MEMORY)
+    max_memory = max_memory or DEFAULT_MEMORY
     A, B, C = (np.asarray(x) for x in (A, B, C))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
     _check_shapes(A, B, C)
