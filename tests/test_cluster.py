@@ -15,6 +15,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("distributed")
@@ -23,6 +24,7 @@ from cli_run import script  # noqa: E402
 from dask_cluster import LocalCluster, slow_square, wait_to_be_killed  # noqa: E402
 
 from tcsmt import runner  # noqa: E402
+from tcsmt.model.formats import get_format  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["align-bits", "rounding", "chaining", "carry-bits-proof"]    # volta: about 20 s of queries
@@ -164,6 +166,24 @@ align_bits = [0, 1, 2]
 final_rounding = ["rz", "rne"]
 subnormals = ["keep", "flush_outputs"]
 """
+
+
+def test_gemm_tiles_on_the_cluster(cluster, tmp_path):
+    from cli_run import tcsmt
+
+    from tcsmt.sim.npio import from_bits
+    rng = np.random.default_rng(2)
+    shapes = {"A": (64, 1100), "B": (1100, 48), "C": (64, 48)}      # K in 3 parts: 3 chained tasks
+    for name, shape in shapes.items():
+        bits = rng.integers(0, 0x7c00, size=shape, dtype=np.uint64)     # finite fp16 and binary32 values
+        x = from_bits(bits, get_format("float16")) if name != "C" else \
+            from_bits(bits << np.uint64(13), get_format("float32"))
+        np.save(tmp_path / f"{name}.npy", x)
+    files = [tmp_path / f"{n}.npy" for n in shapes]
+    gemm = ["gemm", "--arch", "ampere", *files, "--backend", "numpy", "-o"]
+    assert tcsmt([*gemm, tmp_path / "here.npy"])[0] == 0
+    assert tcsmt([*gemm, tmp_path / "away.npy", "--scheduler", cluster.address])[0] == 0
+    assert np.load(tmp_path / "away.npy").tobytes() == np.load(tmp_path / "here.npy").tobytes()
 
 
 @pytest.mark.slow
