@@ -25,6 +25,10 @@ def add_shared(x: int, shared: int) -> tuple[int, int]:
     return x + shared, os.getpid()
 
 
+def sleep_shared(seconds: float, shared: int) -> None:
+    time.sleep(seconds)
+
+
 def refuse(x: int) -> int:
     raise UserError(f"bad input {x}")
 
@@ -112,7 +116,7 @@ def test_an_interrupt_kills_the_workers():
         raise KeyboardInterrupt
 
     slow = [runner.Task("first", partial(add_shared, 0))] + \
-        [runner.Task(f"sleep{i}", partial(time.sleep, 30)) for i in range(3)]
+        [runner.Task(f"sleep{i}", partial(sleep_shared, 30)) for i in range(3)]
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         runner.run(slow, shared=0, workers=2, on_done=stop)
