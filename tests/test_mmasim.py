@@ -14,12 +14,15 @@ Run: pytest -m mmasim tests/test_mmasim.py
 
 from __future__ import annotations
 
+import json
+
 import ml_dtypes
 import numpy as np
 import pytest
 from model_sample import MODELS as SAMPLE
 
 from tcsmt import matmul
+from tcsmt.errors import UserError
 from tcsmt.hardware import agreement, mmasim
 from tcsmt.hardware.mmasim import PAIRS, operation
 from tcsmt.model.catalogue import find_model
@@ -77,6 +80,27 @@ def test_the_agreement_document_and_its_table(tmp_path):
     path, md = agreement.write(doc, str(tmp_path / "agreement.json"))
     text = open(md).read()
     assert "blackwell-nvfp4" in text and "| model | MMA-Sim |" in text
+
+
+def test_a_run_over_some_configurations_updates_only_their_rows(tmp_path):
+    """The table built in parts: rows of configurations not run are kept,
+    rows run again are replaced, totals counted again; a table of another
+    MMA-Sim is refused in one line."""
+    first = agreement.agreement(["blackwell-nvfp4", "hopper-e4m3-fp16"], n=40, seed=3)
+    again = agreement.agreement(["blackwell-nvfp4", "blackwell-mxf4"], n=60, seed=4, previous=first)
+    models = [r["model"] for r in again["rows"]]
+    assert sorted(models) == sorted(["blackwell-nvfp4", "hopper-e4m3-fp16", "blackwell-mxf4"])
+    assert models == [r[0] for r in PAIRS if r[0] in models]          # the order of PAIRS
+    kept = next(r for r in again["rows"] if r["model"] == "hopper-e4m3-fp16")
+    assert kept == first["rows"][[r["model"] for r in first["rows"]].index("hopper-e4m3-fp16")]
+    assert next(r for r in again["rows"] if r["model"] == "blackwell-nvfp4")["vectors"] == 60
+    assert again["vectors"] == 40 + 60 + 60 and again["seeds"] == [3, 4]
+    assert again["vectors_per_configuration"] == 40
+    path, _ = agreement.write(again, str(tmp_path / "agreement.json"))
+    assert agreement.read_previous(path) == json.loads(open(path).read())
+    other = dict(first, mmasim={"version": "0.0", "torch": "0.0"})
+    with pytest.raises(UserError, match="--fresh"):
+        agreement.agreement(["blackwell-mxf4"], n=10, previous=other)
 
 
 # ---------------------------------------------------------------------------

@@ -15,21 +15,25 @@ from tcsmt.cli import options
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", default="results/mmasim-agreement.json", show_default=True,
               metavar="FILE.json", help="The table, as JSON; a Markdown copy is written beside it (.md).")
+@click.option("--fresh", is_flag=True,
+              help="Write a new table; without it, the rows of configurations not run are kept.")
 @options.scheduler
-def agreement_cmd(names, vectors, seed, output):
+def agreement_cmd(names, vectors, seed, output, fresh):
     """Run every MMA-Sim configuration of the named models or architectures
     (all without names) through tcsmt's batch simulator and MMA-Sim's dpa,
-    compare bit for bit, and write the table. Needs MMA-Sim
-    (pip install torch==2.13.0 && pip install mmasim)."""
-    from tcsmt.hardware.agreement import agreement, check_output, write
+    compare bit for bit, and write the table. A table already at FILE.json
+    keeps its rows for the configurations not run (so it can be built in
+    parts). Needs MMA-Sim (pip install torch==2.13.0 && pip install mmasim)."""
+    from tcsmt.hardware.agreement import agreement, check_output, read_previous, write
 
     check_output(output)
+    previous = None if fresh else read_previous(output)
     def line(r):
         m = r["mmasim"]
         click.echo(f"{r['model']:<34} {m['class']:<20} {m['shape']:<56} {r['vectors']:>7} vectors  "
                    f"{r['differences']:>6} differences")
-    doc = agreement(list(names), vectors, seed, progress=line)
+    doc = agreement(list(names), vectors, seed, progress=line, previous=previous)
     path, md = write(doc, output)
     unexplained = sum(r["reasons"].get("unexplained", 0) for r in doc["rows"])
-    click.echo(f"{doc['configurations']} configurations, {doc['vectors']} vectors, "
+    click.echo(f"the table: {doc['configurations']} configurations, {doc['vectors']} vectors, "
                f"{doc['differences']} differences ({unexplained} unexplained); written to {path} and {md}")

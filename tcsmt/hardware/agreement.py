@@ -10,8 +10,12 @@ are compared bit for bit, except where MMA-Sim returns the host's NaN
 (NAN_AS_CLASS: its fp64 path is the C library's fma, whose NaN payload is
 the host's), where any NaN matches any NaN and the table says so.
 
-The document (schema tcsmt-mmasim-agreement/1) is written as JSON and as a
-Markdown table beside it.
+The document (schema tcsmt-mmasim-agreement/2) is written as JSON and as a
+Markdown table beside it. A run over some configurations updates a table
+already written (``merge``): its rows for the configurations run are
+replaced, the others kept, and the totals counted again, so the table can
+be built in parts (architecture by architecture, or one job per
+configuration through ``compare``) and rows added for new models.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 
 from tcsmt import __version__, runner
 from tcsmt.errors import UserError
-from tcsmt.fileio import write_atomic, write_json_atomic
+from tcsmt.fileio import json_object_or_none, write_atomic, write_json_atomic
 from tcsmt.hardware import mmasim
 from tcsmt.hardware.random_rows import KINDS, Rows, random_rows
 from tcsmt.model.catalogue import find_model
@@ -32,7 +36,7 @@ from tcsmt.model.params import ModelParams
 from tcsmt.sim.batch import dot_batch, supported
 from tcsmt.sim.dot import dot_bits
 
-SCHEMA = "tcsmt-mmasim-agreement/1"
+SCHEMA = "tcsmt-mmasim-agreement/2"
 NAN_AS_CLASS = {"MMA_FMA": "NaN compared as a class: MMA-Sim's fp64 path is the host's C fma, "
                            "whose NaN keeps the host's payload; tcsmt gives the canonical NaN"}
 ZERO_SIGN = ("the sum rounds to zero: the model keeps its sign (zero_sign = positive), MMA-Sim "
@@ -133,7 +137,8 @@ def compare(row: tuple[str, str, str, str], n: int, seed: int) -> dict:
         r = reason(p, int(ours[i]), int(theirs[i]))
         reasons[r] = reasons.get(r, 0) + 1
     return {"model": name, "mmasim": {"class": cls, "arch": arch, "shape": shape},
-            "k": int(op.k), "vectors": int(n), "differences": int(bad.size), "reasons": reasons,
+            "k": int(op.k), "vectors": int(n), "seed": int(seed), "differences": int(bad.size),
+            "reasons": reasons,
             "simulator": engine, "nan": rule or "bit for bit",
             "seconds": {"tcsmt": round(t1 - t0, 3), "mmasim": round(t2 - t1, 3)},
             "examples": [example(p, op, rows, int(i), KINDS[int(i) % len(KINDS)])
@@ -141,14 +146,18 @@ def compare(row: tuple[str, str, str, str], n: int, seed: int) -> dict:
 
 
 def agreement(names: list[str] | None = None, n: int = 100_000, seed: int = 0,
-              progress=None) -> dict:
-    """The agreement document for the selected rows (see the module doc).
-    Each configuration is one job of tcsmt.runner (local worker processes,
-    or a Dask cluster's workers when a scheduler is chosen); its row comes
-    back here, and ``progress(row)`` is called as each finishes."""
+              progress=None, previous: dict | None = None) -> dict:
+    """The agreement document for the selected rows (see the module doc);
+    ``previous``: a document written before, whose rows for configurations
+    not run here are kept (``merge``). Each configuration is one job of
+    tcsmt.runner (local worker processes, or a Dask cluster's workers when
+    a scheduler is chosen); its row comes back here, and ``progress(row)``
+    is called as each finishes."""
     if n < 1:
         raise UserError("--vectors must be at least 1")
     mod = mmasim.load_mmasim()
+    versions = {"version": _version("mmasim", mod), "torch": _version("torch")}
+    check_previous(previous, versions)
     rows = selected_rows(names)
     results: list[dict] = [{} for _ in rows]
 
@@ -160,11 +169,48 @@ def agreement(names: list[str] | None = None, n: int = 100_000, seed: int = 0,
 
     runner.run([runner.Task(f"{i}:{row[0]}", partial(compare, row, n, seed)) for i, row in enumerate(rows)],
                on_done=take)
+    return document(merge(previous["rows"] if previous else [], results), versions)
+
+
+def row_key(r: dict) -> tuple[str, str, str, str]:
+    m = r["mmasim"]
+    return r["model"], m["class"], m["arch"], m["shape"]
+
+
+def merge(old: list[dict], new: list[dict]) -> list[dict]:
+    """The rows of ``old`` with those of ``new`` in place of the rows of
+    the same configurations, in the order of PAIRS; rows of configurations
+    no longer in PAIRS are left out."""
+    by_key = {row_key(r): r for r in old}
+    by_key.update((row_key(r), r) for r in new)
+    return [by_key[k] for k in dict.fromkeys(mmasim.PAIRS) if k in by_key]
+
+
+def document(rows: list[dict], versions: dict) -> dict:
+    """The tcsmt-mmasim-agreement/2 document of these rows, totals counted."""
     return {"schema": SCHEMA, "tool": {"name": "tcsmt", "version": __version__},
-            "mmasim": {"version": _version("mmasim", mod), "torch": _version("torch")},
-            "seed": seed, "vectors_per_configuration": n, "row_kinds": list(KINDS),
-            "configurations": len(results), "vectors": sum(r["vectors"] for r in results),
-            "differences": sum(r["differences"] for r in results), "rows": results}
+            "mmasim": versions, "seeds": sorted({r["seed"] for r in rows}),
+            "vectors_per_configuration": min((r["vectors"] for r in rows), default=0),
+            "row_kinds": list(KINDS), "configurations": len(rows),
+            "vectors": sum(r["vectors"] for r in rows),
+            "differences": sum(r["differences"] for r in rows), "rows": rows}
+
+
+def read_previous(path: str) -> dict | None:
+    """The table written at ``path`` before, or None when there is none."""
+    doc = json_object_or_none(path)
+    if doc is None:
+        return None
+    if doc.get("schema") != SCHEMA or not isinstance(doc.get("rows"), list):
+        raise UserError(f"{path}: not a {SCHEMA} table; give --fresh to write a new one")
+    return doc
+
+
+def check_previous(previous: dict | None, versions: dict) -> None:
+    """Rows are kept only from a table of the same MMA-Sim and torch."""
+    if previous is not None and previous.get("mmasim") != versions:
+        raise UserError(f"the table was written with MMA-Sim {previous.get('mmasim')}, this run has "
+                        f"{versions}: give --fresh to run every configuration again")
 
 
 def _version(dist: str, mod=None) -> str:
@@ -180,7 +226,8 @@ def markdown(doc: dict) -> str:
     lines = ["# tcsmt against MMA-Sim", "",
              f"MMA-Sim {doc['mmasim']['version']} (torch {doc['mmasim']['torch']}), tcsmt "
              f"{doc['tool']['version']}: {doc['vectors_per_configuration']} random dot products per "
-             f"configuration (seed {doc['seed']}; row kinds: {', '.join(doc['row_kinds'])}), run "
+             f"configuration at least (seeds {', '.join(map(str, doc['seeds']))}; row kinds: "
+             f"{', '.join(doc['row_kinds'])}), run "
              "through tcsmt's batch simulator (the scalar one where words exceed 64 bits) and "
              "MMA-Sim's `dpa`, compared bit for bit. Written by `tcsmt agreement`; the JSON beside "
              "this file has every row's examples.", "",
