@@ -7,10 +7,11 @@ from tcsmt.properties.registry import Property, hyp
 def applies(p):
     if p.min_exponent is None:
         return "the model has no alignment floor"
-    lowest = min(2 * p.fin.emin, p.fc.emin)   # raw exponents of products and of c (subnormals at emin)
+    product = p.fin.emin + p.fb.emin          # raw exponents of products and of c (subnormals at emin)
+    lowest = min(product, p.fc.emin)
     if p.c_placement == "global" and lowest > p.min_exponent and p.fc.emin > p.min_exponent:
         return (f"the floor 2^{p.min_exponent} lies below every exponent these formats give "
-                f"(products >= 2^{2 * p.fin.emin}, c >= 2^{p.fc.emin}): it cannot change a result")
+                f"(products >= 2^{product}, c >= 2^{p.fc.emin}): it cannot change a result")
     return None
 
 
