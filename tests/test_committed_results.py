@@ -1,5 +1,6 @@
 """Everything committed under results/ replays on the concrete models, and
-every shipped architecture has its files (or a stated reason for none)."""
+every shipped architecture, and every model regen covers beside them,
+has its files (or a stated reason for none)."""
 
 import json
 from pathlib import Path
@@ -12,6 +13,7 @@ from tcsmt.errors import UserError
 from tcsmt.model.catalogue import architectures
 from tcsmt.properties.registry import all_properties
 from tcsmt.properties.run import resolve_base, result_path
+from tcsmt.regen.jobs import MODELS
 from tcsmt.report.results import SCHEMA, replay
 
 ROOT = Path(__file__).resolve().parent.parent / "results"
@@ -30,7 +32,7 @@ def test_result_file_replays(path):
     assert not report.problems, report.problems
 
 
-@pytest.mark.parametrize("arch", architectures())
+@pytest.mark.parametrize("arch", architectures() + list(MODELS))
 def test_every_applicable_property_has_a_file(arch):
     missing = []
     for name, prop in all_properties().items():

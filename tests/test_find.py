@@ -319,6 +319,21 @@ def test_regen_caches_and_repairs(tmp_path):
     assert path.read_text() == text
 
 
+def test_regen_plans_the_models_beside_the_architectures(tmp_path):
+    """A model named (not an architecture) has its files under its own name,
+    and a property that does not apply to it says why in its own words."""
+    from tcsmt.regen import jobs as regen_jobs
+    plan = regen_jobs.plan_jobs(["blackwell-e2m1-fp32"], ["align-bits", "exact-accumulation"],
+                                30.0, tmp_path)
+    assert [j.path.relative_to(tmp_path).as_posix() for j in plan.jobs] == \
+        ["blackwell-e2m1-fp32/align-bits.json"]
+    [skipped] = plan.skipped
+    assert skipped.name == "blackwell-e2m1-fp32/exact-accumulation" and "fp16 output" in skipped.note
+    everything = regen_jobs.plan_jobs(None, ["carry-bits-proof"], 30.0, tmp_path)
+    named = {j.name.split("/")[0] for j in everything.jobs}
+    assert set(regen_jobs.MODELS) <= named and "blackwell" in named
+
+
 @pytest.mark.parametrize("args,words", [
     (["pascal"], ["unknown architecture", "pascal"]),
     (["volta", "--property", "no-such-property"], ["unknown property"]),

@@ -93,7 +93,7 @@ def properties_cmd(arch):
 
 
 @click.command("regen")
-@click.argument("archs", nargs=-1, metavar="[ARCH]...")
+@click.argument("archs", nargs=-1, metavar="[ARCH|MODEL]...")
 @click.option("--property", "props", multiple=True, metavar="NAME", help="Only these properties.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Queries run at once in local worker processes (without a scheduler).")
@@ -103,10 +103,10 @@ def properties_cmd(arch):
 @click.option("--force", is_flag=True, help="Run every query, even those whose inputs have not changed.")
 @click.option("--root", type=click.Path(), default="results", show_default=True)
 def regen_cmd(archs, props, jobs, solver, timeout, force, root):
-    """Regenerate every property for every shipped architecture (or those
-    named), skipping queries whose inputs have not changed. A file whose
-    stable content (question, vectors, verdicts, proofs) comes out the same
-    is left as it was."""
+    """Regenerate every property for every shipped architecture and the
+    models of tcsmt.regen.jobs.MODELS (or those named), skipping queries
+    whose inputs have not changed. A file whose stable content (question,
+    vectors, verdicts, proofs) comes out the same is left as it was."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -32,10 +32,11 @@ def resolve_base(prop: Property, arch: str, formats: str | None = None,
                  overrides: list[str] | None = None) -> ModelParams:
     """The model the property is asked about: the architecture's default
     model, or the format pair the property needs when the default does not
-    apply, or the formats asked for."""
+    apply, or the formats asked for; a model named (not an architecture) is
+    that model, or the property's reason why it does not apply."""
     base = find_model(arch, formats)
-    if formats is None and prop.applies(base) and prop.formats:
-        base = find_model(arch, prop.formats)
+    if formats is None and prop.applies(base) and prop.formats and arch != base.name:
+        base = find_model(arch, prop.formats)      # an architecture: its pair the property asks for
     base = apply_overrides(base, list(overrides or []))
     prop.check(base)
     return base

@@ -38,6 +38,12 @@ PACKAGE = Path(__file__).resolve().parent.parent
 CODE_ROOMS = ("datapath", "model", "search", "smt", "properties", "report", "sim", "interp")
 """The rooms of tcsmt whose source every query's answer depends on."""
 CACHE = ".cache/regen-keys.json"
+MODELS = ("blackwell-e2m1-fp32", "blackwell-e2m3-fp32", "blackwell-e3m2-fp32",
+          "blackwell-e4m3-e5m2-fp32", "hopper-e4m3-fp16")
+"""Models regen covers beside each architecture's default (written under
+results/<model>/): one of each kind of arithmetic that no default has,
+tcgen05.mma kind::f8f6f4 with fp4 (e2m1), both fp6 formats and a mixed A/B
+pair, and fp8 to fp16 (Hopper's wgmma f16 D)."""
 
 
 @dataclass
@@ -113,7 +119,7 @@ def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
     from tcsmt.properties.registry import all_properties
     from tcsmt.regen.cases import plan_case_jobs
 
-    archs = archs or architectures()
+    archs = archs or architectures() + list(MODELS)
     for a in archs:
         find_model(a)           # unknown architecture: one-line error
     allprops = all_properties()
