@@ -23,7 +23,7 @@ from pathlib import Path
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
-from tcsmt.model.catalogue import all_models, resolve
+from tcsmt.model.catalogue import resolve, select_models
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.smt.service import DEFAULT_TIMEOUT
 
@@ -32,9 +32,10 @@ from tcsmt.smt.service import DEFAULT_TIMEOUT
 # ---------------------------------------------------------------------------
 
 
-def models() -> list[ModelParams]:
-    """Every shipped model."""
-    return all_models()
+def models(archs=(), scaled: bool | None = None) -> list[ModelParams]:
+    """The shipped models: all, or those of the named architectures; only
+    the block-scaled ones (``scaled`` True) or only the others (False)."""
+    return select_models(archs, scaled)
 
 
 # ---------------------------------------------------------------------------
@@ -192,10 +193,31 @@ def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver
 
 def coverage(suite: str, *, space: str = "properties", generate: bool = True,
              solver: str = "portfolio", timeout: float = 10.0, budget: float = 240.0,
-             prior: str | Path | None = None, command: str | None = None) -> dict:
-    """What a published test suite's vectors separate, and vectors for its gaps."""
+             prior: str | Path | None = None, command: str | None = None, progress=None) -> dict:
+    """What a published test suite's vectors separate, and vectors for its
+    gaps. ``progress(name, done, total)`` is called as each space is done."""
     from tcsmt.cases.coverage import run_coverage
-    return run_coverage(suite, space, generate, solver, timeout, budget, _command(command), prior)
+    return run_coverage(suite, space, generate, solver, timeout, budget, _command(command), prior,
+                        progress)
+
+
+def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
+          timeout: float = DEFAULT_TIMEOUT, force: bool = False, root: str | Path = "results",
+          progress=None) -> dict:
+    """Regenerate results/ (every shipped architecture and the models of
+    tcsmt.regen.jobs.MODELS, or ``archs``; every property, or ``props``):
+    {"outcomes": [{"name", "status", "seconds", "verdict", "note"}],
+    "counts": {status: n}}. ``progress(name, done,
+    total)`` is called as queries finish."""
+    from tcsmt.regen import jobs as rg
+    plan = rg.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
+    outcomes = sorted(rg.run_plan(plan, jobs, force, progress), key=lambda o: o.name)
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[str(o.status)] = counts.get(str(o.status), 0) + 1
+    return {"outcomes": [{"name": o.name, "status": str(o.status), "seconds": round(o.seconds, 3),
+                          "verdict": str(o.verdict or ""), "note": o.note} for o in outcomes],
+            "counts": counts}
 
 
 def _command(command: str | None) -> str:

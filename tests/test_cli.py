@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -70,51 +71,71 @@ def test_bare_tcsmt_prints_the_help(capsys):
 # models
 # ---------------------------------------------------------------------------
 
-def model_rows(text: str) -> dict[str, list[str]]:
-    """The table's rows by model name (columns are 2+ spaces apart)."""
-    rows = {}
-    for line in text.splitlines():
-        cols = re.split(r"\s{2,}", line.strip())
-        name = cols[0].removesuffix(" *")
-        if re.fullmatch(r"[a-z0-9]+-[a-z0-9-]+", name) and len(cols) >= 9:
-            rows[name] = cols
-    return rows
+def model_rows(text: str) -> dict[str, dict[str, str]]:
+    """The CSV of ``tcsmt models --format csv`` by model name."""
+    import csv
+    import io
+    return {r["model"].removesuffix(" *"): r for r in csv.DictReader(io.StringIO(text))}
 
 
-def check_models_table(text: str) -> None:
-    header = re.split(r"\s{2,}", text.splitlines()[0].strip())
-    assert header[:9] == ["model", "arch", "in", "c", "out", "block", "align bits", "carry",
-                          "final rounding"]
+def check_models_csv(text: str) -> None:
     rows = model_rows(text)
     assert sorted(rows) == sorted(p.stem for p in MODELS)
     for path in MODELS:
         m = load_model(path)          # files with a base list only what differs
-        cols = rows[path.stem]
-        assert cols[1] == m.arch
+        r = rows[path.stem]
+        assert r["arch"] == m.arch
         ins = SHORT[m.in_format] + ("" if m.fb.name == m.fin.name else "," + SHORT[m.fb.name])
-        assert cols[2:5] == [ins, SHORT[m.c_format], SHORT[m.out_format]]
-        assert cols[5] == str(m.block_size), path.stem
-        assert cols[6] == str(m.align_bits), path.stem
-        assert re.search(rf"\b{m.final_rounding}\b", cols[8]), (path.stem, cols[8])
+        formats = f"{ins}:{SHORT[m.out_format]}"
+        if m.c_format != m.out_format:
+            formats += f" c {SHORT[m.c_format]}"
+        assert r["formats"] == formats, path.stem
+        assert r["block"] == str(m.block_size), path.stem
+        assert r["align"] == str(m.align_bits), path.stem
+        assert re.search(rf"\b{m.final_rounding}\b", r["rounding"]), path.stem
         if m.final_frac_bits:
-            assert f"e8m{m.final_frac_bits}" in cols[8]
-        assert cols[9] == ("-" if m.scale_format is None else f"{SHORT[m.scale_format]}/{m.scale_block}"
-                           + (f", groups of {m.group_size}" if m.group_size > 1 else "")), path.stem
-        starred = any(line.strip().startswith(path.stem + " *") for line in text.splitlines())
-        assert starred == m.default, path.stem
+            assert f"e8m{m.final_frac_bits}" in r["rounding"]
+        assert r["scales"] == ("-" if m.scale_format is None else f"{SHORT[m.scale_format]}/{m.scale_block}"
+                               + (f", groups of {m.group_size}" if m.group_size > 1 else "")), path.stem
+        assert r["model"].endswith(" *") == m.default, path.stem
 
 
-def test_models_lists_every_model_file(capsys):
+def check_models_table(text: str) -> None:
+    """Every model on a line of its own, the default ones starred, within 100 columns."""
+    lines = text.splitlines()
+    header = re.split(r"\s{2,}", lines[0].strip())
+    assert header[:3] == ["model", "instruction", "formats"]
+    body = lines[1:lines.index(next(ln for ln in lines if ln.startswith("* the architecture")))]
+    names = {line.split()[0]: line.split()[1:2] == ["*"] for line in body if line[:1].strip()}
+    assert sorted(names) == sorted(p.stem for p in MODELS)
+    for path in MODELS:
+        assert names[path.stem] == load_model(path).default
+    assert max(len(line) for line in lines) <= 100
+
+
+def test_models_lists_every_model_file(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
     code, out, err = tcsmt(["models"], capsys)
     assert code == 0 and err == ""
     check_models_table(out)
+    code, out, err = tcsmt(["models", "--format", "csv"], capsys)
+    assert code == 0 and err == ""
+    check_models_csv(out)
 
 
 def test_models_through_the_installed_script():
-    r = subprocess.run([script(), "models"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([script(), "models"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "COLUMNS": "100"})
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""
     check_models_table(r.stdout)
+
+
+def test_models_instruction_tells_wgmma_from_mma_sync(capsys):
+    code, out, _ = tcsmt(["models", "--format", "csv"], capsys)
+    rows = model_rows(out)
+    assert rows["hopper-e4m3-fp32"]["instruction"] == "wgmma"
+    assert rows["hopper-e4m3-fp32-mma"]["instruction"] == "mma.sync"
 
 
 def test_models_json_has_every_record(capsys):
@@ -359,12 +380,12 @@ def test_installed_script_bad_input_exits_2_without_traceback():
 
 
 def test_models_filter_by_architecture_and_scales(capsys):
-    code, out, _ = tcsmt(["models", "--arch", "rtx-blackwell", "--scaled"], capsys)
+    code, out, _ = tcsmt(["models", "--arch", "rtx-blackwell", "--scaled", "--format", "csv"], capsys)
     assert code == 0
     rows = model_rows(out)
-    assert rows and all(r[1] == "rtx-blackwell" and r[9] != "-" for r in rows.values())
+    assert rows and all(r["arch"] == "rtx-blackwell" and r["scales"] != "-" for r in rows.values())
     assert "rtx-blackwell-nvfp4" in rows and "rtx-blackwell-fp16-fp32" not in rows
-    code, out, _ = tcsmt(["models", "--arch", "blackwell", "--unscaled"], capsys)
+    code, out, _ = tcsmt(["models", "--arch", "blackwell", "--unscaled", "--format", "csv"], capsys)
     assert "blackwell-e2m1-e4m3-fp16" in model_rows(out) and "blackwell-mxf4" not in model_rows(out)
     code, _, err = tcsmt(["models", "--arch", "no-such-gpu"], capsys)
     assert code == 2 and err.startswith("error: unknown architecture")

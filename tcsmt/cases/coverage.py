@@ -392,8 +392,11 @@ def _read_prior(q, records: list[dict]) -> list[Vector]:
 
 def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = True,
                  solver: str = "portfolio", timeout: float = 20.0, budget: float = 240.0,
-                 command: str | None = None, prior: str | Path | dict | None = None) -> dict:
-    """The tcsmt-coverage/2 document of a suite (file or shipped name)."""
+                 command: str | None = None, prior: str | Path | dict | None = None,
+                 progress=None) -> dict:
+    """The tcsmt-coverage/2 document of a suite (file or shipped name).
+    ``progress(name, done, total)`` is called as the gaps of each space are
+    closed (one job per space with open pairs, tcsmt.runner)."""
     t0 = time.monotonic()
     earlier = prior_gap_vectors(prior)
     suite = find_suite(suite_spec)
@@ -409,7 +412,7 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
     opened = {s.name: {q.pair_id(pr) for q in s.questions for pr in q.pairs()}
               - (set().union(*seps[s.name].values()) if seps[s.name] else set()) for s in spaces}
     closed = _close_every_gap([s for s in spaces if generate and opened[s.name]], opened, solver, timeout,
-                              time.time() + budget, earlier)
+                              time.time() + budget, earlier, progress)
     for s in spaces:
         open_ids, verdicts = opened[s.name], {}
         if s.name in closed:
@@ -431,13 +434,13 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
 
 
 def _close_every_gap(spaces: list[Space], opened: dict, solver: str, timeout: float, deadline: float,
-                     earlier: dict) -> dict:
+                     earlier: dict, progress=None) -> dict:
     """close_gaps of every space, as independent jobs (tcsmt.runner):
     space name -> (vectors, verdicts)."""
     from tcsmt import runner
     tasks = [runner.Task(s.name, partial(close_gaps, s, opened[s.name], solver, timeout, deadline, earlier))
              for s in spaces]
-    return {d.name: d.result() for d in runner.run(tasks)}
+    return {d.name: d.result() for d in runner.run(tasks, progress=progress)}
 
 
 def document(suite, space, spaces, seps, claims, checks, failing, unseparated, gen, seconds,

@@ -9,7 +9,9 @@ import click
 
 from tcsmt import api
 from tcsmt.cli import options
+from tcsmt.cli.progress import progress_bar
 from tcsmt.errors import UserError
+from tcsmt.report.terminal import wrap
 
 
 @click.command("compare-algorithms")
@@ -79,60 +81,105 @@ def print_compare(doc: dict, path: Path) -> None:
 @options.solver(timeout=10.0, cross_check=None, timeout_help="Seconds per solver question (one open pair).")
 @click.option("--budget", type=click.FloatRange(min=1), default=240.0, show_default=True,
               help="Seconds for the whole query; open pairs left then are reported unknown.")
-@click.option("--verbose", "-v", is_flag=True, help="List every vector's separated pairs.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every vector of the suite with each pair of hypotheses it separates.")
 @options.scheduler
 @options.output("results/coverage/SUITE.json")
-def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output):
+@options.output_format()
+def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output, out_format, wide):
     """Which pairs of hypotheses each vector of a published test SUITE (a
     file, or a shipped name: fasi-v100, fasi-t4, fasi-a100,
     khattak-mikaitis) separates, which of its claims hold, which pairs no
-    vector separates, and vectors that close those gaps."""
+    vector separates, and vectors that close those gaps.
+
+    \b
+    Words in the report:
+      pair QUESTION:X~Y  two hypotheses of one question (a property, or one
+                         parameter), X and Y, all else at the device's model
+      separated          some vector gives different output bits under X and Y
+      claim holds        the vector separates a pair that differs in the
+                         parameter the paper says it reveals
+      reveals nothing    pairs differing in that parameter exist, but the
+                         vector gives the same bits under all of them: on
+                         this device's model it cannot tell them apart
+      outside the space  no pair of the space differs in that parameter
+      gap                a pair no vector of the suite separates; closed by
+                         a generated (replayed) vector, proved inseparable
+                         (no input separates it), or left open/unknown"""
     from tcsmt.cases import coverage as cv
+    from tcsmt.report.terminal import csv_text, terminal_width
     path = Path(output) if output else cv.result_path(suite, space)
-    doc = api.coverage(suite, space=space, generate=not no_generate, solver=solver, timeout=timeout,
-                       budget=budget, prior=path)
+    with progress_bar("coverage", out_format == "table") as progress:
+        doc = api.coverage(suite, space=space, generate=not no_generate, solver=solver, timeout=timeout,
+                           budget=budget, prior=path, progress=progress)
     cv.write(path, doc)
-    print_coverage(doc, path, verbose)
+    if out_format == "json":
+        options.echo_json(doc)
+    elif out_format == "csv":
+        click.echo(csv_text(["vector", "space", "pair"], coverage_rows(doc)), nl=False)
+    else:
+        width = terminal_width(wide)
+        for line in coverage_lines(doc, path, verbose):
+            text = line.lstrip()
+            for part in wrap(text, width, line[:len(line) - len(text)]):
+                click.echo(part)
 
 
-def print_coverage(doc: dict, path: Path, verbose: bool = False) -> None:
+def coverage_rows(doc: dict) -> list[list[str]]:
+    """A row per (suite vector, pair it separates); a vector that
+    separates nothing has one row with an empty pair."""
+    rows = []
+    for v in doc["suite_vectors"]:
+        pairs = [(sp, pr) for sp, prs in v["separates"].items() for pr in prs]
+        rows += [[v["id"], sp, pr] for sp, pr in pairs] or [[v["id"], "", ""]]
+    return rows
+
+
+def coverage_lines(doc: dict, path: Path, verbose: bool = False) -> list[str]:
     s = doc["summary"]
-    click.echo(f"{doc['query']['suite']}: {s['vectors']} vectors, {s['spaces']} spaces "
-               f"({', '.join(x['space'] + ' on ' + x['base'] for x in doc['spaces'])})")
+    out = [f"{doc['query']['suite']}: {s['vectors']} vectors, {s['spaces']} spaces "
+           f"({', '.join(x['space'] + ' on ' + x['base'] for x in doc['spaces'])})"]
     if verbose:
         for v in doc["suite_vectors"]:
             n = sum(len(x) for x in v["separates"].values())
-            click.echo(f"  {v['id']:<40} separates {n} pair(s)")
-    click.echo(f"  pairs: {s['pairs']} in the space, {s['pairs_separated']} separated by the suite, "
+            out.append(f"  {v['id']} separates {n} pair(s)" + (":" if n else ""))
+            out += [f"    {sp}: {', '.join(prs)}" for sp, prs in v["separates"].items() if prs]
+    out.append(f"  pairs: {s['pairs']} in the space, {s['pairs_separated']} separated by the suite, "
                f"{s['pairs_unseparated']} by no vector")
-    click.echo(f"  claims: {s['claims_holding']}/{s['claims']} hold (the vector separates a pair "
+    out.append(f"  claims: {s['claims_holding']}/{s['claims']} hold (the vector separates a pair "
                f"differing in the claimed parameter), {s['claims_revealing_nothing']} reveal "
-               f"nothing, {s['claims_outside_space']} outside the space")
+               f"nothing (separate no such pair), {s['claims_outside_space']} outside the space")
     weak: dict[tuple[str, str, str], list[str]] = {}
     for c in doc["claims"]:
         if c["status"] != "holds":
             weak.setdefault((c["status"], c["vector"], c["parameter"]), []).append(c["device"])
-    for (status, vid, param), devices in weak.items():
-        click.echo(f"    {status}: {vid} ({param}; {', '.join(devices)})")
-    click.echo(f"  published expectations: {s['expectations_holding']}/{s['expectations']} hold "
+    out += [f"    {status}: {vid} ({param}; {', '.join(devices)})"
+            for (status, vid, param), devices in weak.items()]
+    out.append(f"  published expectations: {s['expectations_holding']}/{s['expectations']} hold "
                f"on the shipped models")
     for f in doc["expectations"]["failing"]:
-        click.echo(f"    WRONG: {f['vector']} on {f['device']}: the paper says {f['paper']}; "
-                   f"{f['model']} gives {f['model_gives']}")
-        for alt in f["would_hold_under"]:
-            what = ", ".join(f"{k}={v[1]}" for k, v in alt["differs"].items())
-            click.echo(f"      it holds only with {what} (instead of "
-                       f"{', '.join(f'{k}={v[0]}' for k, v in alt['differs'].items())})")
-            for st in alt["settled_by"]:
-                click.echo(f"      settled by {st['vector']}: {f['device']} published "
-                           f"{st['published']}, {what} gives {st['hypothesis_gives']}")
-            if not alt["settled_by"]:
-                click.echo("      no vector of the suite settles it")
-    click.echo(f"  gaps: {s['gaps_closed']} closed by {s['gap_vectors']} generated vector(s) "
+        out += _failing_lines(f)
+    out.append(f"  gaps: {s['gaps_closed']} closed by {s['gap_vectors']} generated vector(s) "
                f"(replayed), {s['gaps_inseparable']} proved inseparable, {s['gaps_left']} left")
     why = {(u["space"], u["pair"]): u["by"] for u in doc["run"]["unseparated"]}
     for u in doc["unseparated"]:
         if u["status"] not in ("closed", "inseparable"):
-            reason = why.get((u["space"], u["pair"]), "")
-            click.echo(f"    {u['status']}: {u['space']} {u['pair']} ({reason})")
-    click.echo(f"  verdict {doc['verdict']}, {doc['run']['seconds']:.2f} s; written to {path}")
+            reason = why.get((u["space"], u["pair"]), "") or "not asked: --no-generate"
+            out.append(f"    {u['status']}: {u['space']} {u['pair']} ({reason})")
+    out.append(f"  verdict {doc['verdict']}, {doc['run']['seconds']:.2f} s; written to {path}")
+    return out
+
+
+def _failing_lines(f: dict) -> list[str]:
+    out = [f"    WRONG: {f['vector']} on {f['device']}: the paper says {f['paper']}; "
+           f"{f['model']} gives {f['model_gives']}"]
+    for alt in f["would_hold_under"]:
+        what = ", ".join(f"{k}={v[1]}" for k, v in alt["differs"].items())
+        out.append(f"      it holds only with {what} (instead of "
+                   f"{', '.join(f'{k}={v[0]}' for k, v in alt['differs'].items())})")
+        for st in alt["settled_by"]:
+            out.append(f"      settled by {st['vector']}: {f['device']} published "
+                       f"{st['published']}, {what} gives {st['hypothesis_gives']}")
+        if not alt["settled_by"]:
+            out.append("      no vector of the suite settles it")
+    return out

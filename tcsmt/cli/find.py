@@ -20,26 +20,52 @@ from tcsmt.report.results import write_result
               "non-zero terms and few significant bits.")
 @click.option("--no-pool", is_flag=True, help="Ask only the solvers (no candidate pool).")
 @options.output("results/ARCH/PROPERTY.json")
-def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, no_pool, output):
+@options.output_format()
+def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, no_pool, output,
+             out_format, wide):
     """Find the fewest inputs that tell PROPERTY's hypotheses apart on ARCH,
     print them with each hypothesis's output, and write them to JSON. The
-    vectors of an earlier result in the file are tried first."""
+    vectors of an earlier result in the file are tried first.
+
+    A hypothesis is one value of the parameter PROPERTY asks about; a pair
+    of hypotheses is separated by a vector on which their outputs differ.
+    A pair no vector separates is proved inseparable (no input of the
+    domain gives different bits) or left unknown. Run `tcsmt properties`
+    for the list."""
     from tcsmt.properties.registry import get_property
     from tcsmt.properties.run import resolve_base, result_path
-    from tcsmt.report.tables import result_table
 
     path = Path(output) if output else result_path(resolve_base(get_property(prop), arch, formats,
                                                                 list(overrides)), get_property(prop))
     doc = api.find(prop, arch, formats=formats, overrides=overrides, solver=solver, timeout=timeout,
                    readable=not raw, pool=not no_pool, cross_check=cross_check, prior=path)
     status = write_result(path, doc)
-    result_table(doc)
-    click.echo(f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
+    summary = (f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
                f"{doc['run']['seconds']:.2f} s; {_written(status, path)}")
+    if show_result(doc, out_format, wide):
+        click.echo(summary)
+    else:
+        click.echo(summary, err=True)
 
 
 def _written(status, path) -> str:
     return f"{path} unchanged" if status == "unchanged" else f"written to {path}"
+
+
+def show_result(doc: dict, out_format: str, wide: bool) -> bool:
+    """Print a result document as a table (True: more lines for people
+    may follow on stdout), JSON or CSV (False: stdout holds the data alone)."""
+    from tcsmt.report.tables import result_csv, result_table
+    from tcsmt.report.terminal import terminal_width
+
+    if out_format == "json":
+        options.echo_json(doc)
+        return False
+    if out_format == "csv":
+        click.echo(result_csv(doc), nl=False)
+        return False
+    result_table(doc, terminal_width(wide))
+    return True
 
 
 @click.command("prove")
@@ -47,12 +73,13 @@ def _written(status, path) -> str:
 @options.model
 @options.solver(cross_check="--no-cross-check")
 @options.output("results/ARCH/carry-bits-proof.json")
-def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output):
+@options.output_format()
+def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output, out_format,
+              wide):
     """Prove the fewest carry bits with which ARCH's block accumulator gives
     the same bits as an unbounded one for every finite input, with a
     replayed witness that one bit fewer is not enough."""
     from tcsmt.model.catalogue import resolve
-    from tcsmt.report.tables import result_table
 
     base = resolve(arch, formats, list(overrides))
     path = Path(output) if output else Path("results") / (base.arch if base.default else base.name) \
@@ -61,35 +88,38 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
                                timeout=timeout, cross_check=not no_cross_check, prior=path)
     status = write_result(path, doc)
     q, run = doc["query"], doc["run"]
-    if doc["vectors"]:
-        result_table(doc)
-    click.echo(f"{base.name}: {q['fewest']} carry bits suffice: no finite input overflows a "
-               f"{q['fewest']}-carry-bit register (proved by {', '.join(run['proved_by'])})")
+    people = show_result(doc, out_format, wide) if doc["vectors"] or out_format != "table" else True
+    lines = [f"{base.name}: {q['fewest']} carry bits suffice: no finite input overflows a "
+             f"{q['fewest']}-carry-bit register (proved by {', '.join(run['proved_by'])})"]
     if doc["vectors"]:
         how = run["witness"]["solver"] or run["witness"]["formula"]
-        click.echo(f"{q['fewest'] - 1} are not enough: the vector above gives other bits "
-                   f"(found by {how}, replayed)")
-    click.echo(f"{run['seconds']:.2f} s; {_written(status, path)}")
+        lines.append(f"{q['fewest'] - 1} are not enough: the vector above gives other bits "
+                     f"(found by {how}, replayed)")
+    lines.append(f"{run['seconds']:.2f} s; {_written(status, path)}")
+    for line in lines:
+        click.echo(line, err=not people)
 
 
 @click.command("properties")
 @click.option("--arch", default="ampere", show_default=True, metavar="ARCH",
               help="The architecture whose hypotheses are listed.")
-def properties_cmd(arch):
-    """List every property with its hypotheses and a one-line description."""
-    from rich.console import Console
-    from rich.table import Table
+@options.output_format()
+def properties_cmd(arch, out_format, wide):
+    """List every property with its hypotheses on ARCH and a one-line
+    description. A hypothesis is one value of the parameter the property
+    asks about (its id is the value, e.g. rz); `tcsmt find PROPERTY`
+    looks for inputs on which the hypotheses give different bits."""
+    from tcsmt.report.tables import properties_csv, properties_table
+    from tcsmt.report.terminal import console, terminal_width
 
-    t = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("property", f"hypotheses (on {arch})", "description"):
-        t.add_column(col)
-    for row in api.properties(arch):
-        if "not_applicable" in row:
-            hs = f"(not for {arch}: {row['not_applicable']})"
-        else:
-            hs = ", ".join(row["hypotheses"]) or "x <= y with f(x) > f(y), or a proof of none"
-        t.add_row(row["property"], hs, row["description"])
-    Console(width=200).print(t)
+    rows = api.properties(arch)
+    if out_format == "json":
+        options.echo_json(rows)
+    elif out_format == "csv":
+        click.echo(properties_csv(rows, arch), nl=False)
+    else:
+        width = terminal_width(wide)
+        console(width).print(properties_table(rows, arch, width))
 
 
 @click.command("regen")
@@ -102,33 +132,43 @@ def properties_cmd(arch):
                 "query's cache key).")
 @click.option("--force", is_flag=True, help="Run every query, even those whose inputs have not changed.")
 @click.option("--root", type=click.Path(), default="results", show_default=True)
-def regen_cmd(archs, props, jobs, solver, timeout, force, root):
+@options.output_format()
+def regen_cmd(archs, props, jobs, solver, timeout, force, root, out_format, wide):
     """Regenerate every property for every shipped architecture and the
     models of tcsmt.regen.jobs.MODELS (or those named), skipping queries
     whose inputs have not changed. A file whose stable content (question,
-    vectors, verdicts, proofs) comes out the same is left as it was."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    vectors, verdicts, proofs) comes out the same is left as it was. A bar
+    on stderr shows the queries done and an estimate of the time left.
 
-    from tcsmt.regen import jobs as regen
+    \b
+    Each query ends as one of:
+      new        a file that did not exist
+      changed    its vectors, verdicts or proofs differ from the file's
+      unchanged  ran again; the file's stable content came out the same
+      cached     not run: its question and code match the file's cache key
+      skipped    the property does not apply to the architecture
+      lost       a proof came back unknown; the file is left as it was
+      failed     an error (the note says which)"""
+    from tcsmt.cli.progress import progress_bar
+    from tcsmt.report.terminal import csv_text, terminal_width, wrap
 
-    plan = regen.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
-    console = Console(width=120)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=False) as bar:
-        task = bar.add_task("regen", total=None)
-
-        def progress(name, done, total):
-            bar.update(task, total=total, completed=done, description=f"regen {name}")
-
-        outcomes = regen.run_plan(plan, jobs, force, progress)
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        counts[o.status] = counts.get(o.status, 0) + 1
-    for o in sorted(outcomes, key=lambda o: o.name):
-        if o.status in ("new", "changed", "failed", "lost"):
-            extra = f" ({o.verdict})" if o.verdict else ""
-            console.print(f"  {o.status:9} {o.name}{extra} {o.seconds:.1f} s {o.note}")
-    console.print("  " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    if counts.get("failed") or counts.get("lost"):
+    with progress_bar("regen") as progress:
+        doc = api.regen(list(archs), list(props), jobs=jobs, solver=solver, timeout=timeout,
+                        force=force, root=root, progress=progress)
+    rows = doc["outcomes"]
+    if out_format == "json":
+        options.echo_json(doc)
+    elif out_format == "csv":
+        keys = ["name", "status", "verdict", "seconds", "note"]
+        click.echo(csv_text(keys, [[r[k] for k in keys] for r in rows]), nl=False)
+    else:
+        width = terminal_width(wide)
+        for o in rows:
+            if o["status"] in ("new", "changed", "failed", "lost"):
+                extra = f" ({o['verdict']})" if o["verdict"] else ""
+                for part in wrap(f"{o['status']:9} {o['name']}{extra} {o['seconds']:.1f} s {o['note']}",
+                                 width, "  ", "            "):
+                    click.echo(part.rstrip())
+        click.echo("  " + ", ".join(f"{n} {s}" for s, n in sorted(doc["counts"].items())))
+    if doc["counts"].get("failed") or doc["counts"].get("lost"):
         sys.exit(1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -15,42 +14,30 @@ from tcsmt.errors import UserError
 # ---------------------------------------------------------------------------
 
 @click.command("models")
-@click.option("--json", "as_json", is_flag=True, help="Print the full records as JSON.")
+@options.output_format()
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json.")
 @click.option("--arch", "archs", multiple=True, metavar="ARCH",
               help="Only this architecture's models (repeatable).")
 @click.option("--scaled/--unscaled", default=None,
               help="Only block-scaled models, or only the others.")
-def models_cmd(as_json, archs, scaled):
-    """List the shipped architecture models."""
-    from rich.console import Console
-    from rich.table import Table
+def models_cmd(out_format, wide, as_json, archs, scaled):
+    """List the shipped architecture models: instruction, formats, block
+    size (products summed before one normalisation), alignment and carry
+    bits, how the result is rounded, and block scales. A * marks the model
+    `--arch ARCH` picks."""
+    from tcsmt import api
+    from tcsmt.report.tables import MODEL_NOTE, models_csv, models_table
+    from tcsmt.report.terminal import console, terminal_width
 
-    from tcsmt.model.catalogue import select_models
-    from tcsmt.model.params import short_format
-
-    ms = select_models(archs, scaled)
-    if as_json:
-        click.echo(json.dumps([m.as_dict() for m in ms], indent=2))
-        return
-    t = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("model", "arch", "in", "c", "out", "block", "align bits", "carry",
-                "final rounding", "scales", "devices"):
-        t.add_column(col)
-    for m in ms:
-        fr = m.final_rounding + (f" to e8m{m.final_frac_bits}" if m.final_frac_bits else "")
-        if m.c_placement == "late":
-            fr = f"rd to {m.late_frac_bits} bits, then {m.final_rounding}"
-        if m.normalisation == "every_add":
-            fr = f"{m.align_rounding} every add"
-        scales = "-" if m.scale_format is None else f"{short_format(m.scale_format)}/{m.scale_block}"
-        if m.group_size > 1:
-            scales += f", groups of {m.group_size}"
-        t.add_row(m.name + (" *" if m.default else ""), m.arch, m.formats_label.split(":")[0],
-                  short_format(m.c_format), short_format(m.out_format), str(m.block_size),
-                  str(m.align_bits), "unbounded" if m.carry_bits is None else str(m.carry_bits),
-                  fr, scales, ", ".join(m.devices[:3]))
-    Console(width=220).print(t)
-    click.echo("* the architecture's default model (--arch ARCH picks it; --formats IN:OUT picks another)")
+    ms = api.models(archs, scaled)
+    if as_json or out_format == "json":
+        options.echo_json([m.as_dict() for m in ms])
+    elif out_format == "csv":
+        click.echo(models_csv(ms), nl=False)
+    else:
+        width = terminal_width(wide)
+        console(width).print(models_table(ms, width))
+        click.echo(MODEL_NOTE)
 
 
 # ---------------------------------------------------------------------------

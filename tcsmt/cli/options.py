@@ -89,3 +89,21 @@ def scheduler(f):
         "--scheduler", metavar="ADDRESS", default=None, expose_value=False, callback=_choose_scheduler,
         help="Run the jobs on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT; "
              "default: TCSMT_SCHEDULER, else local worker processes; 'local' for those).")(f)
+
+
+def output_format(csv: bool = True):
+    """--format table|json[|csv] (on stdout, for scripts) and --wide."""
+    choices = ["table", "json", "csv"] if csv else ["table", "json"]
+    what = "JSON (the document the Python call returns)" + (", or CSV of the table's rows" if csv else "")
+    return lambda f: _apply(f, [
+        click.option("--format", "out_format", type=click.Choice(choices), default="table",
+                     show_default=True, help=f"What to print on stdout: a table for people, or {what}."),
+        click.option("--wide", is_flag=True,
+                     help="Print every column at full width (default: fit COLUMNS, or the terminal)."),
+    ])
+
+
+def echo_json(doc) -> None:
+    """A document as JSON on stdout."""
+    import json
+    click.echo(json.dumps(doc, indent=2, default=str))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
-from rich.console import Console
 from rich.table import Table
 
 from tcsmt.enums import Verdict
+from tcsmt.model.params import short_format
+from tcsmt.report.terminal import Column, console, csv_text, fit_table, print_fitting, terminal_width, wrap
 
 
 def short_value(text: str) -> str:
@@ -56,13 +58,30 @@ def inputs_text(v: dict) -> str:
     return "\n".join(parts)
 
 
-def result_table(doc: dict, console: Console | None = None) -> None:
-    """Each vector, the output each hypothesis predicts, and which pairs it
-    separates; then the pairs no vector separates, with their verdicts."""
-    console = console or Console(width=160)
+def separates_text(v: dict, ids: list[str]) -> str:
+    """The pairs a vector separates: "every pair", "every pair but a|b", or the list."""
+    seps = [tuple(p) for p in v["separates"]]
+    if not seps:
+        return "-"
+    every = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]]
+    missing = [p for p in every if p not in seps]
+    if len(every) > 1 and not missing:
+        return "every pair"
+    if len(every) > 3 and len(missing) < len(seps) / 2:
+        return "every pair but " + ", ".join(f"{a}|{b}" for a, b in missing)
+    return ", ".join(f"{a}|{b}" for a, b in seps)
+
+
+def _title(doc: dict) -> str:
+    q = doc["query"]
+    on = f"  on {q['model']}" if q.get("model") else ""
+    return f"{q.get('kind')}{on}  (k={q.get('k')})"
+
+
+def wide_result_table(doc: dict) -> Table:
+    """A column per hypothesis: its output (hex over value) for each vector."""
     ids = [h["id"] for h in doc["hypotheses"]]
-    t = Table(title=f"{doc['query'].get('kind')}  on {doc['query'].get('model', '')}  "
-                    f"(k={doc['query'].get('k')})", show_lines=True, header_style="bold")
+    t = Table(title=_title(doc), show_lines=True, header_style="bold")
     t.add_column("#", justify="right")
     t.add_column("inputs")
     for hid in ids:
@@ -70,15 +89,60 @@ def result_table(doc: dict, console: Console | None = None) -> None:
     t.add_column("separates")
     for n, v in enumerate(doc["vectors"]):
         outs = [f"{v['outputs'][h]['hex']}\n{short_value(v['outputs'][h]['decimal'])}" for h in ids]
-        seps = ", ".join(f"{a}|{b}" for a, b in v["separates"]) or "-"
-        t.add_row(str(n), inputs_text(v), *outs, seps)
-    console.print(t)
+        t.add_row(str(n), inputs_text(v), *outs, separates_text(v, ids))
+    return t
+
+
+def long_result_table(doc: dict) -> Table:
+    """A line per hypothesis inside each vector's row: fits narrow
+    terminals whatever the number of hypotheses."""
+    ids = [h["id"] for h in doc["hypotheses"]]
+    t = Table(title=_title(doc), show_lines=True, header_style="bold")
+    t.add_column("#", justify="right")
+    t.add_column("inputs", overflow="fold")
+    t.add_column("hypothesis", no_wrap=True)
+    t.add_column("d", no_wrap=True)
+    t.add_column("value", no_wrap=True)
+    for n, v in enumerate(doc["vectors"]):
+        outs = [v["outputs"][h] for h in ids]
+        t.add_row(str(n), inputs_text(v) + "\n\nseparates " + separates_text(v, ids), "\n".join(ids),
+                  "\n".join(o["hex"] for o in outs), "\n".join(short_value(o["decimal"]) for o in outs))
+    return t
+
+
+def pair_lines(doc: dict) -> list[str]:
+    """The verdict on every pair no vector separates."""
+    lines = []
     details = doc.get("run", {}).get("pairs", [])
     for pr, det in zip(doc.get("pairs", []), details):
         a, b = pr["pair"]
         how = f"proved inseparable by {', '.join(det['proved_by'])}" if pr["verdict"] == Verdict.UNSAT \
             else f"{pr['verdict']}: {det['reason']}"
-        console.print(f"  {a} | {b}: {how}")
+        lines.append(f"  {a} | {b}: {how}")
+    return lines
+
+
+def result_table(doc: dict, width: int | None = None) -> None:
+    """Each vector, the output each hypothesis predicts, and which pairs it
+    separates (a column per hypothesis where that fits ``width``, else a
+    line per hypothesis); then the pairs no vector separates, with their
+    verdicts."""
+    width = width or terminal_width()
+    if doc["vectors"]:
+        print_fitting([wide_result_table(doc), long_result_table(doc)], width)
+    con = console(width)
+    for line in pair_lines(doc):
+        for part in wrap(line, width, "", "    "):
+            con.print(part)
+
+
+def result_csv(doc: dict) -> str:
+    """A row per vector: a, b and c as hex, each hypothesis's output, the pairs separated."""
+    ids = [h["id"] for h in doc["hypotheses"]]
+    rows = [[n, " ".join(x["hex"] for x in v["a"]), " ".join(y["hex"] for y in v["b"]), v["c"]["hex"],
+             *(v["outputs"][h]["hex"] for h in ids), " ".join(f"{a}|{b}" for a, b in v["separates"])]
+            for n, v in enumerate(doc["vectors"])]
+    return csv_text(["vector", "a", "b", "c", *ids, "separates"], rows)
 
 
 def vector_table(doc: dict, index: int = 0) -> Table:
@@ -111,3 +175,116 @@ def separation_summary(doc: dict) -> list[str]:
                 f"proved by {' and '.join(run['proved_by'])} ({who})"]
     return [f"{' and '.join(labels)} differ (k={k}; found by {who}, formula {s['formula']}; "
             "replayed on the concrete model):"]
+
+
+# ---------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------
+
+_OPS = re.compile(r"(wgmma|tcgen05\.mma|mma\.sync|wmma|v_mfma)")
+_KIND = re.compile(r"kind::(\w+)|_(\d+x\d+x\d+)_")
+
+
+def instruction_short(text: str) -> str:
+    """A model's instruction in a word or two: "mma.sync", "wgmma",
+    "mma.sync/wgmma" (either gives the same bits), "tcgen05 f8f6f4",
+    "v_mfma 32x32x8"; the model file has the whole text."""
+    parts = []
+    for alt in text.split(" / "):
+        op = _OPS.search(alt)
+        if not op:
+            continue
+        name = op.group(1).replace("tcgen05.mma", "tcgen05")
+        kind = _KIND.search(alt)
+        if kind and " / " not in text:
+            name += f" {kind.group(1) or kind.group(2)}"
+        parts.append(name)
+    return "/".join(parts) or (text.split(" ")[0] if text else "-")
+
+
+def final_rounding_text(m) -> str:
+    """The rounding of a model's result in a few words."""
+    if m.c_placement == "late":
+        return f"rd to {m.late_frac_bits} bits, then {m.final_rounding}"
+    if m.normalisation == "every_add":
+        return f"{m.align_rounding} every add"
+    return m.final_rounding + (f" to e8m{m.final_frac_bits}" if m.final_frac_bits else "")
+
+
+MODEL_COLUMNS = [Column("model"), Column("instruction", wrap=True), Column("formats", wrap=True),
+                 Column("block", justify="right"), Column("align", justify="right"),
+                 Column("carry", justify="right"), Column("rounding", wrap=True),
+                 Column("scales", 3, wrap=True), Column("arch", 2), Column("devices", 1, wrap=True)]
+MODEL_NOTE = ("* the architecture's default model (--arch ARCH picks it; --formats IN:OUT another).\n"
+              "block: products summed before one normalisation; align: fraction bits kept below the\n"
+              "accumulator's last bit when terms are aligned; carry: integer bits above the largest\n"
+              "term (- no limit); rounding: of the result; scales: scale format / terms per scale.")
+
+
+def formats_text(m) -> str:
+    """IN:OUT (A,B:OUT when a and b differ), and c's format where it is not OUT's."""
+    c = "" if m.c_format == m.out_format else f" c {short_format(m.c_format)}"
+    return m.formats_label + c
+
+
+def model_instruction(m) -> str:
+    """The instruction in a word or two, without the kind that the model's name already says."""
+    text = instruction_short(m.instruction)
+    kind = text.partition(" ")[2]
+    return text.partition(" ")[0] if kind and kind in m.name else text
+
+
+def scales_text(m) -> str:
+    """"-", or the scale format and the terms each scale covers (ue8m0/32),
+    with the exact groups of a grouped model."""
+    if m.scale_format is None:
+        return "-"
+    groups = f", groups of {m.group_size}" if m.group_size > 1 else ""
+    return f"{short_format(m.scale_format)}/{m.scale_block}{groups}"
+
+
+def model_rows(models) -> list[list[str]]:
+    """A row per model, in MODEL_COLUMNS' order."""
+    return [[m.name + (" *" if m.default else ""), model_instruction(m),
+             formats_text(m), str(m.block_size), str(m.align_bits),
+             "-" if m.carry_bits is None else str(m.carry_bits), final_rounding_text(m),
+             scales_text(m), m.arch, ", ".join(m.devices[:3])] for m in models]
+
+
+def models_table(models, width: int) -> Table:
+    """The models' table within ``width`` (no scales column when no model has scales)."""
+    rows = model_rows(models)
+    cols = MODEL_COLUMNS
+    if all(r[7] == "-" for r in rows):
+        cols, rows = cols[:7] + cols[8:], [r[:7] + r[8:] for r in rows]
+    return fit_table(cols, rows, width)
+
+
+def models_csv(models) -> str:
+    return csv_text([c.header for c in MODEL_COLUMNS], model_rows(models))
+
+
+# ---------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------
+
+def _property_rows(rows: list[dict], arch: str) -> list[list[str]]:
+    out = []
+    for row in rows:
+        if "not_applicable" in row:
+            hs = f"(not for {arch}: {row['not_applicable']})"
+        else:
+            hs = ", ".join(row["hypotheses"]) or "x <= y with f(x) > f(y), or a proof of none"
+        out.append([row["property"], hs, row["description"]])
+    return out
+
+
+def properties_table(rows: list[dict], arch: str, width: int) -> Table:
+    """A row per property of ``tcsmt.api.properties``: its hypotheses and description."""
+    cols = [Column("property"), Column(f"hypotheses (on {arch})", wrap=True),
+            Column("description", wrap=True)]
+    return fit_table(cols, _property_rows(rows, arch), width)
+
+
+def properties_csv(rows: list[dict], arch: str) -> str:
+    return csv_text(["property", "hypotheses", "description"], _property_rows(rows, arch))
