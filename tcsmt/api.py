@@ -49,55 +49,105 @@ def _spec(model: str, formats: str | None, sets: list[str]) -> str:
     return shlex.join(words)
 
 
-def comparison(model_a: str, model_b: str | None = None, formats: str | None = None,
-               set_both=(), set_a=(), set_b=()):
-    """The two hypotheses A and B of a diff or equiv."""
-    from tcsmt.model.reference import is_reference, reference_like
+def comparison(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=()):
+    """The hypotheses of a diff or equiv: one per model (a single model is
+    compared with itself, changed by ``set_b``), ``set_a``/``set_b``
+    applied to the first/second. Their ids are the models' names, made
+    unique with the changed parameters (or #2, #3...)."""
     from tcsmt.search.diff import check_comparable
     from tcsmt.search.vectors import Hypothesis
-    spec_b = model_b or model_a
-    sets_a, sets_b = [*set_both, *set_a], [*set_both, *set_b]
-    pa, pb = resolve(model_a, formats, sets_a), resolve(spec_b, formats, sets_b)
-    if not formats and is_reference(spec_b) and not is_reference(model_a):
-        pb = apply_overrides(reference_like(spec_b, pa), sets_b)    # in A's formats
-    elif not formats and is_reference(model_a) and not is_reference(spec_b):
-        pa = apply_overrides(reference_like(model_a, pb), sets_a)
-    check_comparable(pa, pb)
-    return [Hypothesis("A", pa, _spec(model_a, formats, sets_a)),
-            Hypothesis("B", pb, _spec(spec_b, formats, sets_b))]
+    models = [m for m in models if m is not None]
+    if not models:
+        raise UserError("name at least one model")
+    if len(models) == 1:
+        models = models * 2
+    sets = [[*set_both, *(set_a if i == 0 else set_b if i == 1 else ())] for i in range(len(models))]
+    params = _comparison_params(models, formats, sets)
+    for p in params[1:]:
+        check_comparable(params[0], p)
+    ids = _unique_ids([p.name for p in params], sets)
+    return [Hypothesis(i, p, _spec(m, formats, s)) for i, p, m, s in zip(ids, params, models, sets)]
 
 
-def diff(model_a: str, model_b: str | None = None, *, formats: str | None = None,
-         set_both=(), set_a=(), set_b=(), k: int | None = None, domain=None,
-         solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, cross_check: bool = False,
-         kind: str = "diff", emit_smt2: str | Path | None = None, command: str | None = None) -> dict:
-    """Inputs on which two models give different bits (``kind="diff"``:
-    restricted formulas race the full one) or a proof that none exist
-    (``kind="equiv"``: the full formula only). ``domain`` is a
-    tcsmt.search.domain.Domain (finite inputs by default). The SMT-LIB text
-    of the question goes to ``emit_smt2`` before solving. No answer in time
-    is a UserError."""
+def _comparison_params(models, formats, sets) -> list[ModelParams]:
+    """Each model's record; without ``formats``, a reference model (exact,
+    fma-chain...) takes the formats of the first model that is not one."""
+    from tcsmt.model.reference import is_reference, reference_like
+    params = [resolve(m, formats, s) for m, s in zip(models, sets)]
+    hardware = next((p for m, p in zip(models, params) if not is_reference(m)), None)
+    if formats or hardware is None:
+        return params
+    return [apply_overrides(reference_like(m, hardware), s) if is_reference(m) else p
+            for m, p, s in zip(models, params, sets)]
+
+
+def _unique_ids(names: list[str], sets: list[list[str]]) -> list[str]:
+    ids = [n if names.count(n) == 1 or not s else f"{n} {' '.join(s)}" for n, s in zip(names, sets)]
+    out = []
+    for i in ids:
+        out.append(i if i not in out else f"{i} #{sum(x.split(' #')[0] == i for x in out) + 1}")
+    return out
+
+
+def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=(),
+         k: int | None = None, domain=None, solver: str = "portfolio",
+         timeout: float = DEFAULT_TIMEOUT, cross_check: bool = False, count: int = 1,
+         emit_smt2: str | Path | None = None, command: str | None = None) -> dict:
+    """The fewest inputs that tell every pair of models apart (as find does
+    for a property's hypotheses), shrunk to few non-zero products and
+    significant bits and replayed on the concrete models; with ``count``,
+    more, each unlike the others. Models whose arithmetic parameters are
+    equal are reported as identical circuits, without a solver.
+    ``run.notes`` says when a vector lies outside the inputs a model was
+    validated on. ``domain`` is a tcsmt.search.domain.Domain (finite inputs
+    by default); ``emit_smt2`` gets the SMT-LIB text of the question (some
+    pair differs) before solving. No answer in time is a UserError."""
+    from tcsmt.fileio import write_text_atomic
+    from tcsmt.hardware.validated import outside_notes
+    from tcsmt.report.documents import diff_document
+    from tcsmt.search import separation as sep
+    from tcsmt.search.diff import default_k, diff_models
+    from tcsmt.search.domain import Domain
+    hyps = comparison(*models, formats=formats, set_both=set_both, set_a=set_a, set_b=set_b)
+    k = k or default_k(*(h.params for h in hyps))
+    domain = domain or Domain()
+    if emit_smt2:
+        write_text_atomic(emit_smt2, sep.separation_formula(hyps, k, domain).text)
+    found = diff_models(hyps, k, domain, solver, timeout, cross_check, count)
+    doc = diff_document(found, k, domain, _command(command))
+    if doc["verdict"] == Verdict.UNKNOWN:
+        reasons = "; ".join(sorted({p["reason"] for p in doc["run"]["pairs"] if p["reason"]}))
+        raise UserError(f"no answer within {timeout:g} s ({reasons or 'no answer'}); "
+                        "try a longer --timeout or another --solver")
+    doc["run"]["notes"] = outside_notes([h.params for h in hyps], doc["vectors"])
+    return doc
+
+
+def equiv(model_a: str, model_b: str | None = None, *, formats: str | None = None,
+          set_both=(), set_a=(), set_b=(), k: int | None = None, domain=None,
+          solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, cross_check: bool = False,
+          emit_smt2: str | Path | None = None, command: str | None = None) -> dict:
+    """The proof that two models agree on every input of the domain (the
+    full formula only: no restrictions, which cost a proof time), or a
+    counterexample, replayed. No answer in time is a UserError."""
     from tcsmt.fileio import write_text_atomic
     from tcsmt.report.documents import separation_document
     from tcsmt.search import separation as sep
     from tcsmt.search.diff import default_k, run_diff
     from tcsmt.search.domain import Domain
-    hyps = comparison(model_a, model_b, formats, set_both, set_a, set_b)
+    hyps = comparison(model_a, model_b, formats=formats, set_both=set_both, set_a=set_a, set_b=set_b)
+    if len(hyps) != 2:
+        raise UserError("equiv compares two models")
     k = k or default_k(hyps[0].params, hyps[1].params)
     domain = domain or Domain()
-    forms = sep.formulations(hyps, k, domain, restrictions=kind == "diff")
+    forms = sep.formulations(hyps, k, domain, restrictions=False)
     if emit_smt2:
         write_text_atomic(emit_smt2, forms[-1][1].text)
     out = run_diff(hyps, k, domain, solver, timeout, cross_check, forms)
     if out.verdict == Verdict.UNKNOWN:
         raise UserError(f"no answer within {timeout:g} s ({out.reason}); "
                         "try a longer --timeout or another --solver")
-    return separation_document(kind, hyps, k, domain, out, _command(command))
-
-
-def equiv(model_a: str, model_b: str | None = None, **kw) -> dict:
-    """The proof that two models agree on every input of the domain (see diff)."""
-    return diff(model_a, model_b, kind="equiv", **kw)
+    return separation_document("equiv", hyps, k, domain, out, _command(command))
 
 
 def replay(path: str | Path):

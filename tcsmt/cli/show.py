@@ -1,23 +1,33 @@
-"""Printing documents on the terminal (the tables themselves are built in
-tcsmt.report.tables)."""
+"""Printing diff and equiv documents on the terminal (the tables
+themselves are built in tcsmt.report.tables)."""
 
 from __future__ import annotations
 
-from rich.console import Console
-
-from tcsmt.report.tables import separation_summary, vector_table
-
-
-def console() -> Console:
-    return Console(highlight=False, markup=False)
+from tcsmt.cli import options
+from tcsmt.report.tables import result_csv, result_table, separation_summary, vector_table
+from tcsmt.report.terminal import console, terminal_width, wrap
 
 
-def print_separation(doc: dict, path) -> None:
-    con = console()
+def print_separation(doc: dict, path, out_format: str = "table", wide: bool = False) -> None:
+    """The summary, the vectors with every model's output, notes, and where
+    the file went (stderr when stdout holds JSON or CSV)."""
+    import click
+    if out_format != "table":
+        options.echo_json(doc) if out_format == "json" else click.echo(result_csv(doc), nl=False)
+        click.echo(f"result written to {path}", err=True)
+        return
+    width = terminal_width(wide)
+    con = console(width)
     for line in separation_summary(doc):
-        con.print(line)
+        for part in wrap(line, width):
+            con.print(part)
     if doc["vectors"]:
-        con.print(vector_table(doc))
-    for note in doc["run"]["solver"].get("notes", []):
-        con.print(f"note: {note}")
+        if "pairs" in doc:
+            result_table(doc, width, pairs=False)
+        else:
+            con.print(vector_table(doc))
+    notes = doc["run"].get("notes", []) + doc["run"].get("solver", {}).get("notes", [])
+    for note in notes:
+        for part in wrap(f"note: {note}", width):
+            con.print(part)
     con.print(f"result written to {path}")

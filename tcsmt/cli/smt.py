@@ -1,15 +1,15 @@
 """Commands on the SMT side: diff, equiv, replay.
 
-    tcsmt diff MODEL_A [MODEL_B] [--set-a K=V] [--set-b K=V] [--set K=V] ...
+    tcsmt diff MODEL [MODEL...] [--set-a K=V] [--set-b K=V] [--set K=V] [--count N] ...
     tcsmt equiv MODEL_A [MODEL_B] ...
     tcsmt replay FILE.json [FILE.json ...]
 
 A model is an architecture (``ampere``, with ``--formats fp16:fp32`` to pick
 a format pair), a model name (``ampere-bf16-fp32``) or a model file.
-MODEL_B defaults to MODEL_A, so one model against itself with a parameter
-changed reads ``tcsmt diff ampere --set-b carry_bits=3``. ``--set``
-applies to both models, ``--set-a`` / ``--set-b`` to one; two different
-values for one key on one model are an error.
+One model is compared with itself, so one model against itself with a
+parameter changed reads ``tcsmt diff ampere --set-b carry_bits=3``.
+``--set`` applies to every model, ``--set-a`` / ``--set-b`` to the first /
+second; two different values for one key on one model are an error.
 
 diff exits 0 when it found inputs that tell the models apart, 1 when it
 proved there are none; equiv the other way round. No answer in time, bad
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import click
 
@@ -27,61 +28,114 @@ from tcsmt import api
 from tcsmt.cli import options
 from tcsmt.cli.show import print_separation
 from tcsmt.enums import Verdict
+from tcsmt.errors import UserError
 from tcsmt.report.results import ReplayReport, write_result
 
 
-def _query(f):
-    f = options.output("results/KIND/A--B.json")(f)
-    f = click.option("--emit-smt2", type=click.Path(dir_okay=False),
-                     help="Write the SMT-LIB query to this file (before solving).")(f)
-    f = options.domain(f)
-    f = options.solver()(f)
-    f = click.option("--k", type=click.IntRange(1, 256),
-                     help="Products per dot product (default: the larger block size).")(f)
-    f = click.option("--set-b", multiple=True, metavar="KEY=VALUE",
-                     help="Override a parameter of MODEL_B.")(f)
-    f = click.option("--set-a", multiple=True, metavar="KEY=VALUE",
-                     help="Override a parameter of MODEL_A.")(f)
-    f = click.option("--set", "set_both", multiple=True, metavar="KEY=VALUE",
-                     help="Override a parameter of both models.")(f)
-    f = click.option("--formats", help="IN:OUT format pair of both models (fp16:fp32, bf16:fp32...).")(f)
-    f = click.argument("model_b", required=False)(f)
-    return click.argument("model_a")(f)
+def _query(many: bool):
+    def deco(f):
+        f = options.output_format()(f)
+        f = click.option("--force", is_flag=True,
+                         help="Replace an existing result file (default: the default name gets a "
+                              "free numbered one, -2, -3...; an existing -o FILE is an error).")(f)
+        f = options.output("results/KIND/A--B.json")(f)
+        f = click.option("--emit-smt2", type=click.Path(dir_okay=False),
+                         help="Write the SMT-LIB query to this file (before solving).")(f)
+        f = options.domain(f)
+        f = options.solver()(f)
+        if many:
+            f = click.option("--count", type=click.IntRange(1, 100), default=1, show_default=True,
+                             help="How many vectors: beyond the fewest that separate every pair, "
+                                  "more, each with another c and other products.")(f)
+        f = click.option("--k", type=click.IntRange(1, 256),
+                         help="Products per dot product (default: the largest block size).")(f)
+        f = click.option("--set-b", multiple=True, metavar="KEY=VALUE",
+                         help="Override a parameter of the second model.")(f)
+        f = click.option("--set-a", multiple=True, metavar="KEY=VALUE",
+                         help="Override a parameter of the first model.")(f)
+        f = click.option("--set", "set_both", multiple=True, metavar="KEY=VALUE",
+                         help="Override a parameter of every model.")(f)
+        f = click.option("--formats", help="IN:OUT format pair of every model (fp16:fp32, bf16:fp32...).")(f)
+        if many:
+            return click.argument("models", nargs=-1, required=True)(f)
+        f = click.argument("model_b", required=False)(f)
+        return click.argument("model_a")(f)
+    return deco
 
 
-def _default_out(kind: str, doc: dict) -> str:
+def _default_out(kind: str, doc: dict) -> Path:
     clean = lambda s: re.sub(r"[^A-Za-z0-9._=-]+", "_", s).strip("_")  # noqa: E731
-    a, b = (h["label"] for h in doc["hypotheses"][:2])
-    return f"results/{kind}/{clean(a)}--{clean(b)}.json"
+    return Path("results") / kind / ("--".join(clean(h["id"]) for h in doc["hypotheses"]) + ".json")
+
+
+def free_path(path: Path) -> Path:
+    """``path``, or the first of path-2, path-3... that does not exist."""
+    n = 2
+    out = path
+    while out.exists():
+        out = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        n += 1
+    return out
+
+
+def choose_path(kind: str, doc: dict, output: str | None, force: bool) -> Path:
+    """Where the result goes: never over an existing file without --force."""
+    if output:
+        if Path(output).exists() and not force:
+            raise UserError(f"{output} exists: --force replaces it, or choose another -o")
+        return Path(output)
+    path = _default_out(kind, doc)
+    return path if force else free_path(path)
 
 
 def run_query(kind: str, o: dict) -> int:
     """diff or equiv: solve, write the result file, print; the exit status."""
     domain = options.domain_of(o)
-    out = o.pop("output")
-    doc = api.diff(o.pop("model_a"), o.pop("model_b"), domain=domain, kind=kind, **o)
-    path = out or _default_out(kind, doc)
+    out, force, out_format, wide = o.pop("output"), o.pop("force"), o.pop("out_format"), o.pop("wide")
+    if out and Path(out).exists() and not force:          # before any work
+        raise UserError(f"{out} exists: --force replaces it, or choose another -o")
+    if kind == "diff":
+        doc = api.diff(*o.pop("models"), domain=domain, **o)
+    else:
+        doc = api.equiv(o.pop("model_a"), o.pop("model_b"), domain=domain, **o)
+    path = choose_path(kind, doc, out, force)
     write_result(path, doc)
-    print_separation(doc, path)
+    print_separation(doc, path, out_format, wide)
     found = doc["verdict"] == Verdict.SAT
     return (0 if found else 1) if kind == "diff" else (1 if found else 0)
 
 
 @click.command("diff")
-@_query
+@_query(many=True)
 def diff(**o):
-    """Find inputs on which MODEL_A and MODEL_B return different bits.
+    """Find the fewest inputs that tell every pair of MODELS apart.
 
-    MODEL_B defaults to MODEL_A, so `tcsmt diff ampere --set-b carry_bits=3`
-    compares a model with itself changed. The inputs found are replayed on
-    both concrete models, printed and written to a result file (replay it
-    with `tcsmt replay`). Exit status: 0 found, 1 proved there are none,
+    One model is compared with itself changed: `tcsmt diff ampere --set-b
+    carry_bits=3`. Vectors are shrunk to few non-zero products and
+    significant bits, replayed on every concrete model, shown with each
+    model's output, and written to a result file (outputs keyed by model
+    name; replay it with `tcsmt replay`). Models whose arithmetic
+    parameters are equal are identical circuits: no solver is asked. A
+    note says when a vector lies outside the inputs a model was validated
+    on, and which option keeps it inside. An existing file is never
+    replaced without --force.
+
+    \b
+    The words of the summary:
+      found by the candidate pool  hand-made-style inputs run through the
+                                   models, no solver needed
+      found by z3 on 2 non-zero    the solver answered a smaller question
+      product(s)                   (the other products +0) first
+      identical circuits           every parameter that changes the
+                                   arithmetic is equal
+
+    Exit status: 0 found, 1 proved there are none (or identical circuits),
     2 no answer in time or bad input."""
     sys.exit(run_query("diff", o))
 
 
 @click.command("equiv")
-@_query
+@_query(many=False)
 def equiv(**o):
     """Prove that MODEL_A and MODEL_B agree on every input of the domain.
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcsmt.enums import PairVerdict, PropertyKind, Status, Verdict
+from tcsmt.enums import PropertyKind
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams, apply_overrides
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
-from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors
-from tcsmt.report.results import earlier, make_result, run_record
+from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors, search_document
+from tcsmt.report.results import earlier
 from tcsmt.search import find
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
@@ -104,15 +104,6 @@ def same_question(path: str | Path | dict, hyps: list[Hypothesis], k: int) -> bo
 
 
 def document(prop: Property, base: ModelParams, out: find.FindOutcome, command: str) -> dict:
-    proved = [pv for pv in out.pairs if pv.verdict == PairVerdict.UNSAT]
-    unknown = [pv for pv in out.pairs if pv.verdict != PairVerdict.UNSAT]
-    if out.vectors:
-        verdict = Verdict.SAT
-    elif not unknown:
-        verdict = Verdict.UNSAT
-    else:
-        verdict = Verdict.UNKNOWN
-    ids = [h.id for h in out.hyps]
     query = {
         "kind": prop.name,
         "description": prop.description,
@@ -124,26 +115,7 @@ def document(prop: Property, base: ModelParams, out: find.FindOutcome, command: 
         "one_vector_for_all_pairs": str(out.single),
         "command": command,
     }
-    proved_by = sorted({s for pv in proved for s in pv.proved_by})
-    pair = lambda pr: [ids[pr[0]], ids[pr[1]]] if pr else None  # noqa: E731
-    run = run_record(out.seconds, proved_by, {"queries": out.queries, "wins": _wins(out),
-                                              "formulas": out.sha256},
-                     out.sha256[0] if out.sha256 else "",
-                     found_by=list(out.found_by),
-                     pairs=[{"pair": pair(pv.pair), "proved_by": pv.proved_by, "reason": pv.reason,
-                             "smt2_sha256": pv.smt2_sha256} for pv in out.pairs])
-    pairs = [{"pair": pair(pv.pair), "verdict": str(pv.verdict), "same_as": pair(pv.same_as)}
-             for pv in out.pairs]
-    return make_result(query, out.hyps, out.vectors, verdict, run,
-                       all(len(set(pv.proved_by)) >= 2 for pv in proved), pairs=pairs)
-
-
-def _wins(out: find.FindOutcome) -> dict:
-    wins: dict[str, int] = {}
-    for r in out.runs:
-        if r.status in (Status.SAT, Status.UNSAT):
-            wins[r.solver] = wins.get(r.solver, 0) + 1
-    return wins
+    return search_document(query, out.hyps, out.vectors, out.pairs, out, out.seconds)
 
 
 def run_named(name: str, arch: str, formats: str | None = None, overrides=None, **kw) -> dict:

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcsmt.enums import Status, Verdict
+from tcsmt.enums import PairVerdict, Status, Verdict
 from tcsmt.errors import UserError
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
 from tcsmt.report.results import SCHEMA, earlier, make_result, read_vector, run_record
 from tcsmt.search import monotonic
+from tcsmt.search.diff import ModelsDiff
 from tcsmt.search.domain import Domain
+from tcsmt.search.find import FindOutcome
 from tcsmt.search.prove import CarryProof
 from tcsmt.search.separation import Outcome
 from tcsmt.search.vectors import Hypothesis, Vector
@@ -45,6 +47,51 @@ def separation_document(kind: str, hyps: list[Hypothesis], k: int, domain: Domai
     sha = (out.answered or out.full).sha256
     run = run_record(out.seconds, out.proved_by, solver_record(out), sha)
     return make_result(query, hyps, out.vectors, out.verdict, run, cross_checked(out.proved_by))
+
+
+def search_document(query: dict, hyps: list[Hypothesis], vectors: list[Vector], pair_verdicts: list,
+                    out: FindOutcome | None, seconds: float) -> dict:
+    """The document of a search for the fewest vectors (tcsmt.search.find):
+    ``pair_verdicts`` (find.PairVerdict) on every pair no vector separates
+    become ``pairs`` (stable) and ``run.pairs`` (who proved it, or why
+    there is no answer); ``out`` the search's runs (None: no solver asked)."""
+    proved = [pv for pv in pair_verdicts if pv.verdict == PairVerdict.UNSAT]
+    unknown = [pv for pv in pair_verdicts if pv.verdict != PairVerdict.UNSAT]
+    verdict = Verdict.SAT if vectors else (Verdict.UNSAT if not unknown else Verdict.UNKNOWN)
+    ids = [h.id for h in hyps]
+    pair = lambda pr: [ids[pr[0]], ids[pr[1]]] if pr else None  # noqa: E731
+    proved_by = sorted({s for pv in proved for s in pv.proved_by})
+    sha = out.sha256 if out else []
+    run = run_record(seconds, proved_by, {"queries": out.queries if out else 0, "wins": _wins(out),
+                                          "formulas": sha},
+                     sha[0] if sha else "", found_by=list(out.found_by) if out else [],
+                     pairs=[{"pair": pair(pv.pair), "proved_by": pv.proved_by, "reason": pv.reason,
+                             "smt2_sha256": pv.smt2_sha256} for pv in pair_verdicts])
+    pairs = [{"pair": pair(pv.pair), "verdict": str(pv.verdict), "same_as": pair(pv.same_as)}
+             for pv in pair_verdicts]
+    return make_result(query, hyps, vectors, verdict, run,
+                       all(len(set(pv.proved_by)) >= 2 for pv in proved), pairs=pairs)
+
+
+def _wins(out: FindOutcome | None) -> dict:
+    wins: dict[str, int] = {}
+    for r in out.runs if out else []:
+        if r.status in (Status.SAT, Status.UNSAT):
+            wins[r.solver] = wins.get(r.solver, 0) + 1
+    return wins
+
+
+def diff_document(diff: ModelsDiff, k: int, domain: Domain, command: str = "") -> dict:
+    """diff of two or more models: the fewest vectors that separate every
+    pair (and more with --count), and the verdict on every pair left."""
+    names = ", ".join(h.label for h in diff.hyps)
+    found = diff.found
+    query = {"kind": "diff", "description": f"inputs on which {names} differ",
+             "k": k, "domain": domain.describe(), "readable": True,
+             "vectors_asked": max(1, len(diff.vectors)), "command": command}
+    if found is not None:
+        query["one_vector_for_all_pairs"] = str(found.single)
+    return search_document(query, diff.hyps, diff.vectors, diff.pair_verdicts(), found, diff.seconds)
 
 
 def carry_proof_document(proof: CarryProof, command: str = "") -> dict:
@@ -116,5 +163,5 @@ def prior_single(path: str | Path | dict) -> Verdict | None:
         return None
 
 
-__all__ = ["Run", "carry_proof_document", "monotonicity_document", "prior_single", "prior_vectors",
-           "separation_document", "solver_record"]
+__all__ = ["Run", "carry_proof_document", "diff_document", "monotonicity_document", "prior_single",
+           "prior_vectors", "search_document", "separation_document", "solver_record"]

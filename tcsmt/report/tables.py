@@ -122,16 +122,16 @@ def pair_lines(doc: dict) -> list[str]:
     return lines
 
 
-def result_table(doc: dict, width: int | None = None) -> None:
+def result_table(doc: dict, width: int | None = None, pairs: bool = True) -> None:
     """Each vector, the output each hypothesis predicts, and which pairs it
     separates (a column per hypothesis where that fits ``width``, else a
-    line per hypothesis); then the pairs no vector separates, with their
-    verdicts."""
+    line per hypothesis); then (``pairs``) the pairs no vector separates,
+    with their verdicts."""
     width = width or terminal_width()
     if doc["vectors"]:
         print_fitting([wide_result_table(doc), long_result_table(doc)], width)
     con = console(width)
-    for line in pair_lines(doc):
+    for line in pair_lines(doc) if pairs else []:
         for part in wrap(line, width, "", "    "):
             con.print(part)
 
@@ -164,17 +164,63 @@ def vector_table(doc: dict, index: int = 0) -> Table:
     return t
 
 
+def formula_words(tag: str) -> str:
+    """What found a vector, in words: "pool", "earlier result", or
+    "SOLVER (FORMULA)" where FORMULA is "full" or a restriction
+    ("support-2": two products non-zero, the others +0; "bits-4": every
+    input with at most 4 significant bits)."""
+    if tag == "pool":
+        return "the candidate pool (no solver)"
+    if tag == "earlier result":
+        return "an earlier result"
+    solver, _, formula = tag.partition(" (")
+    formula = formula.rstrip(")")
+    words = []
+    for part in formula.split("/"):
+        if part.startswith("support-"):
+            words.append(f"{part.split('-')[1]} non-zero product(s)")
+        elif part.startswith("bits-"):
+            words.append(f"at most {part.split('-')[1]} significant bits")
+        elif part == "full":
+            words.append("the full formula")
+        elif part:
+            words.append(part)
+    return f"{solver} on " + ", ".join(words) if words else solver
+
+
 def separation_summary(doc: dict) -> list[str]:
     """The lines that say what a diff or equiv found."""
-    labels = [h["label"] for h in doc["hypotheses"]]
+    ids = [h["id"] for h in doc["hypotheses"]]
     run, k = doc["run"], doc["query"]["k"]
-    s = run["solver"]
-    who = f"{s['name']} {s['version']}, {run['seconds']:.2f} s"
-    if doc["verdict"] == Verdict.UNSAT:
-        return [f"{' and '.join(labels)} agree on every input of the domain (k={k}): "
-                f"proved by {' and '.join(run['proved_by'])} ({who})"]
-    return [f"{' and '.join(labels)} differ (k={k}; found by {who}, formula {s['formula']}; "
-            "replayed on the concrete model):"]
+    if "pairs" not in doc:                      # equiv: one question about two models
+        s = run["solver"]
+        who = f"{s['name']} {s['version']}, {run['seconds']:.2f} s"
+        if doc["verdict"] == Verdict.UNSAT:
+            return [f"{' and '.join(ids)} agree on every input of the domain (k={k}): "
+                    f"proved by {' and '.join(run['proved_by'])} ({who})"]
+        return [f"{' and '.join(ids)} differ (k={k}; found by {who}, "
+                f"{formula_words(s['name'] + ' (' + s['formula'] + ')')}; replayed on the concrete model):"]
+    lines = []
+    if doc["vectors"]:
+        done = {tuple(p) for v in doc["vectors"] for p in v["separates"]}
+        total = len(ids) * (len(ids) - 1) // 2
+        how = "; ".join(sorted(set(formula_words(t) for t in run.get("found_by", []))))
+        lines.append(f"{', '.join(ids)} differ (k={k}): {len(doc['vectors'])} vector(s) separate "
+                     f"{len(done)} of {total} pair(s), found by {how}, shrunk and replayed on the "
+                     f"concrete models ({run['seconds']:.2f} s):")
+    details = {tuple(d["pair"]): d for d in run.get("pairs", [])}
+    for pr in doc["pairs"]:
+        a, b = pr["pair"]
+        det = details.get((a, b), {})
+        if det.get("proved_by") == ["identical circuits"]:
+            lines.append(f"{a} and {b} are identical circuits: every parameter that changes the "
+                         "arithmetic is equal, so no input separates them (no solver needed)")
+        elif pr["verdict"] == Verdict.UNSAT:
+            lines.append(f"{a} and {b} agree on every input of the domain (k={k}): proved by "
+                         f"{' and '.join(det.get('proved_by', []))}")
+        else:
+            lines.append(f"{a} and {b}: {pr['verdict']} ({det.get('reason', '')})")
+    return lines
 
 
 # ---------------------------------------------------------------------------

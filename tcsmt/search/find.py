@@ -146,7 +146,7 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
 def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
                  timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True, cross_check: bool = False,
                  use_pool: bool = True, lemma=None, prior: list[Vector] = (),
-                 prior_single: Verdict | None = None) -> FindOutcome:
+                 prior_single: Verdict | None = None, pairs: list[Pair] | None = None) -> FindOutcome:
     """The fewest vectors this search finds that separate every separable
     pair of hypotheses, and the verdict on every pair left.
 
@@ -161,7 +161,8 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     ``prior`` vectors (those of an earlier result) are replayed first and
     kept, in their order, for every pair they still separate: a rerun then
     gives the same vectors, whichever solver would have won a race, and asks
-    the solvers only what they leave open. ``prior_single`` is that result's
+    the solvers only what they leave open. ``pairs`` (every pair by
+    default) are the pairs to separate. ``prior_single`` is that result's
     answer to the one-vector-for-all question, given when it asked the same
     question: a proof that no one vector does (unsat) is proved again with
     the full time; an earlier "unknown" stays unknown rather than depend on
@@ -170,7 +171,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     res = FindOutcome(hyps, k, domain)
     res.lemma = lemma
     n = len(hyps)
-    pairs = all_pairs(n)
+    pairs = list(pairs) if pairs is not None else all_pairs(n)
     remaining = list(pairs)
     p = hyps[0].params
     for vec in prior:
@@ -185,7 +186,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
         for vec in pool.search(hyps, k, domain, remaining):
             _take(res, vec, remaining, "pool")
     asked_all = False
-    if ask_single and len(res.vectors) != 1 and n > 2:
+    if ask_single and len(res.vectors) != 1 and len(pairs) > 1:
         got = _ask(res, pairs, solver, single_time, readable)
         res.single, asked_all = got.verdict, not res.vectors
         if got.verdict == Verdict.SAT:
@@ -202,7 +203,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
         asked_all = False
         pair = remaining[0]
         one = _ask(res, [pair], solver, timeout, readable, cross_check)
-        if n == 2:
+        if len(pairs) == 1:
             res.single = one.verdict
         if one.verdict == Verdict.SAT:
             _take(res, one.vector, remaining, one.found_by)
