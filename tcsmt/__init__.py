@@ -5,21 +5,33 @@ cores), interpreted as a simulator, a batch simulator and SMT formulas.
     >>> p = model("ampere")                  # the record of ampere-fp16-fp32
     >>> dot(p, [0x3c00, 0x3c00], [0x3c00, 0x0001], 0x3f800000).hex
     '0x40000000'
+
+Every command has its Python call, returning the document the command
+prints (tcsmt.api): ``tcsmt.diff``, ``tcsmt.find``, ``tcsmt.check``, ``tcsmt.coverage``...
+(``tcsmt.all_models`` for ``tcsmt models``, ``tcsmt.list_properties`` for
+``tcsmt properties`` and ``tcsmt.regenerate`` for ``tcsmt regen``:
+tcsmt.models, tcsmt.properties and tcsmt.regen are packages of their own).
 """
 
 __version__ = "0.1.0"
 
 from tcsmt.model.catalogue import all_models, find_model  # noqa: E402
 from tcsmt.model.params import ModelParams, load_model  # noqa: E402
-from tcsmt.sim.batch import matmul  # noqa: E402
 from tcsmt.sim.dot import Result, dot, model  # noqa: E402
 
+API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul",
+       "diff": "diff", "equiv": "equiv", "replay": "replay", "find": "find",
+       "prove_carry_bits": "prove_carry_bits", "list_properties": "properties",
+       "compare_algorithms": "compare_algorithms", "coverage": "coverage", "regenerate": "regen",
+       "check": "check"}
+"""Names of tcsmt -> the call in tcsmt.api (imported when first used)."""
 
-def check(source, models=(), **kw) -> dict:
-    """Observations against models, row by row (tcsmt.api.check)."""
-    from tcsmt.api import check as run
-    return run(source, models, **kw)
+
+def __getattr__(name: str):
+    if name in API:
+        from tcsmt import api
+        return getattr(api, API[name])
+    raise AttributeError(f"module 'tcsmt' has no attribute {name!r}")
 
 
-__all__ = ["ModelParams", "Result", "all_models", "check", "dot", "find_model", "load_model",
-           "matmul", "model"]
+__all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "model", *API]

@@ -38,6 +38,122 @@ def models(archs=(), scaled: bool | None = None) -> list[ModelParams]:
     return select_models(archs, scaled)
 
 
+def simulate(arch, a, b, c=0, *, formats: str | None = None, overrides=(), explain: bool = False) -> dict:
+    """One dot product d = c + sum a_i*b_i under a model, as ``tcsmt
+    simulate`` prints it: {"model", "a", "b", "c", "d": {"hex", "decimal",
+    "kind"}, "stages": [[stage, text], ...] (with ``explain``)}. Each input
+    is an int (a bit pattern, as tcsmt.dot takes), a string ("0x3c00", a bit
+    pattern; "1.5", "2^-24", an exact number) or a float or Fraction."""
+    from tcsmt.model.formats import parse_bits
+    from tcsmt.report.results import number
+    from tcsmt.sim.dot import Result, check_inputs, dot_bits, model, to_bits
+    from tcsmt.sim.dot import explain as explain_dot
+
+    def bits(fmt, x):
+        if isinstance(x, int) and not isinstance(x, bool):
+            return x
+        if isinstance(x, str) and x.strip().lower().startswith("0x"):
+            return parse_bits(x.strip(), fmt)
+        return to_bits(fmt, x)
+
+    p = model(arch, formats, list(overrides))
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
+    a, b, c = check_inputs(p, [bits(p.fin, x) for x in a], [bits(p.fb, y) for y in b], bits(p.fc, c))
+    r = Result(dot_bits(p, a, b, c), p.fout)
+    doc = {"model": p.name, "a": [number(p.fin, x) for x in a], "b": [number(p.fb, y) for y in b],
+           "c": number(p.fc, c), "d": {"hex": r.hex, "decimal": r.decimal, "kind": r.kind}}
+    if explain:
+        doc["stages"] = [list(st) for st in explain_dot(p, a, b, c)]
+    return doc
+
+
+def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "auto",
+                limit: int | None = None) -> dict:
+    """Recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) replayed
+    through the models: the tcsmt-conformance/1 document ``tcsmt
+    conformance --json`` writes ({"folders": [{"device", "folder",
+    "output", "model", "rows", "matched", "judged", "mismatches", "notes"...}]})."""
+    from tcsmt.hardware import conformance as cf
+    return {"schema": "tcsmt-conformance/1",
+            "folders": [dict(r.__dict__) for r in cf.run(folder, arch, engine, limit)]}
+
+
+def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, *, model=None,
+           round_inputs: str | None = None, backend: str | None = None, progress=None, **kw):
+    """D = C + A @ B as the modelled matrix unit computes it (see
+    tcsmt.sim.batch.matmul for the dtypes and block-scaled models). The
+    result is a NumPy array whose ``.model`` is the ModelParams that
+    computed it (``D.model.name``).
+
+    C may be left out: zeros in the model's c format. A model is chosen by
+    ``arch`` (or ``model``): a ModelParams, a model name or file, or an
+    architecture, whose model then matches the dtypes of A, B and C (or
+    ``formats``, "IN:OUT"). Inputs in a wider format than the model reads
+    (float32 or float64 for an fp16, bf16 or fp8 model) are refused unless
+    ``round_inputs`` names how to round them: "rne" (round to nearest,
+    ties to even), "rz", "ru" or "rd"; they are then rounded into the
+    model's formats, and a bare architecture means its default model (or
+    ``formats``). float32 feeds a tf32 model only when one is asked for
+    (formats="tf32:fp32", or a tf32 model's name): it keeps the top 19 bits
+    of each value. ``progress(name, done, total)`` is called as tiles of D
+    are done. With a dask array among A, B and C, D is a dask array (see
+    tcsmt.sim.batch.matmul), without ``.model``."""
+    import numpy as np
+
+    from tcsmt.sim import batch
+    from tcsmt.sim.inputs import round_array, with_model
+    from tcsmt.sim.npio import dtype_of
+    if model is not None and arch is not None:
+        raise UserError("give the model once: arch= or model=, not both")
+    spec = model if arch is None else arch
+    if spec is None:
+        raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
+    lazy = any(batch.is_dask(x) for x in (A, B, C))       # dask arrays stay dask arrays
+    if not lazy:
+        A, B = np.asarray(A), np.asarray(B)
+    p = matmul_model(spec, formats, overrides, A, B, C, round_inputs)
+    if C is None:
+        if A.ndim != 2 or B.ndim != 2:
+            raise UserError(f"A and B must be 2-D; got {A.ndim}-D and {B.ndim}-D")
+        C = np.zeros((A.shape[0], B.shape[1]), dtype=dtype_of(p.fc))
+    if round_inputs:
+        if lazy:
+            raise UserError("round_inputs is not taken with dask arrays: round A and B first")
+        A, B, C = (round_array(x, f, round_inputs, n) for x, f, n in ((A, p.fin, "A"), (B, p.fb, "B"),
+                                                                      (C, p.fc, "C")))
+    D = batch.matmul(A, B, C if lazy else np.asarray(C), arch=p, backend=backend, progress=progress, **kw)
+    return D if lazy else with_model(D, p)
+
+
+def matmul_model(spec, formats, overrides, A, B, C=None, round_inputs: str | None = None) -> ModelParams:
+    """The model ``matmul`` uses for these operands (see matmul); a
+    refusal, naming the way out, for float32 or float64 operands handed to
+    a bare architecture or a narrower model."""
+    import numpy as np
+
+    from tcsmt.sim.dot import model as resolve_model
+    from tcsmt.sim.npio import _is_model_spec, dtype_of, model_for_arrays
+    wide = lambda x: x.dtype in (np.float32, np.float64)  # noqa: E731
+    bare = isinstance(spec, str) and formats is None and not _is_model_spec(spec)
+    if round_inputs or (bare and (wide(A) or wide(B))):
+        p = resolve_model(spec, formats, list(overrides or []))
+        if round_inputs:
+            return p
+        raise UserError(f"A and B are {A.dtype}; {spec}'s default model {p.name} reads {p.in_format}: "
+                        f"give round_inputs='rne' (or rz, ru, rd) to round them, or name a model that "
+                        f"reads them (formats='tf32:fp32' reads float32 as tf32, its top 19 bits)")
+    from tcsmt.sim.chunked import is_dask
+    c = C if C is not None else np.zeros((1, 1), dtype=np.float32)
+    p = model_for_arrays(spec, formats, overrides, A, c if is_dask(c) else np.asarray(c), B)
+    for name, x, f in (("A", A, p.fin), ("B", B, p.fb)):
+        if x.dtype != dtype_of(f) and wide(x):
+            raise UserError(f"{name} is {x.dtype} and {p.name} reads {f.name}: give round_inputs='rne' "
+                            f"(or rz, ru, rd) to round it, or pass {dtype_of(f).name}")
+    return p
+
+
 # ---------------------------------------------------------------------------
 # diff, equiv, replay
 # ---------------------------------------------------------------------------

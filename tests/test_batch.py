@@ -24,7 +24,6 @@ import pytest
 from batch_cases import KINDS, rows
 from model_sample import MODELS as SAMPLE
 
-from tcsmt import matmul
 from tcsmt.errors import UserError
 from tcsmt.hardware import conformance
 from tcsmt.hardware import recorded as hwdata
@@ -33,7 +32,7 @@ from tcsmt.interp import trace as interp_trace
 from tcsmt.model.catalogue import all_models, arch_for_device, find_model
 from tcsmt.model.formats import get_format
 from tcsmt.sim import batch
-from tcsmt.sim.batch import dot_batch, supported
+from tcsmt.sim.batch import dot_batch, matmul, supported
 from tcsmt.sim.dot import dot_bits, model
 
 DATA = hwdata.default_data_dir()

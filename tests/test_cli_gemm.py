@@ -35,7 +35,7 @@ def run(*args):
     (ml_dtypes.bfloat16, "ampere", "ampere-bf16-fp32"),
     (ml_dtypes.float8_e4m3fn, "hopper", "hopper-e4m3-fp32"),
     (ml_dtypes.float8_e5m2, "ada", "ada-e5m2-fp32"),
-    (np.float32, "blackwell", "blackwell-tf32-fp32"),
+    (np.float32, "blackwell-tf32-fp32", "blackwell-tf32-fp32"),
 ])
 def test_gemm_writes_what_matmul_computes(tmp_path, dtype, arch, model):
     A, B, C = rand((4, 40), dtype, 1), rand((40, 3), dtype, 2), rand((4, 3), np.float32, 3)
@@ -133,3 +133,16 @@ def test_gemm_backend_cuda_without_a_device_is_one_line(tmp_path):
     r = run("--arch", "hopper", "--backend", "cuda", p["A"], p["B"], p["C"], "-o", str(tmp_path / "D.npy"))
     assert r.exit_code != 0 and isinstance(r.exception, UserError)
     assert "no CUDA device" in str(r.exception)
+
+
+def test_gemm_refuses_float32_for_an_fp16_model_unless_told_how_to_round(tmp_path):
+    A, B = rand((3, 20), np.float32, 1), rand((20, 2), np.float32, 2)
+    p = save(tmp_path, A=A, B=B)
+    out = str(tmp_path / "D.npy")
+    r = run("--arch", "hopper", p["A"], p["B"], "-o", out)
+    assert r.exit_code != 0 and "round_inputs" in str(r.exception) and not os.path.exists(out)
+    r = run("--arch", "hopper", "--round-inputs", "rne", p["A"], p["B"], "-o", out)
+    assert r.exit_code == 0, r.output + repr(r.exception)
+    assert "hopper-fp16-fp32" in r.output
+    want = matmul(A.astype(np.float16), B.astype(np.float16), np.zeros((3, 2), np.float32), arch="hopper")
+    assert np.array_equal(np.load(out).view(np.uint32), want.view(np.uint32))

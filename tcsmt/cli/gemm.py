@@ -22,8 +22,10 @@ EPILOG = (
     "bfloat16 as '<V2', float8_e5m2 as '<f1' and every one-byte type (float8_e4m3fn, "
     "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu) as '<V1'; gemm reads "
     "'<V1' (and uint8 bit patterns) as the model's format for that operand, so name the "
-    "model (or --formats) for fp6 and fp4. A float32 A and B feed a tf32 model, which reads "
-    "the top 19 bits of each value (the low 13 are dropped, as the hardware does). "
+    "model (or --formats) for fp6 and fp4. A float32 A and B feed a tf32 model when one is "
+    "asked for (--formats tf32:fp32, or a tf32 model's name), which reads the top 19 bits of "
+    "each value (the low 13 are dropped, as the hardware does); for any other model, "
+    "--round-inputs rounds them into its formats. "
     "Block-scaled models (tcsmt models --scaled) take --scale-a and --scale-b.")
 
 # How np.save writes the ml_dtypes types (their dtype.str without the byte
@@ -95,7 +97,7 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
 @click.command("gemm", epilog=EPILOG)
 @click.argument("a_path", metavar="A.npy")
 @click.argument("b_path", metavar="B.npy")
-@click.argument("c_path", metavar="C.npy")
+@click.argument("c_path", metavar="[C.npy]", required=False)
 @click.option("-o", "--output", "out_path", required=True, metavar="D.npy",
               help="Where to write D (written whole or not at all).")
 @click.option("--arch", required=True, metavar="ARCH",
@@ -105,6 +107,9 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
                    "(default: by the dtypes of A and C).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a model parameter (repeatable), e.g. --set align_bits=0.")
+@click.option("--round-inputs", type=click.Choice(["rne", "rz", "ru", "rd"]), default=None,
+              help="Round float32/float64 A, B and C into the model's formats with this mode "
+                   "(default: refuse them unless the model reads them).")
 @click.option("--backend", type=click.Choice(["numpy", "cpu", "cuda"]), default=None,
               help="numpy (no compilation), cpu (the compiled kernel, every core) or cuda; "
                    "default: the fastest available (cpu once its kernel is compiled).")
@@ -114,27 +119,36 @@ def save_npy_atomic(path: str, array: np.ndarray) -> None:
 @click.option("--scale-b", "sb_path", default=None, metavar="SB.npy",
               help="The scales of B, ceil(K / scale_block) x N, one per column of B and block.")
 @options.scheduler
-def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, backend, sa_path, sb_path):
-    """D = C + A @ B (A: M x K, B: K x N, C: M x N) bit for bit as the
-    modelled matrix unit computes it, blocks chained along K as the
-    architecture does. With a scheduler, tiles of D (512 x 512, K in parts
+def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, round_inputs, backend,
+         sa_path, sb_path):
+    """D = C + A @ B (A: M x K, B: K x N, C: M x N, zeros when left out)
+    bit for bit as the modelled matrix unit computes it, blocks chained
+    along K as the architecture does. A bar on stderr shows the tiles done
+    and the time left. With a scheduler, tiles of D (512 x 512, K in parts
     of 512 products cut at block boundaries) are tasks on the cluster."""
-    from tcsmt import runner
-    from tcsmt.sim.batch import matmul
-    from tcsmt.sim.npio import model_for_arrays
+    from tcsmt import api, runner
+    from tcsmt.cli.progress import progress_bar
+    from tcsmt.sim.npio import dtype_of
 
-    A, B, C = (load_npy(p, n) for p, n in ((a_path, "A"), (b_path, "B"), (c_path, "C")))
+    A, B = load_npy(a_path, "A"), load_npy(b_path, "B")
+    C = load_npy(c_path, "C") if c_path else None
     SA, SB = (None if p is None else load_npy(p, n) for p, n in ((sa_path, "--scale-a"),
                                                                    (sb_path, "--scale-b")))
-    p = model_for_arrays(arch, formats, overrides, A, C, B)
+    p = api.matmul_model(arch, formats, list(overrides), A, B, C, round_inputs)
     A, B = one_byte_as(A, p.fin), one_byte_as(B, p.fb)
     if p.scale_format is not None:
         SA, SB = (None if x is None else one_byte_as(x, p.fscale) for x in (SA, SB))
     address = runner.scheduler_address()
     if address:
         from tcsmt.sim.chunked import matmul_on_cluster
+        if round_inputs:
+            raise UserError("--round-inputs is not taken with --scheduler: round A and B first")
+        if C is None:
+            C = np.zeros((A.shape[0], B.shape[1]), dtype=dtype_of(p.fc))
         D = matmul_on_cluster(address, A, B, C, p, backend, scale_a=SA, scale_b=SB)
     else:
-        D = matmul(A, B, C, arch=p, backend=backend, scale_a=SA, scale_b=SB)
-    save_npy_atomic(out_path, D)
+        with progress_bar("gemm") as progress:
+            D = api.matmul(A, B, C, arch=p, round_inputs=round_inputs, backend=backend,
+                           progress=progress, scale_a=SA, scale_b=SB)
+    save_npy_atomic(out_path, np.asarray(D))
     click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")

@@ -168,7 +168,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
 def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] | None = None,
            max_memory: int | None = None, engine: str = "replay", *, model=None,
            scale_a=None, scale_b=None, backend: str | None = None,
-           threads: int | None = None) -> np.ndarray:
+           threads: int | None = None, progress=None) -> np.ndarray:
     """D = C + A @ B exactly as the modelled matrix unit computes it.
 
     A is M x K, B is K x N, C is M x N, as NumPy arrays whose dtypes are the
@@ -203,6 +203,7 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     computed: tiles of D as tasks, chained along K as the unit chains its
     blocks (tcsmt.sim.chunked; ``max_memory`` is then per task); computing
     it (on a Dask cluster, or dask's local scheduler) gives the same bits.
+    ``progress(name, done, total)`` is called as tiles of D are done.
     """
     if model is not None and arch is not None:
         raise UserError("give the model once: arch= or model=, not both")
@@ -224,14 +225,14 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     ct = to_bits(C, p.fc, "C")
     m, k = A.shape
     sa, sb = _scale_bits(p, k, m, B.shape[1], scale_a, scale_b)
-    out = matmul_bits(p, at, bt, ct, max_memory, engine, backend, threads, sa, sb)
+    out = matmul_bits(p, at, bt, ct, max_memory, engine, backend, threads, sa, sb, progress)
     return from_bits(out, p.fout)
 
 
 def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
                 max_memory: int = DEFAULT_MEMORY, engine: str = "replay", backend: str | None = None,
                 threads: int | None = None, sa: np.ndarray | None = None,
-                sb: np.ndarray | None = None) -> np.ndarray:
+                sb: np.ndarray | None = None, progress=None) -> np.ndarray:
     """D's bits [M, N] (uint64, out_format) from A's bits transposed at
     [K, M], B's bits bt [K, N], C's bits ct [M, N] and, for a block-scaled
     model, the scales' bits sa [S, M] and sb [S, N] (see matmul)."""
@@ -239,13 +240,20 @@ def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
     n = bt.shape[1]
     check_supported(p, k)
     chosen = choose(p, k, m * n * k, backend)
+    tell = progress or (lambda name, done, total: None)
     if chosen != "numpy":
-        return gemm_bits(p, chosen, at, bt, ct, threads)
+        tell(chosen, 0, 1)
+        out = gemm_bits(p, chosen, at, bt, ct, threads)
+        tell(chosen, 1, 1)
+        return out
     out = np.empty((m, n), dtype=np.uint64)
     tile = _hoisted_tiles(p, at, bt, engine, sa, sb)
-    for (m0, m1), (n0, n1) in _tiles(m, n, tile_elements(p, k, max_memory, engine)):
+    tiles = list(_tiles(m, n, tile_elements(p, k, max_memory, engine)))
+    tell("", 0, len(tiles))
+    for done, ((m0, m1), (n0, n1)) in enumerate(tiles, 1):
         rows, cols = slice(m0, m1), slice(n0, n1)
         out[rows, cols] = tile(rows, cols, ct[rows, cols])
+        tell("", done, len(tiles))
     return out
 
 

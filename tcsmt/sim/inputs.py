@@ -1,0 +1,91 @@
+"""Preparing NumPy operands for a model, and naming the model in the result.
+
+``round_array`` rounds wider floats (float64, float32...) into a format
+with one of the IEEE modes, as a user does before handing data to a
+matrix unit (the hardware reads its operands as they are: this is not a
+stage of the datapath). NumPy and ml_dtypes convert with round to nearest,
+ties to even; for rz, ru and rd the result is moved one step, where the
+nearest value lies on the wrong side of x, to its neighbour in the
+format's order of encodings (which is the order of values). Overflow
+follows ``Format.round_value``: infinity, or the largest finite number
+where the mode rounds toward zero; fn formats give NaN.
+
+``ModelledArray`` is D as a NumPy array that carries ``.model``, the
+ModelParams that computed it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcsmt.errors import UserError
+from tcsmt.model.formats import ROUNDING_MODES, Format
+from tcsmt.model.params import ModelParams
+from tcsmt.sim.npio import dtype_of
+
+
+class ModelledArray(np.ndarray):
+    """A result of tcsmt.matmul: the array, and in ``.model`` the model
+    (a ModelParams: ``.model.name``, ``.model.parameter_dict()``) that
+    computed it. Arrays derived from it (D + 1, D.astype(...)) carry no model."""
+
+    model: ModelParams | None = None
+
+    def __array_finalize__(self, obj) -> None:
+        self.model = None
+
+
+def with_model(D: np.ndarray, p: ModelParams) -> ModelledArray:
+    out = D.view(ModelledArray)
+    out.model = p
+    return out
+
+
+def _uint(itemsize: int):
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[itemsize]
+
+
+def round_array(x, fmt: Format, mode: str = "rne", name: str = "x") -> np.ndarray:
+    """x (any float or integer dtype) rounded into ``fmt`` with ``mode``
+    (rne, rz, ru, rd), as an array of fmt's dtype."""
+    if mode not in ROUNDING_MODES:
+        raise UserError(f"unknown rounding {mode!r} for {name} (known: {', '.join(ROUNDING_MODES)})")
+    want = dtype_of(fmt)
+    if fmt.container_bits:
+        raise UserError(f"{name}: rounding into {fmt.name} is not supported; round into float16 or "
+                        "bfloat16, or pass float32 to a tf32 model")
+    x = np.asarray(x)
+    if x.dtype == want:
+        return x
+    try:
+        xf = x.astype(np.float64)
+    except (TypeError, ValueError):
+        raise UserError(f"{name} has dtype {x.dtype}: pass numbers") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = xf.astype(want)
+    if mode == "rne":
+        return r
+    return _step(xf, r, fmt, mode)
+
+
+def _step(x: np.ndarray, r: np.ndarray, fmt: Format, mode: str) -> np.ndarray:
+    """r (x rounded to nearest) moved one encoding toward the side ``mode`` asks for."""
+    bits = r.view(_uint(r.dtype.itemsize)).astype(np.int64)
+    top = np.int64(1) << np.int64(fmt.bits - 1)
+    sign = (bits & top) != 0
+    key = np.where(sign, -(bits & (top - 1)), bits)           # encodings in the order of values
+    rv = r.astype(np.float64)
+    lost = np.isnan(rv) & ~np.isnan(x)                          # overflow to NaN (fn formats)
+    rv = np.where(lost, np.copysign(np.inf, x), rv)
+    if mode == "rz":
+        move = np.where(np.abs(rv) > np.abs(x), -np.sign(x), 0)
+    elif mode == "ru":
+        move = np.where(rv < x, 1, 0)
+    else:
+        move = np.where(rv > x, -1, 0)
+    move = np.where(np.isnan(x), 0, move).astype(np.int64)
+    key = key + move
+    neg = (key < 0) | ((key == 0) & np.signbit(x))
+    out = np.where(neg, top | np.abs(key), key)
+    out = np.where(move != 0, out, bits)
+    return out.astype(_uint(r.dtype.itemsize)).view(r.dtype)
