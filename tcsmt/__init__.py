@@ -23,7 +23,7 @@ API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul",
        "diff": "diff", "equiv": "equiv", "replay": "replay", "find": "find",
        "prove_carry_bits": "prove_carry_bits", "list_properties": "properties",
        "compare_algorithms": "compare_algorithms", "coverage": "coverage", "regenerate": "regen",
-       "check": "check"}
+       "check": "check", "error": "error"}
 """Names of tcsmt -> the call in tcsmt.api (imported when first used)."""
 
 

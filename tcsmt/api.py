@@ -388,3 +388,35 @@ def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
 
 def _command(command: str | None) -> str:
     return command if command is not None else command_line()
+
+
+# ---------------------------------------------------------------------------
+# error
+# ---------------------------------------------------------------------------
+
+def error(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), *, distributions=None,
+          seed: int = 0, formats: str | None = None, overrides=(), inputs=None,
+          backend: str | None = None, plot: str | Path | None = None, progress=None) -> dict:
+    """The error of D = C + A @ B under each model (names, architectures,
+    files or reference models such as fma-chain) against the exact result:
+    per model, distribution of inputs (normal, uniform, positive,
+    cancelling; all by default) and K, the largest and mean |error| in ulps
+    of the output format, the relative error, the mean signed error and the
+    share of inexact results rounded towards zero (the document's "rows").
+    The exact result comes from integer sums of the products (see
+    tcsmt.accuracy.exact). ``inputs=(A, B[, C])`` measures given matrices
+    instead; ``plot`` writes a PNG of the error against K (matplotlib).
+    ``progress(name, done, total)`` is called after each model's D."""
+    from tcsmt.accuracy.error import measure
+    from tcsmt.accuracy.inputs import KINDS
+    from tcsmt.report.accuracy import error_plot, pyplot
+    if isinstance(models, str):
+        models = [models]
+    if plot:
+        pyplot()                              # before the work: matplotlib is there
+    doc = measure(list(models), m, n, ks, tuple(distributions or KINDS), seed, formats=formats,
+                  overrides=overrides, inputs=inputs, backend=backend, progress=progress)
+    if plot:
+        error_plot(doc, plot)
+        doc["plot"] = str(plot)
+    return doc

@@ -45,7 +45,7 @@ def exact_decimal(num: int, den_pow2: int = 0) -> str:
 # ---------------------------------------------------------------------------
 
 COMMANDS = ["models", "simulate", "conformance", "find", "prove", "properties", "regen",
-            "diff", "equiv", "replay", "gemm", "harness", "plan", "identify"]
+            "diff", "equiv", "replay", "gemm", "harness", "plan", "identify", "error"]
 
 
 def listed_commands(help_text: str) -> list[str]:

@@ -16,6 +16,7 @@ ORDER = [
     {"interp"},
     {"sim", "smt"},
     {"torch"},                  # a unit's arithmetic under PyTorch: through the simulators
+    {"accuracy"},               # the error of a unit's results against exact sums
     {"search"},
     {"report"},
     {"properties"},

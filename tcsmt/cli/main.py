@@ -38,6 +38,7 @@ def cli():
       tcsmt conformance data/hwdata         replay recorded GPU outputs
       tcsmt check obs.json --arch hopper    your GPU's outputs against a model
       tcsmt params                          every parameter a model has
+      tcsmt error volta hopper --plot e.png the error of C + A @ B against exact sums
     """
 
 
@@ -46,11 +47,24 @@ def cli():
 # ---------------------------------------------------------------------------
 
 def _register() -> None:
-    from tcsmt.cli import agreement, cases, check, find, gemm, harness, identify, models, params, smt
+    from tcsmt.cli import (
+        accuracy,
+        agreement,
+        cases,
+        check,
+        find,
+        gemm,
+        harness,
+        identify,
+        models,
+        params,
+        smt,
+    )
     for command in (models.models_cmd, models.simulate_cmd, models.conformance_cmd, check.check,
                     params.params, params.model_group,
                     find.find_cmd, find.prove_cmd, find.properties_cmd, find.regen_cmd,
-                    smt.diff, smt.equiv, smt.replay, gemm.gemm, agreement.agreement_cmd,
+                    smt.diff, smt.equiv, smt.replay, gemm.gemm, accuracy.error_cmd,
+                    agreement.agreement_cmd,
                     harness.harness,
                     identify.plan, identify.identify,
                     cases.compare_algorithms, cases.coverage):
