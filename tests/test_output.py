@@ -118,7 +118,7 @@ def test_wrap_indents_continuations():
 def test_instruction_short_words():
     assert instruction_short("wgmma.mma_async m64nNk32.f32.e4m3.e4m3") == "wgmma"
     assert instruction_short("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32") == "mma.sync"
-    assert instruction_short("mma.sync m16n8k16 / wgmma m64nNk16 .f32.f16.f16") == "mma.sync/wgmma"
+    assert instruction_short("mma.sync m16n8k16 / wgmma m64nNk16 .f32.f16.f16") == "mma.sync, wgmma"
     assert instruction_short("tcgen05.mma kind::f8f6f4 .f32.e4m3.e4m3") == "tcgen05 f8f6f4"
     assert instruction_short("v_mfma_f32_32x32x8_fp16") == "v_mfma 32x32x8"
 

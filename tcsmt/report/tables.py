@@ -233,7 +233,7 @@ _KIND = re.compile(r"kind::(\w+)|_(\d+x\d+x\d+)_")
 
 def instruction_short(text: str) -> str:
     """A model's instruction in a word or two: "mma.sync", "wgmma",
-    "mma.sync/wgmma" (either gives the same bits), "tcgen05 f8f6f4",
+    "mma.sync, wgmma" (either gives the same bits), "tcgen05 f8f6f4",
     "v_mfma 32x32x8"; the model file has the whole text."""
     parts = []
     for alt in text.split(" / "):
@@ -245,7 +245,7 @@ def instruction_short(text: str) -> str:
         if kind and " / " not in text:
             name += f" {kind.group(1) or kind.group(2)}"
         parts.append(name)
-    return "/".join(parts) or (text.split(" ")[0] if text else "-")
+    return ", ".join(parts) or (text.split(" ")[0] if text else "-")
 
 
 def final_rounding_text(m) -> str:
