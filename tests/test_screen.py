@@ -3,6 +3,8 @@ the hypotheses whose batch outputs reproduce those rows."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tcsmt.identify.evaluate import evaluate, screen, screening_order
@@ -30,3 +32,24 @@ def test_screen_keeps_the_hypotheses_the_batch_simulator_keeps():
 def test_screening_order_puts_rows_with_more_products_first():
     a = np.array([[1, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 0]], dtype=np.uint64)
     assert screening_order(a, a) == [1, 3, 0, 2]
+
+
+def test_screening_rows_rule_out_more_than_the_rows_with_most_products():
+    """On the H100 e4m3 rows, the rows with the most products leave about
+    half of the hypotheses; the rows chosen by the pilot hypotheses leave
+    fewer, and the screening on them keeps exactly what those rows keep."""
+    from tcsmt.hardware.observations import read_observations
+    from tcsmt.identify.evaluate import screening_rows
+    from tcsmt.identify.narrow import row_arrays
+    root = Path(__file__).resolve().parent.parent
+    obs = read_observations(root / "results/hardware/H100/mma-e4m3-f32.json")
+    a, b, c, d = row_arrays(obs)
+    models = identification_space("e4m3:fp32").models()[::1000]        # 31 hypotheses
+    rows = screening_rows(models, a, b, c, d, rows=3, workers=1)
+    assert len(set(rows)) == 3 and all(0 <= r < len(obs.rows) for r in rows)
+    chosen = screen(models, a, b, c, d, workers=1, order=rows)
+    most = screen(models, a, b, c, d, rows=3, workers=1)
+    assert len(chosen) < len(most)
+    ev = evaluate(models, a[rows], b[rows], c[rows], workers=1)
+    assert chosen == [i for i in range(len(models))
+                      if i not in ev.unsupported and (ev.outputs[i] == d[rows]).all()]

@@ -264,6 +264,42 @@ def screening_order(a: np.ndarray, b: np.ndarray) -> list[int]:
     return sorted(range(a.shape[0]), key=lambda n: (-int(nonzero[n]), n))
 
 
+PILOT = 32
+"""Hypotheses, spread evenly over the space, that choose the screening rows."""
+PILOT_ROWS = 256
+"""Rows (spread evenly over the observations) the pilot hypotheses run on."""
+
+
+def screening_rows(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
+                   workers: int | None = None) -> list[int]:
+    """The rows to screen on: those that rule out the most of PILOT
+    hypotheses spread over the space (run on up to PILOT_ROWS rows through
+    the batch simulator), chosen greedily (each next row the one that rules
+    out most of the pilots still left), then screening_order's. Rows with
+    many products need not tell hypotheses apart (on the H100 e4m3 rows the
+    first ones with 32 products rule out half the space; a chosen row rules
+    out nearly all of it), and the screening stops at a hypothesis's first
+    mismatch, so a row that rules out more costs less."""
+    order = screening_order(a, b)
+    n = a.shape[0]
+    cand = sorted({int(x) for x in np.linspace(0, n - 1, min(n, PILOT_ROWS))})
+    pilots = [models[int(i)] for i in
+              sorted({int(x) for x in np.linspace(0, len(models) - 1, min(len(models), PILOT))})]
+    ev = evaluate(pilots, a[cand], b[cand], c[cand], workers=workers)
+    miss = ev.outputs != np.asarray(d, dtype=np.uint64)[cand][None, :]
+    miss[ev.unsupported, :] = False
+    alive = np.ones(len(pilots), dtype=bool)
+    chosen: list[int] = []
+    while len(chosen) < rows:
+        gain = (miss & alive[:, None]).sum(axis=0)
+        j = int(np.argmax(gain))
+        if gain[j] == 0:
+            break
+        chosen.append(cand[j])
+        alive &= ~miss[:, j]
+    return chosen + [r for r in order if r not in chosen][:rows - len(chosen)]
+
+
 def _screen_chunk(job: list[int], shared: tuple) -> list[int]:
     """One chunk of hypotheses (in a worker): the models and the picked rows
     are the run's shared data."""
@@ -273,14 +309,15 @@ def _screen_chunk(job: list[int], shared: tuple) -> list[int]:
 
 
 def screen(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
-           workers: int | None = None, progress=None) -> list[int]:
-    """The hypotheses (indices into models) that reproduce the first
-    ``rows`` rows of screening_order through the scalar interpreter (the
-    same datapath: a hypothesis it rules out gives other bits on that row
-    in every interpretation). Chunks of 64 hypotheses are independent jobs
-    of tcsmt.runner (``workers=1`` runs them here). ``progress(done,
-    total)`` per chunk."""
-    order = screening_order(np.asarray(a), np.asarray(b))[:rows]
+           workers: int | None = None, progress=None, order: list[int] | None = None) -> list[int]:
+    """The hypotheses (indices into models) that reproduce the rows
+    ``order`` (default: the first ``rows`` of screening_order) through the
+    scalar interpreter (the same datapath: a hypothesis it rules out gives
+    other bits on that row in every interpretation). Chunks of 64
+    hypotheses are independent jobs of tcsmt.runner (``workers=1`` runs
+    them here). ``progress(done, total)`` per chunk."""
+    if order is None:
+        order = screening_order(np.asarray(a), np.asarray(b))[:rows]
     picked = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]), int(d[n])) for n in order]
     alive = list(range(len(models)))
     size = 64

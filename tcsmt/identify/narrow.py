@@ -35,7 +35,7 @@ import numpy as np
 
 from tcsmt.errors import UserError
 from tcsmt.hardware.observations import ObservationSet
-from tcsmt.identify.evaluate import SCREEN_ROWS, evaluate, screen
+from tcsmt.identify.evaluate import SCREEN_ROWS, evaluate, screen, screening_rows
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.identify.plan import Plan, classes_of
 from tcsmt.model.formats import Format
@@ -199,9 +199,12 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
     runs = [i for m, st in zip(cand_classes, statuses) for i in (m[:1] if _once(st, in_domain) else m)]
     if len(runs) < SCREEN_MIN or a.shape[0] <= SCREEN_ROWS:
         return None
-    _say(log, f"screening {len(runs)} hypotheses on {SCREEN_ROWS} rows (scalar interpreter)")
+    hyps = [models[i] for i in runs]
+    rows = screening_rows(hyps, a, b, c, d)
+    _say(log, f"screening {len(runs)} hypotheses on rows {', '.join(map(str, rows))} "
+              "(scalar interpreter)")
     tick = progress and (lambda done, total: progress(f"screening {len(runs)} hypotheses", done, total))
-    kept = {runs[j] for j in screen([models[i] for i in runs], a, b, c, d, progress=tick)}
+    kept = {runs[j] for j in screen(hyps, a, b, c, d, progress=tick, order=rows)}
     pairs = [(m if _once(st, in_domain) and m[0] in kept else [i for i in m if i in kept], st)
              for m, st in zip(cand_classes, statuses)]
     pairs = [(m, st) for m, st in pairs if m]
