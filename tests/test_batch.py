@@ -14,7 +14,6 @@ the recorded GPU outputs, and itself under every way of running it.
 
 from __future__ import annotations
 
-import functools
 import tracemalloc
 from fractions import Fraction
 
@@ -22,6 +21,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 from batch_cases import KINDS, rows
+from checkout import EXPECTED_FOLDERS, hwdata_folders
+from checkout import read as recording
 from model_sample import MODELS as SAMPLE
 
 from tcsmt.errors import UserError
@@ -35,8 +36,7 @@ from tcsmt.sim import batch
 from tcsmt.sim.batch import dot_batch, matmul, supported
 from tcsmt.sim.dot import dot_bits, model
 
-DATA = hwdata.default_data_dir()
-FOLDERS = hwdata.discover(DATA) if DATA else []
+FOLDERS = hwdata_folders()
 MODELS = [m for m in SAMPLE if supported(m)]          # the slow tests run every model
 ALL = [m for m in all_models() if supported(m)]
 REFUSED = [m for m in all_models() if not supported(m)]
@@ -58,15 +58,11 @@ def generated(p, n: int, k: int, seed: int):
     return (r.a, r.b, r.c, *r.scale_bits(p))
 
 
-@functools.cache
-def recording(device: str, folder: str) -> hwdata.Recording:
-    return hwdata.read_folder(DATA / device / folder, device)
-
-
 def hw_cases(device: str, folder: str):
     """(model, output, known-problem rules, judged) for every model of the
     device's architecture with the folder's input format and a recorded
-    output. Judged against the recorded d: the architecture's own model for
+    output (a and b both of that format, no scales: what was recorded).
+    Judged against the recorded d: the architecture's own model for
     the format pair (as tcsmt conformance judges it), unless a known problem
     says otherwise; named variants (hypotheses such as *-mma) are checked
     batch against scalar only."""
@@ -76,8 +72,8 @@ def hw_cases(device: str, folder: str):
         rules = {kp.rule for kp in hwdata.known_problems(arch, rec.folder, out)}
         own = conformance.model_for(arch, rec.in_format.name, out)
         for m in all_models():
-            if m.arch == arch and m.fin.name == rec.in_format.name and \
-                    m.fout.name == get_format(out).name:
+            if m.arch == arch and m.fin.name == m.fb.name == rec.in_format.name and \
+                    m.scale_format is None and m.fout.name == get_format(out).name:
                 judged = m is own and not ({"unreliable", "open"} & rules)
                 yield m, out, rules, judged
 
@@ -102,29 +98,31 @@ def check_recorded(device: str, folder: str, sample: int | None) -> int:
     return checked
 
 
-@pytest.mark.skipif(not FOLDERS, reason="no recorded data (data/hwdata) in this checkout")
+def test_the_checkout_holds_every_recorded_folder():
+    assert len(FOLDERS) == EXPECTED_FOLDERS, [f"{d}/{f.name}" for d, f in FOLDERS]
+
+
 @pytest.mark.parametrize("device,folder", [(d, f.name) for d, f in FOLDERS])
 def test_recorded_rows(device, folder):
-    n = check_recorded(device, folder, sample=25)
-    if n == 0:
-        pytest.skip(f"no shipped model for {device}/{folder}")
+    """Every row of the folder through the batch interpreter, judged
+    against the recorded d where the rules of the known problems allow."""
+    assert check_recorded(device, folder, sample=25) > 0, f"no shipped model for {device}/{folder}"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not FOLDERS, reason="no recorded data (data/hwdata) in this checkout")
 @pytest.mark.parametrize("device,folder", [(d, f.name) for d, f in FOLDERS])
 def test_recorded_rows_all_on_scalar(device, folder):
     check_recorded(device, folder, sample=None)
 
 
-@pytest.mark.skipif(not FOLDERS, reason="no recorded data (data/hwdata) in this checkout")
 def test_every_model_with_data_is_checked():
     """Every shipped model whose architecture, input format and output
     format were recorded is reached by test_recorded_rows."""
     have = {(arch_for_device(d), recording(d, f.name).in_format.name, get_format(out).name)
             for d, f in FOLDERS for out in recording(d, f.name).d}
     reached = {m.name for d, f in FOLDERS for m, _, _, _ in hw_cases(d, f.name)}
-    expected = {m.name for m in MODELS if (m.arch, m.fin.name, m.fout.name) in have}
+    expected = {m.name for m in ALL if (m.arch, m.fin.name, m.fout.name) in have
+                and m.fb.name == m.fin.name and m.scale_format is None}
     assert expected and expected <= reached
 
 

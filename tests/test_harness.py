@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from checkout import hwdata_dir
 
 from tcsmt.errors import UserError
 from tcsmt.hardware.harness import (
@@ -262,8 +263,8 @@ def test_observation_file_errors(tmp_path):
 HW = ROOT / "data" / "hwdata" / "H100"
 
 
-@pytest.mark.skipif(not HW.is_dir(), reason="no recorded data in this checkout")
 def test_hwdata_hopper_fp8_reads_c_as_zero():
+    hwdata_dir()
     data = observations_from_hwdata(HW / "E4M3", "fp32", limit=60)
     assert [kp["rule"] for kp in data["known_problems"]] == ["c_zero"]
     obs = parse_observations(data)
@@ -271,8 +272,8 @@ def test_hwdata_hopper_fp8_reads_c_as_zero():
     assert compare(obs, "hopper-e4m3-fp32").matched == 60
 
 
-@pytest.mark.skipif(not HW.is_dir(), reason="no recorded data in this checkout")
 def test_hwdata_fp16_output_rounds_c_to_fp16():
+    hwdata_dir()
     data = observations_from_hwdata(HW / "fp16", "fp16", limit=40)
     obs = parse_observations(data)
     assert obs.formats() == {"in": "float16", "c": "float16", "out": "float16"}

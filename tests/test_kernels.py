@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from checkout import hwdata_dir, hwdata_folders
 
 from tcsmt.errors import UserError
 from tcsmt.hardware import recorded as hwdata
@@ -30,8 +30,6 @@ from tcsmt.sim.batch import dot_batch, matmul, supported
 from tcsmt.sim.npio import dtype_of
 
 numba = pytest.importorskip("numba")
-DATA = Path(__file__).resolve().parent.parent / "data" / "hwdata"
-DATA = DATA if DATA.is_dir() else None
 
 
 def operands(p, m: int, k: int, n: int, seed: int):
@@ -113,10 +111,8 @@ def test_cpu_gemm_equals_numpy_on_every_model(name):
 
 
 def recorded_cases():
-    if DATA is None:
-        return []
     cases = []
-    for device, folder in hwdata.discover(DATA):
+    for device, folder in hwdata_folders():
         rec = hwdata.read_folder(folder, device)
         for out in rec.d:
             arch = hwdata_arch(device)
@@ -141,9 +137,8 @@ def check_recorded(device: str, folder: str, out: str):
     assert np.array_equal(got, want), f"{np.sum(got != want)} of {len(want)} rows differ"
 
 
-@pytest.mark.skipif(DATA is None, reason="no recorded data in this checkout")
 def test_cpu_kernel_equals_numpy_on_the_recorded_h100_fp16_rows():
-    check_recorded("H100", str(DATA / "H100" / "fp16"), "fp32")
+    check_recorded("H100", str(hwdata_dir() / "H100" / "fp16"), "fp32")
 
 
 @pytest.mark.slow

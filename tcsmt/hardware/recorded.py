@@ -220,9 +220,3 @@ def known_problems(arch: str, folder: str, output: str) -> list[KnownProblem]:
             continue
         out.append(kp)
     return out
-
-
-def default_data_dir() -> Path | None:
-    """The copy of the recorded data in a source checkout, if there is one."""
-    d = Path(__file__).resolve().parent.parent / "data" / "hwdata"
-    return d if d.is_dir() else None
