@@ -40,6 +40,8 @@ def read_json(path: str | Path, error=None):
         raise error(f"{path}: not JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise error(f"{path}: not JSON: nested too deep") from None
+    except ValueError as e:     # an integer of more digits than Python converts
+        raise error(f"{path}: not JSON tcsmt reads: {e}") from None
 
 
 def json_object_or_none(path: str | Path) -> dict | None:
@@ -60,6 +62,30 @@ def read_toml(path: str | Path, error=None) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise error(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise error(f"{path}: not TOML: nested too deep") from None
+    except ValueError as e:
+        raise error(f"{path}: not TOML tcsmt reads: {e}") from None
+
+
+def refuse_overwriting(output: str | Path | None, inputs: dict[str, str | Path | None],
+                       option: str) -> None:
+    """UserError when ``output`` (an option's file) is one of ``inputs``
+    (name -> path): a command never writes over a file it reads."""
+    if output is None:
+        return
+    out = Path(output)
+    for name, path in inputs.items():
+        if path is None:
+            continue
+        same = out.resolve() == Path(path).resolve()
+        try:
+            same = same or os.path.samefile(out, path)
+        except OSError:
+            pass
+        if same:
+            raise UserError(f"{option} {output} is also {name}, which this command reads: "
+                            "write the output to another file")
 
 
 def write_atomic(path: str | Path, write: Callable[[IO], None], binary: bool = False,
@@ -68,8 +94,16 @@ def write_atomic(path: str | Path, write: Callable[[IO], None], binary: bool = F
     optionally ``check`` the temporary file by its name (its result is
     returned; an exception leaves ``path`` untouched), then rename it over
     ``path`` (os.replace is atomic on one file system). The parent folder
-    is created."""
+    is created. A folder that cannot be written, a full disk or any other
+    failure of the file system is a UserError naming ``path``."""
     path = Path(path)
+    try:
+        return _write_atomic(path, write, binary, check, suffix)
+    except OSError as e:
+        raise UserError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def _write_atomic(path: Path, write, binary: bool, check, suffix: str):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     try:

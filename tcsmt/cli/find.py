@@ -9,6 +9,7 @@ import click
 
 from tcsmt import api
 from tcsmt.cli import options
+from tcsmt.errors import UserError
 from tcsmt.report.results import write_result
 
 
@@ -39,17 +40,23 @@ def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, 
                                                                 list(overrides)), get_property(prop))
     doc = api.find(prop, arch, formats=formats, overrides=overrides, solver=solver, timeout=timeout,
                    readable=not raw, pool=not no_pool, cross_check=cross_check, prior=path)
-    status = write_result(path, doc)
     summary = (f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
-               f"{doc['run']['seconds']:.2f} s; {_written(status, path)}")
-    if show_result(doc, out_format, wide):
-        click.echo(summary)
-    else:
-        click.echo(summary, err=True)
+               f"{doc['run']['seconds']:.2f} s")
+    write_and_say(path, doc, summary, err=not show_result(doc, out_format, wide))
 
 
-def _written(status, path) -> str:
-    return f"{path} unchanged" if status == "unchanged" else f"written to {path}"
+def write_and_say(path, doc: dict, summary: str, err: bool = False) -> None:
+    """Write a result file after its answer was printed, and end the answer
+    with ``summary`` and what became of the file (on stderr when ``err``);
+    a file that cannot be written still leaves the answer on the screen
+    (then the UserError)."""
+    try:
+        status = write_result(path, doc)
+    except UserError:
+        click.echo(f"{summary}; not written", err=err)
+        raise
+    click.echo(f"{summary}; " + (f"{path} unchanged" if status == "unchanged" else f"written to {path}"),
+               err=err)
 
 
 def show_result(doc: dict, out_format: str, wide: bool) -> bool:
@@ -86,7 +93,6 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
         / "carry-bits-proof.json"
     doc = api.prove_carry_bits(arch, formats=formats, overrides=overrides, solver=solver,
                                timeout=timeout, cross_check=not no_cross_check, prior=path)
-    status = write_result(path, doc)
     q, run = doc["query"], doc["run"]
     people = show_result(doc, out_format, wide) if doc["vectors"] or out_format != "table" else True
     lines = [f"{base.name}: {q['fewest']} carry bits suffice: no finite input overflows a "
@@ -95,9 +101,9 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
         how = run["witness"]["solver"] or run["witness"]["formula"]
         lines.append(f"{q['fewest'] - 1} are not enough: the vector above gives other bits "
                      f"(found by {how}, replayed)")
-    lines.append(f"{run['seconds']:.2f} s; {_written(status, path)}")
     for line in lines:
         click.echo(line, err=not people)
+    write_and_say(path, doc, f"{run['seconds']:.2f} s", err=not people)
 
 
 @click.command("properties")

@@ -7,6 +7,8 @@ code 2.
 from __future__ import annotations
 
 import ast
+import math
+import os
 from pathlib import Path
 
 import click
@@ -15,7 +17,7 @@ import numpy as np
 
 from tcsmt.cli import options
 from tcsmt.errors import UserError
-from tcsmt.fileio import write_atomic
+from tcsmt.fileio import refuse_overwriting, write_atomic
 
 EPILOG = (
     "Arrays are .npy files. NumPy saves ml_dtypes arrays without their type name: "
@@ -34,36 +36,46 @@ RAW_DTYPES = {"V2": ml_dtypes.bfloat16, "V1": ml_dtypes.float8_e4m3fn, "f1": ml_
 
 
 def load_npy(path: str, name: str) -> np.ndarray:
-    """An array from a .npy file; UserError when it cannot be read."""
+    """An array from a .npy file; UserError when it cannot be read, its
+    header is not one of numbers, or the file does not hold the bytes its
+    header promises (checked before anything is allocated)."""
     try:
         with open(path, "rb") as f:
-            raw = _raw_header(f)
-            if raw is None:
-                return np.load(f, allow_pickle=False)
-            shape, fortran, dtype = raw
-            data = np.fromfile(f, dtype=dtype)
+            shape, fortran, dtype = _npy_header(f)
+            have = os.fstat(f.fileno()).st_size - f.tell()
+            count = math.prod(shape)
+            if count * dtype.itemsize != have:
+                raise UserError(f"{name}: {path} holds {have} bytes of data, its header says "
+                                f"{'x'.join(map(str, shape)) or 'a scalar'} of {dtype} "
+                                f"({count * dtype.itemsize} bytes)")
+            data = np.fromfile(f, dtype=dtype, count=count)
     except OSError as e:
         raise UserError(f"{name}: cannot read {path}: {e.strerror or e}") from None
-    except (ValueError, SyntaxError, KeyError, TypeError) as e:
-        raise UserError(f"{name}: {path} is not a readable .npy file ({e})") from None
-    count = int(np.prod(shape))
-    if data.size != count:
-        raise UserError(f"{name}: {path} holds {data.size} items, its header says {count}")
+    except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError) as e:
+        raise UserError(f"{name}: {path} is not a readable .npy file ({type(e).__name__}: "
+                        f"{str(e)[:200]})") from None
     return data.reshape(shape, order="F" if fortran else "C")
 
 
-def _raw_header(f):
-    """(shape, fortran_order, dtype) of a file holding one of RAW_DTYPES,
-    with f at its data; else None with f back at the start."""
+def _npy_header(f) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype) of a .npy file, with f at its data; the
+    three ml_dtypes types NumPy saves without their names (RAW_DTYPES) are
+    read as those types. ValueError for anything but an array of numbers."""
     version = np.lib.format.read_magic(f)
     hlen = int.from_bytes(f.read(2 if version == (1, 0) else 4), "little")
-    header = ast.literal_eval(f.read(hlen).decode("latin1"))
-    descr = header.get("descr") if isinstance(header, dict) else None
-    if isinstance(descr, str) and descr[1:] in RAW_DTYPES:
-        dtype = np.dtype(RAW_DTYPES[descr[1:]])
-        return tuple(header["shape"]), bool(header["fortran_order"]), dtype
-    f.seek(0)
-    return None
+    if hlen > 1 << 16:
+        raise ValueError(f"a header of {hlen} bytes")
+    header = ast.literal_eval(f.read(hlen).decode("utf-8" if version >= (3, 0) else "latin1"))
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        raise ValueError("the header is not a .npy header")
+    shape, descr = header["shape"], header["descr"]
+    if not isinstance(shape, tuple) or not all(type(n) is int and n >= 0 for n in shape):
+        raise ValueError(f"shape {shape!r}")
+    raw = RAW_DTYPES.get(descr[1:]) if isinstance(descr, str) else None
+    dtype = np.dtype(raw) if raw is not None else np.dtype(descr)
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        raise ValueError(f"dtype {dtype} is not a number type")
+    return shape, bool(header["fortran_order"]), dtype
 
 
 def one_byte_as(x: np.ndarray, fmt) -> np.ndarray:
@@ -130,6 +142,8 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, round_input
     from tcsmt.cli.progress import progress_bar
     from tcsmt.sim.npio import dtype_of
 
+    refuse_overwriting(out_path, {"A": a_path, "B": b_path, "C": c_path, "--scale-a": sa_path,
+                                  "--scale-b": sb_path}, "-o")
     A, B = load_npy(a_path, "A"), load_npy(b_path, "B")
     C = load_npy(c_path, "C") if c_path else None
     SA, SB = (None if p is None else load_npy(p, n) for p, n in ((sa_path, "--scale-a"),

@@ -178,7 +178,10 @@ def identify(observations, plan_file, formats, space_file, device, d_output, lim
     the space explains observation N" (after the closest hypotheses) when
     none does, and 2 with a one-line error for bad input.
     """
-    from tcsmt.fileio import write_json_atomic
+    from tcsmt.fileio import refuse_overwriting, write_json_atomic
+    inputs = {"OBSERVATIONS": observations, "--plan": plan_file, "--space": space_file}
+    refuse_overwriting(report, inputs, "-o")
+    refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
     if device:
         return _identify_sim(device, formats, plan_file, report, prove, timeout)
     if not observations:

@@ -24,6 +24,20 @@ class _Group(click.Group):
         invocation.ARGS = list(args) if args is not None else sys.argv[1:]
         return super().main(args, *rest, **kw)
 
+    def invoke(self, ctx):
+        """Ctrl-C and a stray EOFError leave the command as themselves
+        (click would print an empty line and call both "Abort")."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted() from None
+        except EOFError as e:
+            raise InternalError(f"EOFError: {e}") from None
+
+
+class _Interrupted(Exception):
+    """Ctrl-C during a command."""
+
 
 @click.group(cls=_Group, context_settings=OPTS)
 @click.version_option(package_name="tcsmt", message="tcsmt %(version)s")
@@ -85,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except InternalError as e:
         _internal(e)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt, _Interrupted):
         click.echo("error: interrupted", err=True)
         sys.exit(130)
     except click.exceptions.UsageError as e:

@@ -48,9 +48,11 @@ def parse_terms(text: str, fmt, name: str) -> list[int]:
     from tcsmt.model.formats import parse_bits
     from tcsmt.sim.dot import to_bits
 
-    items = [s for s in text.replace(" ", "").split(",") if s]
-    if not items:
+    items = text.replace(" ", "").split(",")
+    if items == [""]:
         raise UserError(f"--{name} is empty")
+    if "" in items:
+        raise UserError(f"--{name} {text}: term {items.index('') + 1} is empty")
     out = []
     for s in items:
         if s.lower().startswith(("0x", "-0x")):

@@ -14,7 +14,7 @@ def print_separation(doc: dict, path, out_format: str = "table", wide: bool = Fa
     import click
     if out_format != "table":
         options.echo_json(doc) if out_format == "json" else click.echo(result_csv(doc), nl=False)
-        click.echo(f"result written to {path}", err=True)
+        click.echo(written(path), err=True)
         return
     width = terminal_width(wide)
     con = console(width)
@@ -30,4 +30,9 @@ def print_separation(doc: dict, path, out_format: str = "table", wide: bool = Fa
     for note in notes:
         for part in wrap(f"note: {note}", width):
             con.print(part)
-    con.print(f"result written to {path}")
+    con.print(written(path))
+
+
+def written(path) -> str:
+    """Where the result file went (None: it could not be written)."""
+    return f"result written to {path}" if path is not None else "result not written"

@@ -99,7 +99,11 @@ def run_query(kind: str, o: dict) -> int:
     else:
         doc = api.equiv(o.pop("model_a"), o.pop("model_b"), domain=domain, **o)
     path = choose_path(kind, doc, out, force)
-    write_result(path, doc)
+    try:
+        write_result(path, doc)
+    except UserError:
+        print_separation(doc, None, out_format, wide)
+        raise
     print_separation(doc, path, out_format, wide)
     found = doc["verdict"] == Verdict.SAT
     return (0 if found else 1) if kind == "diff" else (1 if found else 0)

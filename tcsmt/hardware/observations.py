@@ -177,6 +177,12 @@ def parse_observations(data, where: str = "observations") -> ObservationSet:
     if not isinstance(obs, list) or not obs:
         raise UserError(f"{where}: \"observations\" must be a non-empty list")
     rows = [_parse_row(o, n, fs, k, block, where) for n, o in enumerate(obs)]
+    first: dict[int, int] = {}
+    for n, r in enumerate(rows):
+        if r.index in first:
+            raise UserError(f"{where}: observations[{n}]: index {r.index} is already the index of "
+                            f"observations[{first[r.index]}]: every observation needs its own")
+        first[r.index] = n
     meta = {key: v for key, v in data.items() if key not in (
         "device", "compute_capability", "instruction", "formats", "k", "observations")}
     return ObservationSet(data["device"], data["compute_capability"], data["instruction"],
@@ -198,8 +204,8 @@ def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str) -> Obse
     if not isinstance(o, dict):
         raise UserError(f"{at}: expected an object with index, a, b, c, d")
     index = o.get("index", n)
-    if not isinstance(index, int) or isinstance(index, bool):
-        raise UserError(f"{at}: \"index\" must be an integer")
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise UserError(f"{at}: \"index\" must be an integer of at least 0")
     a = _hex_list(o, "a", fs.a, k, at, f"k = {k}")
     b = _hex_list(o, "b", fs.b, k, at, f"k = {k}")
     scales = [(), ()]

@@ -14,6 +14,7 @@ project ships under ``data/hwdata``. The known problems of the recordings
 from __future__ import annotations
 
 import gzip
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,8 +65,19 @@ def _find(folder: Path, stem: str) -> Path | None:
 
 
 def _read_lines(path: Path) -> list[str]:
-    with _open(path) as f:
-        return [ln.strip() for ln in f if ln.strip()]
+    """The non-blank lines of a recorded file (UserError naming it when it
+    cannot be read, is not ASCII, or is a truncated or broken gzip file)."""
+    try:
+        with _open(path) as f:
+            return [ln.strip() for ln in f if ln.strip()]
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not ASCII text (byte {e.start})") from None
+    except EOFError:
+        raise UserError(f"{path}: the gzip file is truncated") from None
+    except (gzip.BadGzipFile, zlib.error) as e:
+        raise UserError(f"{path}: not a readable gzip file ({e})") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def _hex_matrix(path: Path) -> np.ndarray:

@@ -225,6 +225,8 @@ def read_json(path: str | Path) -> tuple[object, str]:
         raise UserError(f"{path}: not JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise UserError(f"{path}: not JSON: nested too deep") from None
+    except ValueError as e:     # an integer of more digits than Python converts
+        raise UserError(f"{path}: not JSON tcsmt reads: {e}") from None
     return data, hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -9,6 +9,34 @@ import re
 from fractions import Fraction
 
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d*)?|\.\d+)|(\S))")
+_DECIMAL_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
+
+MAX_POWER = 100_000
+"""The largest |N| of a power 2^N (or x^N) in a value: far beyond every
+format's range, small enough that the exact value is computed at once."""
+MAX_DECIMAL_EXPONENT = 30_000
+"""The largest |N| of a decimal exponent (1.5e-N)."""
+MAX_VALUE_BITS = 4_000_000
+"""The largest numerator or denominator of an intermediate value, in bits."""
+
+
+def check_exponents(text: str) -> None:
+    """Refuse a decimal exponent beyond MAX_DECIMAL_EXPONENT before any
+    exact arithmetic (Fraction("1e-99999999") would compute 10^99999999)."""
+    for m in _DECIMAL_EXPONENT.finditer(text):
+        if len(m.group(1)) > 12 or abs(int(m.group(1))) > MAX_DECIMAL_EXPONENT:
+            raise ValueError(f"decimal exponent {m.group(1)} is beyond +-{MAX_DECIMAL_EXPONENT}")
+
+
+def exact_power(base: Fraction, e: Fraction) -> Fraction:
+    """base ** e for an integer e of at most MAX_POWER in size, refusing
+    results of more than MAX_VALUE_BITS bits. Raises ValueError."""
+    if e.denominator != 1 or abs(e) > MAX_POWER or (base == 0 and e < 0):
+        raise ValueError(f"bad power: the exponent must be an integer within +-{MAX_POWER}")
+    size = max(base.numerator.bit_length(), base.denominator.bit_length())
+    if size * abs(int(e)) > MAX_VALUE_BITS + abs(int(e)):
+        raise ValueError("bad power: the value is too large to compute exactly")
+    return base ** int(e)
 
 
 def parse_exact(text: str) -> Fraction:
@@ -40,6 +68,8 @@ def parse_exact(text: str) -> Fraction:
             if op == "/" and w == 0:
                 raise ValueError("division by zero")
             v = v * w if op == "*" else v / w
+            if max(v.numerator.bit_length(), v.denominator.bit_length()) > MAX_VALUE_BITS:
+                raise ValueError("the value is too large to compute exactly")
         return v
 
     def unary() -> Fraction:
@@ -51,10 +81,7 @@ def parse_exact(text: str) -> Fraction:
         base = atom()
         if peek() == ("o", "^"):
             take()
-            e = unary()
-            if e.denominator != 1 or abs(e) > 100000 or (base == 0 and e < 0):
-                raise ValueError("bad power")
-            return base ** int(e)
+            return exact_power(base, unary())
         return base
 
     def atom() -> Fraction:
@@ -73,7 +100,10 @@ def parse_exact(text: str) -> Fraction:
 
     if not tokens:
         raise ValueError("empty")
-    v = expr()
+    try:
+        v = expr()
+    except RecursionError:
+        raise ValueError("too deeply nested") from None
     if pos != len(tokens):
         raise ValueError(f"unexpected {tokens[pos][1]!r}")
     return v

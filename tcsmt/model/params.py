@@ -282,6 +282,24 @@ REQUIRED = [f.name for f in fields(ModelParams)
             if f.default is dataclasses.MISSING and f.name != "source_file"]
 
 
+MAX_FORMAT_BITS = 64
+"""The widest format a model may name (binary64): the batch simulator, the
+candidate pools and the result files hold every operand in 64 bits."""
+
+
+def exponent_range(p: ModelParams) -> tuple[int, int]:
+    """The unbiased exponents min_exponent may take: from 64 below the
+    smallest exponent a product, c or the accumulator can have (a floor
+    there never acts) to 64 above the largest (every term is shifted out)."""
+    fmts = [p.fc, p.facc, p.fout]
+    lo = min([p.fin.emin - p.fin.frac_bits + p.fb.emin - p.fb.frac_bits]
+             + [f.emin - f.frac_bits for f in fmts])
+    hi = max([p.fin.emax + p.fb.emax + 2] + [f.emax + 1 for f in fmts])
+    if p.scale_format is not None:
+        lo, hi = lo + 2 * (p.fscale.emin - p.fscale.frac_bits), hi + 2 * (p.fscale.emax + 1)
+    return lo - 64, hi + 64
+
+
 def _bad(origin: str, key: str, msg: str) -> ModelFileError:
     return ModelFileError(f"{origin}: key '{key}': {msg}")
 
@@ -301,6 +319,10 @@ def validate(p: ModelParams, origin: str) -> None:
                 get_format(getattr(p, key))
             except UserError as e:
                 raise _bad(origin, key, str(e)) from None
+    for key in (*FORMAT_KEYS, *OPTIONAL_FORMAT_KEYS):
+        if getattr(p, key) is not None and get_format(getattr(p, key)).bits > MAX_FORMAT_BITS:
+            raise _bad(origin, key, f"{getattr(p, key)} is {get_format(getattr(p, key)).bits} bits "
+                       f"wide: formats of at most {MAX_FORMAT_BITS} bits are modelled")
     for key, allowed in CHOICES.items():
         v = getattr(p, key)
         if v not in allowed:
@@ -313,8 +335,12 @@ def validate(p: ModelParams, origin: str) -> None:
         raise _bad(origin, "align_bits", f"{p.align_bits!r} is not an integer in 0..64")
     if p.carry_bits is not None and (not isinstance(p.carry_bits, int) or not 0 <= p.carry_bits <= 16):
         raise _bad(origin, "carry_bits", f"{p.carry_bits!r} is not an integer in 0..16 or \"unbounded\"")
-    if p.min_exponent is not None and not isinstance(p.min_exponent, int):
-        raise _bad(origin, "min_exponent", f"{p.min_exponent!r} is not an integer or \"none\"")
+    if p.min_exponent is not None:
+        lo, hi = exponent_range(p)
+        if isinstance(p.min_exponent, bool) or not isinstance(p.min_exponent, int) \
+                or not lo <= p.min_exponent <= hi:
+            raise _bad(origin, "min_exponent", f"{p.min_exponent!r} is not \"none\" or an integer in "
+                       f"{lo}..{hi} (the exponents a term of these formats can have, give or take 64)")
     if p.final_frac_bits is not None and (
             not isinstance(p.final_frac_bits, int) or not 1 <= p.final_frac_bits <= p.fout.frac_bits):
         raise _bad(origin, "final_frac_bits",
@@ -464,6 +490,9 @@ def load_model(path: str | Path, _chain: tuple[str, ...] = ()) -> ModelParams:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ModelFileError(f"{origin}: {_syntax_where(text, str(e))}not valid TOML: {e}") from None
+    except (ValueError, RecursionError):
+        raise ModelFileError(f"{origin}: not TOML tcsmt reads (nested too deeply, or a number "
+                             "too long)") from None
     if "name" not in data:
         data = {"name": path.stem, **data}
     if "base" in data:

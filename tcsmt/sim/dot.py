@@ -15,6 +15,7 @@ from tcsmt import datapath
 from tcsmt.errors import UserError
 from tcsmt.interp.ints import INT, IntBool, IntWord
 from tcsmt.model.catalogue import resolve
+from tcsmt.model.exact import check_exponents, exact_power
 from tcsmt.model.formats import Format, format_value, get_format
 from tcsmt.model.params import ModelParams
 
@@ -141,11 +142,14 @@ def parse_value(value) -> Fraction | float:
     if low in ("inf", "+inf", "-inf", "nan"):
         return float(low)
     try:
+        check_exponents(text)
         if "^" in text or "**" in text:
             return _parse_power(text)
         return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise UserError(f"{value!r} is not a number (write 1.5, -3/4, 2^-24 or 1.5*2^-3)") from None
+    except (ValueError, ZeroDivisionError) as e:
+        why = f": {e}" if str(e).startswith(("bad power", "decimal exponent")) else ""
+        raise UserError(f"{value!r} is not a number{why} (write 1.5, -3/4, 2^-24 or "
+                        "1.5*2^-3)") from None
 
 
 def _parse_power(text: str) -> Fraction:
@@ -157,7 +161,7 @@ def _parse_power(text: str) -> Fraction:
     base, _, exp = power.partition("^")
     if base != "2":
         raise ValueError(text)
-    return sign * Fraction(coef or "1") * Fraction(2) ** int(exp)
+    return sign * Fraction(coef or "1") * exact_power(Fraction(2), Fraction(int(exp)))
 
 
 # ---------------------------------------------------------------------------
