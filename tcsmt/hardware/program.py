@@ -245,12 +245,20 @@ int main() {
   printf("  \"observations\": [\n");
   for (int v = 0; v < NVEC; ++v) print_row(v);
   printf("  ]\n}\n");
+  int follows = -1, full = 0;
   for (int h = 0; h < NHYP; ++h) {
     int n = 0;
     for (int v = 0; v < NVEC; ++v) n += h_expect[h * NVEC + v] == h_d[v];
     fprintf(stderr, "probe: %s %s (%s): the device gave its d on %d of %d vectors\n",
             n == NVEC ? "PASS" : "FAIL", h_hyp_id[h], h_hyp_label[h], n, NVEC);
+    if (n == NVEC) { follows = h; ++full; }
   }
+  if (full == 1 && NHYP > 1)
+    fprintf(stderr, "probe: the device follows %s (%s), not the other %d\n",
+            h_hyp_id[follows], h_hyp_label[follows], NHYP - 1);
+  else if (full > 1)
+    fprintf(stderr, "probe: %d of the %d expected models hold on every vector: "
+                    "these vectors do not tell them apart\n", full, NHYP);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fprintf(stderr, "probe: writing the observations failed\n");
     return 1;
