@@ -41,9 +41,15 @@ class LocalCluster:
 
     def _start(self, module: str, *args: str, log: str) -> subprocess.Popen:
         out = open(self.folder / log, "w")          # noqa: SIM115 - kept open for the process
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+        # Started in the cluster's own folder, with no empty PYTHONPATH entry: ``python -m``
+        # puts its working folder first on sys.path, and from the checkout's root that
+        # would import the source tree's tcsmt/ (which has no tcsmt.models) in place
+        # of the installed package.
+        paths = [str(TESTS), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         p = subprocess.Popen([sys.executable, "-m", f"distributed.cli.{module}", *args, "--no-dashboard"],
-                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
+                             cwd=self.folder)
         self.procs.append(p)
         return p
 
