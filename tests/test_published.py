@@ -195,9 +195,11 @@ def test_turing_vectors_do_not_tell_block_sizes_apart():
 def test_carry_vectors_need_the_carry_bits():
     """The carry vectors can fail: with too few carry bits the register
     wraps. tcsmt counts carry_bits above a raw product's 2 integer bits
-    (significand in [1,4)), F21 and VLPG above a normalised 1-bit one, so
-    their "3 carry bits" is carry_bits = 2 here; the shipped Volta model's
-    3 never overflows for 5 terms."""
+    (significand in [1,4)), as VLPG does; F21 counts above a normalised
+    1-bit one, so F21's "3 carry bits" vector passes with carry_bits = 2
+    here. The shipped Volta model's 3 is VLPG's "3 needed and sufficient
+    for 5 terms", which tcsmt's carry-bit proof confirms
+    (results/volta/carry-bits-proof.json: 2 refuted, 3 proved)."""
     carry_out = [v for v in VECTORS if v[0] == "SMT carry-out vector"][0]
     three = [v for v in VECTORS if v[0] == "three carry bits"][0]
     base = model("volta-fp16-fp32")

@@ -83,8 +83,13 @@ class ModelParams:
       align_bits: fraction bits kept below acc_format's last bit when terms
         are aligned, so terms keep F = acc_format.frac_bits + align_bits
         fraction bits below the alignment point.
-      carry_bits: integer bits of the accumulator above the largest term;
-        None for an accumulator wide enough never to overflow.
+      carry_bits: integer bits of the accumulator above the largest term's
+        integer part, counted from the raw product (significand in [1, 4):
+        2 integer bits), as VLPG counts them; None for an accumulator wide
+        enough never to overflow. F21 counts above a 1-bit significand in
+        [1, 2), so its "3 carry bits" is carry_bits = 2 here, while VLPG's
+        "3 needed and sufficient for 5 terms" is carry_bits = 3 (tcsmt prove
+        carry-bits gives 3 for Volta: 2 refuted by a witness, 3 proved).
       align_rounding: what happens to the bits shifted out: "truncate" (toward
         zero, no sticky bit) or an IEEE mode (rz, rne, ru, rd) applied to the
         sum with guard bits and a sticky bit.
