@@ -72,12 +72,14 @@ def simulate(arch, a, b, c=0, *, formats: str | None = None, overrides=(), expla
 def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "auto",
                 limit: int | None = None) -> dict:
     """Recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) replayed
-    through the models: the tcsmt-conformance/1 document ``tcsmt
-    conformance --json`` writes ({"folders": [{"device", "folder",
+    through the models: the tcsmt-conformance/2 document ``tcsmt
+    conformance --json`` writes ({"summary": {"rows", "judged", "matched",
+    "not_judged": {why: rows}...}, "folders": [{"device", "folder",
     "output", "model", "rows", "matched", "judged", "mismatches", "notes"...}]})."""
     from tcsmt.hardware import conformance as cf
-    return {"schema": "tcsmt-conformance/1",
-            "folders": [dict(r.__dict__) for r in cf.run(folder, arch, engine, limit)]}
+    reports = cf.run(folder, arch, engine, limit)
+    return {"schema": "tcsmt-conformance/2", "summary": cf.summary(reports),
+            "folders": [dict(r.__dict__) for r in reports]}
 
 
 def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, *, model=None,

@@ -47,9 +47,10 @@ def test_simulate_is_the_command_s_document(capsys):
 
 def test_conformance_counts_rows(tmp_path):
     doc = tcsmt.conformance(ROOT / "data" / "hwdata" / "A100", limit=50)
-    assert doc["schema"] == "tcsmt-conformance/1"
+    assert doc["schema"] == "tcsmt-conformance/2"
     judged = [f for f in doc["folders"] if f["judged"]]
     assert judged and all(f["matched"] == f["rows"] == 50 for f in judged)
+    assert doc["summary"]["judged"] == doc["summary"]["matched"] == 50 * len(judged)
     json.dumps(doc)
 
 
@@ -151,3 +152,12 @@ def test_regenerate_one_query(tmp_path):
     assert seen[-1] == (1, 1)
     again = tcsmt.regenerate(["volta"], ["rounding"], root=tmp_path, timeout=30, jobs=1)
     assert again["counts"] == {"cached": 1}
+
+
+def test_conformance_counts_every_recorded_row_judged_or_not():
+    """All recorded rows: the judged ones all match, and every row not
+    judged is counted under the reason it is not."""
+    total = tcsmt.conformance(ROOT / "data" / "hwdata")["summary"]
+    assert total["rows"] == 150_000 and total["judged"] == total["matched"] == 110_000
+    assert sum(total["not_judged"].values()) == 40_000
+    assert total["judged_with_c_zero"] == 10_000

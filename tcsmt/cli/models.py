@@ -166,11 +166,14 @@ def conformance_cmd(folder, arch, engine, limit, json_path):
         if r.judged and not r.ok:
             failed = True
             click.echo(f"       first mismatching rows (0-based): {r.mismatches}")
+    total = conformance.summary(reports)
     if json_path:
-        write_json_atomic(json_path, {"schema": "tcsmt-conformance/1",
+        write_json_atomic(json_path, {"schema": "tcsmt-conformance/2", "summary": total,
                                       "folders": [r.__dict__ for r in reports]})
-    judged = [r for r in reports if r.judged]
-    click.echo(f"{sum(r.matched for r in judged)}/{sum(r.rows for r in judged)} judged rows match"
-               f" in {len(judged)} folder outputs; {len(reports) - len(judged)} reported only")
+    click.echo(f"{total['matched']}/{total['judged']} judged rows match in {total['judged_outputs']} "
+               f"folder outputs; {total['judged']} of {total['rows']} recorded rows judged"
+               + (f" ({c0} with c read as +0)" if (c0 := total["judged_with_c_zero"]) else ""))
+    for why, rows in total["not_judged"].items():
+        click.echo(f"  {rows} rows not judged: {why}")
     if failed:
         sys.exit(1)

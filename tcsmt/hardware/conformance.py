@@ -36,6 +36,7 @@ class FolderReport:
     judged: bool
     notes: list[str] = field(default_factory=list)
     mismatches: list[int] = field(default_factory=list)   # first few row numbers (0-based)
+    hypothesis: bool = False      # a second reading of rows counted under the folder's own model
 
     @property
     def ok(self) -> bool:
@@ -138,7 +139,7 @@ def hypothesis_check(rec, out: str, name: str, c, n: int) -> Check:
     that is not the architecture's own for these formats)."""
     h = find_model(name)
     return Check(FolderReport(rec.device, rec.folder, out, h.name, n, 0, False,
-                              [f"hypothesis: {h.description}"]),
+                              [f"hypothesis: {h.description}"], hypothesis=True),
                  h, (rec.a[:n], rec.b[:n], c), recorded_outputs(rec, out, h)[:n])
 
 
@@ -167,3 +168,20 @@ def run(root: str | Path, arch: str | None = None, engine: str = "auto",
     for device, folder in hwdata.discover(root):
         checks += folder_checks(device, folder, arch, limit)
     return judge(checks, engine)
+
+
+def summary(reports: list[FolderReport]) -> dict:
+    """Rows recorded, judged and matched over the folder outputs (a
+    hypothesis's second reading of the same rows not counted again), and
+    the rows not judged grouped by why."""
+    own = [r for r in reports if not r.hypothesis]
+    judged = [r for r in own if r.judged]
+    why: dict[str, int] = {}
+    for r in own:
+        if not r.judged:
+            reason = r.notes[0] if r.notes else "not judged"
+            why[reason] = why.get(reason, 0) + r.rows
+    c_zero = sum(r.rows for r in judged if any("c is read as +0" in n for n in r.notes))
+    return {"rows": sum(r.rows for r in own), "judged": sum(r.rows for r in judged),
+            "matched": sum(r.matched for r in judged), "judged_outputs": len(judged),
+            "outputs": len(own), "judged_with_c_zero": c_zero, "not_judged": why}
