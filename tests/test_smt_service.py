@@ -120,11 +120,12 @@ def test_verdict_of_disagreeing_solvers_is_an_error():
     assert verdict([Run("z3", "error", "boom")]).status == "error"
 
 
-def test_worker_start_up_is_small():
-    """Fork, import the backend and its solver, answer: well under a second."""
+def test_races_one_after_another_each_answer():
+    """Five races in a row each start a worker, import the backend and its
+    solver, and answer (how long that takes is benchmarks/bench_diff.py's
+    business, not a test's)."""
     need("bitwuzla")
     f = build_formula(factor_15)
-    t0 = time.monotonic()
     for _ in range(5):
-        race([Job(f, "bitwuzla")], 30)
-    assert (time.monotonic() - t0) / 5 < 0.5
+        runs = race([Job(f, "bitwuzla")], 30)
+        assert [r.status for r in runs] == ["sat"], runs
