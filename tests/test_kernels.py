@@ -46,6 +46,25 @@ def operands(p, m: int, k: int, n: int, seed: int):
             c.astype(np.float32).astype(dtype_of(p.fc)))
 
 
+def scales(p, m: int, k: int, n: int, seed: int):
+    """Random scales of A [M, S] and B [S, N] in the model's scale format:
+    mostly near 1, with the extremes mixed in (the smallest and largest
+    encodings, zero for ue4m3, NaN, and ue4m3's ignored sign bit)."""
+    rng = np.random.default_rng(seed + 1)
+    fs, s = p.fscale, p.scale_count(k)
+
+    def draw(shape):
+        bits = fs.bias + rng.integers(-6, 7, shape)
+        bits = np.clip(bits, 0, fs.max_exp_field) << fs.frac_bits | rng.integers(0, 1 << fs.frac_bits, shape)
+        extremes = [0, 1, fs.max_exp_field << fs.frac_bits | fs.max_frac_at_emax, fs.nan_bits()]
+        pick = rng.random(shape) < 0.08
+        bits[pick] = rng.choice(extremes, int(pick.sum()))
+        if fs.container_bits > fs.bits:                 # ue4m3 in an e4m3 byte: a sign bit, ignored
+            bits |= rng.integers(0, 2, shape) << fs.bits
+        return bits.astype(np.uint8).view(dtype_of(fs))
+    return draw((m, s)), draw((s, n))
+
+
 def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
     return x.dtype == y.dtype and np.array_equal(x.view(np.uint8), y.view(np.uint8))
 
@@ -57,7 +76,7 @@ def gemm_models():
             dtype_of(p.fin), dtype_of(p.fb), dtype_of(p.fc)
         except UserError:
             continue
-        if supported(p) and not p.scale_count(4 * p.block_size):
+        if supported(p):
             out.append(p.name)
     return out
 
@@ -66,7 +85,8 @@ def gemm_models():
 # The loop found in a recorded program
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "volta-fp16-fp16", "ada-e4m3-fp32"])
+@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "volta-fp16-fp16", "ada-e4m3-fp32",
+                                  "blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3"])
 def test_a_program_of_many_blocks_rolls_into_one_loop_per_block(name):
     p = find_model(name)
     prog = record(p, 8 * p.block_size)
@@ -76,6 +96,28 @@ def test_a_program_of_many_blocks_rolls_into_one_loop_per_block(name):
     # the kernel's size does not grow with K: 8 and 32 blocks give sources of about one size
     small, large = (len(cpu_source(record(p, n * p.block_size), p.block_size)) for n in (8, 32))
     assert large < 1.1 * small
+
+
+@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3"])
+def test_a_program_with_a_partial_last_block_rolls_over_the_whole_blocks(name):
+    p = find_model(name)
+    prog = record(p, 8 * p.block_size + 5)
+    for seg in cpu_segments(prog, p.block_size)[:3]:
+        loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
+        assert loop is not None and loop.count == 8
+
+
+def test_the_scales_are_read_once_per_block_in_the_loop():
+    """NVFP4: blocks of 64 products, one scale per 16: each repetition reads
+    scales 4j .. 4j + 3 of A (in the A part) and of B (in the B part)."""
+    p = find_model("blackwell-nvfp4")
+    prog = record(p, 8 * p.block_size)
+    part_a, part_b, _, _, _ = cpu_segments(prog, p.block_size)
+    for seg, source in ((part_a, "sa"), (part_b, "sb")):
+        loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
+        reads = {kind[2] for args in loop.args for kind in args if kind[:2] == ("indexed", source)}
+        strides = {kind[3] for args in loop.args for kind in args if kind[:2] == ("indexed", source)}
+        assert reads == {0, 1, 2, 3} and strides == {4}
 
 
 def test_a_program_without_repetition_is_not_rolled():
@@ -92,14 +134,19 @@ def test_a_program_without_repetition_is_not_rolled():
 def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75):
     p = find_model(name)
     A, B, C = operands(p, m, k, n, seed)
-    want = matmul(A, B, C, arch=p, backend="numpy")
-    got = matmul(A, B, C, arch=p, backend="cpu")
+    SA, SB = scales(p, m, k, n, seed) if p.scale_format else (None, None)
+    want = matmul(A, B, C, arch=p, backend="numpy", scale_a=SA, scale_b=SB)
+    got = matmul(A, B, C, arch=p, backend="cpu", scale_a=SA, scale_b=SB)
     differ = np.sum(got.view(np.uint8) != want.view(np.uint8))
     assert same_bits(got, want), f"{name}, K={k}: {differ} bytes differ"
 
 
 def test_cpu_gemm_equals_numpy_with_a_rolled_loop_and_a_partial_block():
     check_gemm("hopper-fp16-fp32", 2 * 16 + 5)     # the K of test_mmasim: one kernel for both
+
+
+def test_cpu_gemm_of_nvfp4_with_random_scales_equals_numpy():
+    check_gemm("blackwell-nvfp4", 256)     # the K of test_mmasim's NVFP4 GEMM: one kernel for both
 
 
 @pytest.mark.slow
@@ -163,7 +210,7 @@ SIM_SCRIPT = """
 import sys, warnings
 import numpy as np
 sys.path.insert(0, {tests!r})
-from test_kernels import operands, same_bits
+from test_kernels import operands, same_bits, scales
 from tcsmt.model.catalogue import find_model
 from tcsmt.sim.batch import matmul
 from tcsmt.sim import kernels
@@ -172,8 +219,9 @@ warnings.simplefilter("ignore", RuntimeWarning)   # NumPy scalars wrap, and say 
 for name, k in {cases!r}:
     p = find_model(name)
     A, B, C = operands(p, 5, k, 6, k)
-    want = matmul(A, B, C, arch=p, backend="numpy")
-    got = matmul(A, B, C, arch=p, backend="cuda")
+    SA, SB = scales(p, 5, k, 6, k) if p.scale_format else (None, None)
+    want = matmul(A, B, C, arch=p, backend="numpy", scale_a=SA, scale_b=SB)
+    got = matmul(A, B, C, arch=p, backend="cuda", scale_a=SA, scale_b=SB)
     assert same_bits(got, want), name
     print(name, k, "ok")
 """
@@ -190,7 +238,9 @@ def run_cuda_simulator(cases, tmp_path):
 
 def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
     run_cuda_simulator([("hopper-fp16-fp32", 35), ("volta-fp16-fp16", 13), ("ada-e4m3-fp32", 40),
-                        ("cdna3-fp16-fp32", 80)], tmp_path)   # cdna3 at 80: rolled after reordering
+                        ("cdna3-fp16-fp32", 80),     # cdna3 at 80: rolled after reordering
+                        ("blackwell-nvfp4", 144),    # scales in a rolled loop, a partial block
+                        ("blackwell-mxf8f6f4-e4m3-e5m2", 40)], tmp_path)
 
 
 @pytest.mark.slow

@@ -229,9 +229,17 @@ def random_fp(rng, shape, dtype, lo: int, hi: int) -> np.ndarray:
     return x.astype(np.float32).astype(dtype)
 
 
-def test_block_scaled_nvfp4_gemm_equals_mmasim():
+def compiled(backend: str) -> str:
+    if backend == "cpu":
+        pytest.importorskip("numba")
+    return backend
+
+
+@pytest.mark.parametrize("backend", ["numpy", "cpu"])
+def test_block_scaled_nvfp4_gemm_equals_mmasim(backend):
     """The issue's judgement: a random 128x128x256 GEMM of e2m1 with ue4m3
-    scales per 16 products, through tcsmt.matmul, equals MMA-Sim bit for bit."""
+    scales per 16 products, through tcsmt.matmul, equals MMA-Sim bit for
+    bit, with the NumPy interpretation and with the compiled CPU kernel."""
     p = find_model("blackwell-nvfp4")
     rng = np.random.default_rng(11)
     m = n = 128
@@ -242,7 +250,7 @@ def test_block_scaled_nvfp4_gemm_equals_mmasim():
     SA = (rng.uniform(0.01, 400, (m, k // 16)) * rng.choice([1, -1], (m, k // 16))) \
         .astype(np.float32).astype(ml_dtypes.float8_e4m3fn)           # the sign bit is ignored
     SB = rng.uniform(0.01, 400, (k // 16, n)).astype(np.float32).astype(ml_dtypes.float8_e4m3fn)
-    D = matmul(A, B, C, model=p, scale_a=SA, scale_b=SB)
+    D = matmul(A, B, C, model=p, scale_a=SA, scale_b=SB, backend=compiled(backend))
     op = operation("TCGen05MMABlockScale", "Blackwell",
                    "m128n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3")
     ab, bb = to_bits(A, p.fin, "A"), to_bits(B, p.fb, "B")
@@ -253,7 +261,8 @@ def test_block_scaled_nvfp4_gemm_equals_mmasim():
     assert np.count_nonzero(D) > m * n // 2
 
 
-def test_block_scaled_mxf8f6f4_e4m3_e5m2_gemm_equals_mmasim():
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cpu", marks=pytest.mark.slow)])
+def test_block_scaled_mxf8f6f4_e4m3_e5m2_gemm_equals_mmasim(backend):
     """e4m3 x e5m2 under kind::mxf8f6f4 (ue8m0 per 32 products), 128x128x256:
     MMA-Sim runs k32 instructions, each D the next C; tcsmt.matmul chains
     its blocks of 32 the same way."""
@@ -266,7 +275,7 @@ def test_block_scaled_mxf8f6f4_e4m3_e5m2_gemm_equals_mmasim():
     C = random_fp(rng, (m, n), np.float32, -8, 8)
     SA = rng.integers(110, 145, (m, k // 32)).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
     SB = rng.integers(110, 145, (k // 32, n)).astype(np.uint8).view(ml_dtypes.float8_e8m0fnu)
-    D = matmul(A, B, C, model=p, scale_a=SA, scale_b=SB)
+    D = matmul(A, B, C, model=p, scale_a=SA, scale_b=SB, backend=compiled(backend))
     op = operation("TCGen05MMABlockScale", "Blackwell",
                    "m128n8k32.kind::mxf8f6f4.block32.f32.e4m3.e5m2.ue8m0")
     ref = to_torch(C, torch.float32)

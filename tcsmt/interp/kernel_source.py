@@ -237,8 +237,24 @@ def prog_code(prog: Program) -> list:
 
 
 def _k_of_inputs(prog: Program) -> dict:
-    """slot -> k of the inputs a{k} and b{k}."""
-    return {s: int(name[1:]) for name, s in prog.inputs.items() if name[:1] in "ab" and name[1:].isdigit()}
+    """slot -> k of the inputs a{k} and b{k}, and the first k the scales
+    sa{j}, sb{j} apply to (j * scale_block)."""
+    out = {}
+    for name, s in prog.inputs.items():
+        source, row = _indexed_name(name)
+        if source in ("a", "b"):
+            out[s] = row
+        elif source in ("sa", "sb"):
+            out[s] = row * prog.scale_block
+    return out
+
+
+def _indexed_name(name: str) -> tuple[str | None, int]:
+    """("a", 3) for a3, ("sb", 1) for sb1; (None, 0) for c."""
+    source = name.rstrip("0123456789")
+    if source == name:
+        return None, 0
+    return source, int(name[len(source):])
 
 
 def _counts(prog: Program, block_size: int) -> tuple:
@@ -246,8 +262,15 @@ def _counts(prog: Program, block_size: int) -> tuple:
     return (k // block_size, -(-k // block_size), k)
 
 
-def _inputs(prog: Program, prefix: str) -> dict:
-    return {s: (prefix, int(name[1:])) for name, s in prog.inputs.items() if name[:1] == prefix}
+def _inputs(prog: Program, *sources: str) -> dict:
+    """slot -> (source, row) of the inputs a{k}, b{k}, sa{j} or sb{j} named:
+    every source is read at a row (k along K, or j the block of scales)."""
+    out = {}
+    for name, s in prog.inputs.items():
+        source, row = _indexed_name(name)
+        if source in sources:
+            out[s] = (source, row)
+    return out
 
 
 def cpu_segments(prog: Program, block_size: int) -> tuple[Segment, Segment, Segment, int, int]:
@@ -258,7 +281,7 @@ def cpu_segments(prog: Program, block_size: int) -> tuple[Segment, Segment, Segm
     pre, rest, _ = prog._plan_hoisting()
     rest = [ins[:4] for ins in rest]
     dep, template = prog._dep, prog.template
-    inputs = _inputs(prog, "a") | _inputs(prog, "b")
+    inputs = _inputs(prog, "a", "b", "sa", "sb")
     rows: dict = {}
     n_rows = {"ha": 0, "hb": 0}
     for ins in rest:
@@ -270,27 +293,35 @@ def cpu_segments(prog: Program, block_size: int) -> tuple[Segment, Segment, Segm
     tile_sources = rows | inputs
     if "c" in prog.inputs:
         tile_sources[prog.inputs["c"]] = ("c", 0)
-    part_a = Segment([ins[:4] for ins in pre if dep[ins[3]] == A_DEP], _inputs(prog, "a"),
+    part_a = Segment([ins[:4] for ins in pre if dep[ins[3]] == A_DEP], _inputs(prog, "a", "sa"),
                      {s: r for s, r in rows.items() if r[0] == "ha"}, counts)
-    part_b = Segment([ins[:4] for ins in pre if dep[ins[3]] == B_DEP], _inputs(prog, "b"),
+    part_b = Segment([ins[:4] for ins in pre if dep[ins[3]] == B_DEP], _inputs(prog, "b", "sb"),
                      {s: r for s, r in rows.items() if r[0] == "hb"}, counts)
     return part_a, part_b, Segment(rest, tile_sources, {}, counts), n_rows["ha"], n_rows["hb"]
 
 
-LANES_A = Lanes(["for mm in range(tm):"], "SA", "mm", {"a": "AT[{row}, m0 + mm]", "ha": "HA[{row}, mm]"})
-LANES_B = Lanes(["for n in range(tn):"], "SB", "n", {"b": "B[{row}, n0 + n]", "hb": "HB[{row}, n]"})
+LANES_A = Lanes(["for mm in range(tm):"], "SA", "mm",
+                {"a": "AT[{row}, m0 + mm]", "sa": "SCA[{row}, m0 + mm]", "ha": "HA[{row}, mm]"})
+LANES_B = Lanes(["for n in range(tn):"], "SB", "n",
+                {"b": "B[{row}, n0 + n]", "sb": "SCB[{row}, n0 + n]", "hb": "HB[{row}, n]"})
 LANES_T = Lanes(["for mm in range(tm):", "for n in range(tn):"], "ST", "mm, n",
                 {"ha": "HA[{row}, mm]", "hb": "HB[{row}, n]", "a": "AT[{row}, m0 + mm]",
-                 "b": "B[{row}, n0 + n]", "c": "C[m0 + mm, n0 + n]", "d": "D[m0 + mm, n0 + n]"})
-LANES_ROWS = Lanes(["for r in range(nr):"], "SR", "r", {"a": "AT[{row}, r0 + r]", "b": "BT[{row}, r0 + r]",
-                                                  "c": "C[r0 + r]", "d": "D[r0 + r]"})
-LANES_CUDA = Lanes([], None, "", {"a": "A[m, {row}]", "b": "B[{row}, n]", "c": "C[m, n]",
-                                  "d": "D[m, n]"})
+                 "b": "B[{row}, n0 + n]", "sa": "SCA[{row}, m0 + mm]", "sb": "SCB[{row}, n0 + n]",
+                 "c": "C[m0 + mm, n0 + n]", "d": "D[m0 + mm, n0 + n]"})
+LANES_ROWS = Lanes(["for r in range(nr):"], "SR", "r",
+                   {"a": "AT[{row}, r0 + r]", "b": "BT[{row}, r0 + r]", "sa": "SCA[{row}, r0 + r]",
+                    "sb": "SCB[{row}, r0 + r]", "c": "C[r0 + r]", "d": "D[r0 + r]"})
+LANES_CUDA = Lanes([], None, "", {"a": "A[m, {row}]", "b": "B[{row}, n]", "sa": "SCA[{row}, m]",
+                                  "sb": "SCB[{row}, n]", "c": "C[m, n]", "d": "D[m, n]"})
+"""Where each source is read. The scales are read like B: row j of SCA
+[S, M] and SCB [S, N] is block j's scale of every row of A, every column
+of B (zero rows for a model without scales)."""
 
 _CPU_DRIVER = '''
 @njit(parallel=True, cache=True)
-def gemm(AT, B, C, D, TM, TN):
-    """D = the datapath of (A, B, C), tile by tile; AT is A transposed."""
+def gemm(AT, B, C, D, SCA, SCB, TM, TN):
+    """D = the datapath of (A, B, C) and the scales SCA, SCB, tile by tile;
+    AT is A transposed."""
     M = AT.shape[1]
     N = B.shape[1]
     ntn = (N + TN - 1) // TN
@@ -304,9 +335,9 @@ def gemm(AT, B, C, D, TM, TN):
         SA = np.empty(({qa}, TM), np.uint64)
         SB = np.empty(({qb}, TN), np.uint64)
         ST = np.empty(({qt}, TM, TN), np.uint64)
-        _part_a(AT, HA, SA, m0, tm)
-        _part_b(B, HB, SB, n0, tn)
-        _tile(AT, B, C, D, HA, HB, ST, m0, n0, tm, tn)
+        _part_a(AT, SCA, HA, SA, m0, tm)
+        _part_b(B, SCB, HB, SB, n0, tn)
+        _tile(AT, B, C, D, SCA, SCB, HA, HB, ST, m0, n0, tm, tn)
 '''
 
 
@@ -315,9 +346,10 @@ def _function(header: str, body: list[str]) -> list[str]:
 
 
 def cpu_source(prog: Program, block_size: int) -> str:
-    """A Python module defining ``gemm(AT, B, C, D, TM, TN)`` (Numba, every
-    core), which writes D's bits for AT = A's bits transposed [K, M], B's
-    [K, N] and C's [M, N] (uint64 arrays)."""
+    """A Python module defining ``gemm(AT, B, C, D, SCA, SCB, TM, TN)``
+    (Numba, every core), which writes D's bits for AT = A's bits transposed
+    [K, M], B's [K, N], C's [M, N] and the scales' SCA [S, M], SCB [S, N]
+    (uint64 arrays; S = 0 without scales)."""
     K = Consts()
     part_a, part_b, tile, ra, rb = cpu_segments(prog, block_size)
     ea = Emitter(prog, part_a, LANES_A, K, "a")
@@ -325,9 +357,9 @@ def cpu_source(prog: Program, block_size: int) -> str:
     et = Emitter(prog, tile, LANES_T, K, "tile")
     fa, fb, ft = ea.lines(), eb.lines(), et.lines()
     deco = "@njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)"
-    body = (_function(f"{deco}\ndef _part_a(AT, HA, SA, m0, tm):", fa)
-            + _function(f"{deco}\ndef _part_b(B, HB, SB, n0, tn):", fb)
-            + _function(f"{deco}\ndef _tile(AT, B, C, D, HA, HB, ST, m0, n0, tm, tn):", ft))
+    body = (_function(f"{deco}\ndef _part_a(AT, SCA, HA, SA, m0, tm):", fa)
+            + _function(f"{deco}\ndef _part_b(B, SCB, HB, SB, n0, tn):", fb)
+            + _function(f"{deco}\ndef _tile(AT, B, C, D, SCA, SCB, HA, HB, ST, m0, n0, tm, tn):", ft))
     driver = _CPU_DRIVER.format(ra=max(ra, 1), rb=max(rb, 1), qa=max(len(ea.state), 1),
                                 qb=max(len(eb.state), 1), qt=max(len(et.state), 1))
     head = [f'"""GEMM kernel of the recorded program {prog.name!r} (generated)."""',
@@ -338,28 +370,29 @@ def cpu_source(prog: Program, block_size: int) -> str:
 
 _ROWS_DRIVER = '''
 @njit(parallel=True, cache=True)
-def dots(AT, BT, C, D, TR):
-    """D[r] = the datapath of (A[r], B[r], C[r]) for every row r; AT and BT
-    are the rows' a and b transposed [K, R]."""
+def dots(AT, BT, C, D, SCA, SCB, TR):
+    """D[r] = the datapath of (A[r], B[r], C[r]) and the scales for every
+    row r; AT and BT are the rows' a and b transposed [K, R], SCA and SCB
+    their scales transposed [S, R]."""
     R = C.shape[0]
     for t in prange((R + TR - 1) // TR):
         r0 = t * TR
         nr = min(TR, R - r0)
         SR = np.empty(({q}, TR), np.uint64)
-        _rows(AT, BT, C, D, SR, r0, nr)
+        _rows(AT, BT, C, D, SCA, SCB, SR, r0, nr)
 '''
 
 
 def _full_segment(prog: Program, block_size: int) -> Segment:
     """The whole program (no hoisting), reading a{k}, b{k} and c."""
-    sources = _inputs(prog, "a") | _inputs(prog, "b")
+    sources = _inputs(prog, "a", "b", "sa", "sb")
     if "c" in prog.inputs:
         sources[prog.inputs["c"]] = ("c", 0)
     return Segment([ins[:4] for ins in prog.code], sources, {}, _counts(prog, block_size))
 
 
 def rows_source(prog: Program, block_size: int) -> str:
-    """A Python module defining ``dots(AT, BT, C, D, TR)`` (Numba, every
+    """A Python module defining ``dots(AT, BT, C, D, SCA, SCB, TR)`` (Numba, every
     core): one dot product per row, as recorded data holds them."""
     K = Consts()
     em = Emitter(prog, _full_segment(prog, block_size), LANES_ROWS, K, "rows")
@@ -368,17 +401,18 @@ def rows_source(prog: Program, block_size: int) -> str:
     head = [f'"""Dot-product kernel of the recorded program {prog.name!r} (generated)."""',
             "import numpy as np", "from numba import njit, prange", "",
             "from tcsmt.sim.noalias import NoAliasCompiler", ""]
-    func = _function(f"{deco}\ndef _rows(AT, BT, C, D, SR, r0, nr):", body)
+    func = _function(f"{deco}\ndef _rows(AT, BT, C, D, SCA, SCB, SR, r0, nr):", body)
     return "\n".join(head + K.lines() + [""] + func) + _ROWS_DRIVER.format(q=max(len(em.state), 1))
 
 
 def cuda_source(prog: Program, block_size: int) -> str:
-    """A Python module defining ``gemm`` (numba.cuda, one thread per element
-    of D) for A's bits [M, K], B's [K, N], C's [M, N] (uint64 arrays)."""
+    """A Python module defining ``gemm(A, B, C, D, SCA, SCB)`` (numba.cuda,
+    one thread per element of D) for A's bits [M, K], B's [K, N], C's
+    [M, N] and the scales' SCA [S, M], SCB [S, N] (uint64 arrays)."""
     K = Consts()
     body = Emitter(prog, _full_segment(prog, block_size), LANES_CUDA, K, "cuda").lines()
     head = [f'"""CUDA GEMM kernel of the recorded program {prog.name!r} (generated)."""',
             "import numpy as np", "from numba import cuda", ""]
-    kernel = ["@cuda.jit", "def gemm(A, B, C, D):", "    m, n = cuda.grid(2)",
+    kernel = ["@cuda.jit", "def gemm(A, B, C, D, SCA, SCB):", "    m, n = cuda.grid(2)",
               "    if m < D.shape[0] and n < D.shape[1]:"] + ["        " + x for x in body]
     return "\n".join(head + K.lines() + [""] + kernel) + "\n"

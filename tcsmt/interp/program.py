@@ -41,10 +41,13 @@ A_DEP, B_DEP, C_DEP = 1, 2, 4
 
 class Program:
     """Instructions (op, argument slots, static parameters, result slot,
-    slots to drop) in run order, with constants preloaded in ``template``."""
+    slots to drop) in run order, with constants preloaded in ``template``.
+    ``scale_block``: products per scale input (sa{j} and sb{j} apply to
+    products j * scale_block onwards), None without scales."""
 
-    def __init__(self, root: Node, name: str = ""):
+    def __init__(self, root: Node, name: str = "", scale_block: int | None = None):
         self.name = name
+        self.scale_block = scale_block
         template: list = []
         dep: list[int] = []
         widths: list[int] = []
@@ -204,4 +207,4 @@ def record(p: ModelParams, k: int) -> Program:
     sa = [T.input(f"sa{j}", p.fscale.bits) for j in range(n)] if n else None
     sb = [T.input(f"sb{j}", p.fscale.bits) for j in range(n)] if n else None
     out = datapath.dot(T, p, a, b, T.input("c", p.fc.bits), sa=sa, sb=sb)
-    return Program(out, p.name)
+    return Program(out, p.name, p.scale_block if n else None)

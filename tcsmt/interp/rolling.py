@@ -31,6 +31,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
+import numpy as np
+
 MIN_COUNT = 2
 MAX_PERIODS = 8
 MAX_PHASES = 4
@@ -62,7 +64,9 @@ def roll(code: list, indexed: dict, sinks: dict | None = None, counts: tuple = (
     sig = [(op, static) for op, _, static, _ in code]
     live = None
     hinted = [len(code) // c + d for c in counts if c for d in (0, -1, 1, -2, 2)]
-    for length in dict.fromkeys([x for x in hinted if x > 0] + _periods(sig)[:MAX_PERIODS]):
+    periods = _periods(sig)
+    for length in dict.fromkeys([x for x in hinted if x > 0] + _near_hints(sig, counts)
+                                + periods[:MAX_PERIODS]):
         run = _run(sig, length)
         if run is None:
             continue
@@ -82,6 +86,23 @@ def _periods(sig: list) -> list[int]:
     if n < 2 * MIN_COUNT:
         return []
     return [j - mid for j in range(mid + 1, min(n, mid + n // MIN_COUNT + 1)) if sig[j] == sig[mid]]
+
+
+def _near_hints(sig: list, counts: tuple) -> list[int]:
+    """For each hinted count c, the shift within a quarter of n / c under
+    which most instructions have the same signature as the one that far
+    on: the period where a last partial block, or work before and after
+    the loop, makes it differ from n // c."""
+    n = len(sig)
+    ids: dict = {}
+    s = np.array([ids.setdefault(x, len(ids)) for x in sig], dtype=np.int64)
+    out = []
+    for c in (c for c in counts if 1 < c <= n):
+        lo, hi = max(1, (3 * n) // (4 * c)), min(n - 1, (5 * n) // (4 * c))
+        if lo <= hi:
+            matches = [np.count_nonzero(s[:-x] == s[x:]) for x in range(lo, hi + 1)]
+            out.append(lo + int(np.argmax(matches)))
+    return out
 
 
 def _run(sig: list, length: int) -> tuple[int, int] | None:

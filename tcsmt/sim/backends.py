@@ -45,11 +45,6 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
     """The backend to run: ``backend`` when given (checked), else the fastest
     available (see the module doc)."""
     check_backend(backend)
-    if p.scale_count(k):
-        if backend not in (None, "numpy"):
-            raise UserError(f"{p.name} scales its products in blocks: the compiled kernels do not "
-                            f"read scales yet; use backend='numpy'")
-        return "numpy"
     if backend == "cuda" and not kernels.cuda_available():
         raise UserError("backend 'cuda': no CUDA device is available (numba.cuda finds none)")
     if backend is not None:
@@ -74,21 +69,25 @@ def _compiles(p: ModelParams, k: int, kind: str) -> bool:
 
 
 def gemm_bits(p: ModelParams, backend: str, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
-              threads: int | None = None) -> np.ndarray:
+              threads: int | None = None, sa: np.ndarray | None = None,
+              sb: np.ndarray | None = None) -> np.ndarray:
     """D's bits [M, N] with a compiled backend, from A's bits transposed
-    at [K, M], B's bt [K, N] and C's ct [M, N]."""
+    at [K, M], B's bt [K, N], C's ct [M, N] and, for a block-scaled model,
+    the scales' bits sa [S, M] and sb [S, N]."""
     if backend == "cpu":
-        return kernels.run_cpu(p, at, bt, ct, threads=threads)
+        return kernels.run_cpu(p, at, bt, ct, threads=threads, sa=sa, sb=sb)
     if backend == "cuda":
-        return kernels.run_cuda(p, np.ascontiguousarray(at.T), bt, ct)
+        return kernels.run_cuda(p, np.ascontiguousarray(at.T), bt, ct, sa=sa, sb=sb)
     raise ValueError(f"gemm_bits runs cpu or cuda, not {backend!r}")
 
 
 def dots_bits(p: ModelParams, backend: str, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-              threads: int | None = None) -> np.ndarray:
-    """d bits [R] with a compiled backend for rows a [R, K], b [R, K], c [R]."""
+              threads: int | None = None, sa: np.ndarray | None = None,
+              sb: np.ndarray | None = None) -> np.ndarray:
+    """d bits [R] with a compiled backend for rows a [R, K], b [R, K], c [R]
+    and the scales' bits transposed sa [S, R], sb [S, R]."""
     if backend == "cpu":
-        return kernels.run_rows(p, a, b, c, threads=threads)
+        return kernels.run_rows(p, a, b, c, threads=threads, sa=sa, sb=sb)
     if backend == "cuda":          # one column per row: D[r, r] is row r's dot product
         raise UserError("rows of dot products run on the numpy or cpu backend")
     raise ValueError(f"dots_bits runs cpu, not {backend!r}")

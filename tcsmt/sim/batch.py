@@ -144,7 +144,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
             _check_bits(name, x, p.fscale.bits, p.fscale.name)
     check_supported(p, k)
     if choose(p, k, n * k, backend, "rows") != "numpy":
-        return dots_bits(p, backend, a, b, c)
+        return dots_bits(p, backend, a, b, c, sa=sat, sb=sbt)
     out = np.empty(n, dtype=np.uint64)
     at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
     step = tile_elements(p, k, max_memory, engine)
@@ -243,7 +243,7 @@ def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
     tell = progress or (lambda name, done, total: None)
     if chosen != "numpy":
         tell(chosen, 0, 1)
-        out = gemm_bits(p, chosen, at, bt, ct, threads)
+        out = gemm_bits(p, chosen, at, bt, ct, threads, sa, sb)
         tell(chosen, 1, 1)
         return out
     out = np.empty((m, n), dtype=np.uint64)

@@ -113,9 +113,12 @@ def cuda_available() -> bool:
 
 
 def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
-            threads: int | None = None, tile: tuple[int, int] = TILE) -> np.ndarray:
+            threads: int | None = None, tile: tuple[int, int] = TILE,
+            sa: np.ndarray | None = None, sb: np.ndarray | None = None) -> np.ndarray:
     """D's bits [M, N] (uint64) from A's bits transposed at [K, M], B's bits
-    bt [K, N] and C's bits ct [M, N], on ``threads`` cores (all by default)."""
+    bt [K, N], C's bits ct [M, N] and, for a block-scaled model, the
+    scales' bits sa [S, M] and sb [S, N], on ``threads`` cores (all by
+    default)."""
     from numba import get_num_threads, set_num_threads
     gemm = cpu_kernel(p, at.shape[0])
     d = np.empty((at.shape[1], bt.shape[1]), dtype=np.uint64)
@@ -123,15 +126,19 @@ def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
     if threads is not None:
         set_num_threads(threads)
     try:
-        gemm(_u64(at), _u64(bt), _u64(ct), d, tile[0], tile[1])
+        gemm(_u64(at), _u64(bt), _u64(ct), d, _scales(sa, at.shape[1]), _scales(sb, bt.shape[1]),
+             tile[0], tile[1])
     finally:
         set_num_threads(before)
     return d
 
 
 def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-             threads: int | None = None, rows: int = 256) -> np.ndarray:
-    """d[r] bits (uint64) for rows of bits a [R, K], b [R, K] and c [R]."""
+             threads: int | None = None, rows: int = 256,
+             sa: np.ndarray | None = None, sb: np.ndarray | None = None) -> np.ndarray:
+    """d[r] bits (uint64) for rows of bits a [R, K], b [R, K] and c [R],
+    and the scales' bits transposed sa [S, R], sb [S, R] of a block-scaled
+    model."""
     from numba import get_num_threads, set_num_threads
     dots = rows_kernel(p, a.shape[1])
     d = np.empty(a.shape[0], dtype=np.uint64)
@@ -139,25 +146,33 @@ def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     if threads is not None:
         set_num_threads(threads)
     try:
-        dots(_u64(a.T), _u64(b.T), _u64(c), d, rows)
+        dots(_u64(a.T), _u64(b.T), _u64(c), d, _scales(sa, len(c)), _scales(sb, len(c)), rows)
     finally:
         set_num_threads(before)
     return d
 
 
-def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16)):
-    """D's bits [M, N] from A's bits a [M, K], B's b [K, N], C's c [M, N]:
+def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16), sa=None, sb=None):
+    """D's bits [M, N] from A's bits a [M, K], B's b [K, N], C's c [M, N]
+    and, for a block-scaled model, the scales' bits sa [S, M], sb [S, N]:
     NumPy arrays (copied to the device and back) or device arrays (any
     object with the CUDA array interface; the result stays on the device)."""
     from numba import cuda
     gemm = cuda_kernel(p, a.shape[1])
     on_host = isinstance(a, np.ndarray)
+    if sa is None or isinstance(sa, np.ndarray):
+        sa, sb = (cuda.to_device(_scales(x, n)) for x, n in ((sa, a.shape[0]), (sb, b.shape[1])))
     if on_host:
         a, b, c = (cuda.to_device(_u64(x)) for x in (a, b, c))
     d = cuda.device_array((a.shape[0], b.shape[1]), dtype=np.uint64)
     grid = (-(-a.shape[0] // block[0]), -(-b.shape[1] // block[1]))
-    gemm[grid, block](a, b, c, d)
+    gemm[grid, block](a, b, c, d, sa, sb)
     return d.copy_to_host() if on_host else d
+
+
+def _scales(x: np.ndarray | None, n: int) -> np.ndarray:
+    """A model's scales as uint64 [S, n]; [0, n] for a model without them."""
+    return np.zeros((0, n), dtype=np.uint64) if x is None else _u64(x)
 
 
 def _u64(x: np.ndarray) -> np.ndarray:
