@@ -22,7 +22,7 @@ from checkout import hwdata_dir, hwdata_folders
 from tcsmt.errors import UserError
 from tcsmt.hardware import recorded as hwdata
 from tcsmt.hardware.conformance import model_for, prepare_c
-from tcsmt.interp.kernel_source import cpu_segments, cpu_source
+from tcsmt.interp.kernel_source import _full_segment, cpu_segments, cpu_source
 from tcsmt.interp.program import record
 from tcsmt.interp.rolling import roll
 from tcsmt.model.catalogue import all_models, find_model
@@ -105,6 +105,22 @@ def test_a_program_with_a_partial_last_block_rolls_over_the_whole_blocks(name):
     for seg in cpu_segments(prog, p.block_size)[:3]:
         loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
         assert loop is not None and loop.count == 8
+
+
+def test_a_program_taking_products_out_of_order_rolls_with_listed_rows():
+    """Hopper's mma.sync fp8 takes the products with k mod 4 in {0, 1}
+    first, then the others: A's words are read at rows that jump back at
+    the middle of K, so the loop reads them from a table of rows."""
+    p = find_model("hopper-e4m3-fp32-mma")
+    prog = record(p, 8 * p.block_size)
+    segments = cpu_segments(prog, p.block_size)[:3] + (_full_segment(prog, p.block_size),)
+    listed = 0
+    for seg in segments:
+        loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
+        assert loop is not None and loop.count >= 7
+        listed += sum(len(kind) == 3 for args in loop.args for kind in args if kind[0] == "indexed")
+    assert listed > 0
+    assert "np.array([" in cpu_source(prog, p.block_size)
 
 
 def test_the_scales_are_read_once_per_block_in_the_loop():
@@ -240,7 +256,8 @@ def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
     run_cuda_simulator([("hopper-fp16-fp32", 35), ("volta-fp16-fp16", 13), ("ada-e4m3-fp32", 40),
                         ("cdna3-fp16-fp32", 80),     # cdna3 at 80: rolled after reordering
                         ("blackwell-nvfp4", 144),    # scales in a rolled loop, a partial block
-                        ("blackwell-mxf8f6f4-e4m3-e5m2", 40)], tmp_path)
+                        ("blackwell-mxf8f6f4-e4m3-e5m2", 40),
+                        ("hopper-e4m3-fp32-mma", 69)], tmp_path)   # rows read from a table
 
 
 @pytest.mark.slow

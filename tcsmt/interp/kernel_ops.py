@@ -20,10 +20,12 @@ from __future__ import annotations
 
 
 class Consts:
-    """Names of the uint64 constants a generated module defines."""
+    """Names of the uint64 constants a generated module defines, and of its
+    tables of rows (int64 arrays, constant to the compiler)."""
 
     def __init__(self):
         self.names: dict[int, str] = {}
+        self.tables: dict[tuple, str] = {}
 
     def __call__(self, v: int) -> str:
         name = self.names.get(v)
@@ -31,8 +33,15 @@ class Consts:
             name = self.names[v] = f"_u{len(self.names)}"
         return name
 
+    def table(self, rows: tuple) -> str:
+        name = self.tables.get(rows)
+        if name is None:
+            name = self.tables[rows] = f"_r{len(self.tables)}"
+        return name
+
     def lines(self) -> list[str]:
-        return [f"{n} = np.uint64({v:#x})" for v, n in self.names.items()]
+        return ([f"{n} = np.uint64({v:#x})" for v, n in self.names.items()]
+                + [f"{n} = np.array({list(rows)}, dtype=np.int64)" for rows, n in self.tables.items()])
 
 
 def mask(w: int) -> int:

@@ -187,7 +187,7 @@ class Emitter:
             out.append(f"t{i} = {self._expr(op, args, a, static, res)}")
             sink = loop.sinks[i]
             if sink is not None:
-                row = f"{sink[1]} + {sink[2]} * j"
+                row = self._row(sink[1:])
                 out.append(f"{self.lanes.at(sink[0], row)} = {to_store(f't{i}', self.width(res), self.K)}")
         # carried values and what the suffix reads, for the next repetition
         for key in [k for k in self.state if k[0] == "carry"] + [("last", i) for i in sorted(loop.exported)]:
@@ -202,11 +202,17 @@ class Emitter:
         if kind[0] == "carried":
             return from_load(self.state_ref(("carry", kind[1], kind[2])), w, self.K)
         if kind[0] == "indexed":
-            return from_load(self.lanes.at(kind[1], f"{kind[2]} + {kind[3]} * j"), w, self.K)
+            return from_load(self.lanes.at(kind[1], self._row(kind[2:])), w, self.K)
         s = kind[1]
         if ("slot", s) in self.state:
             return from_load(self.state_ref(("slot", s)), w, self.K)
         return self.ref(s)
+
+    def _row(self, where: tuple) -> str:
+        """Row of repetition j: row0 + stride * j, or a table's j-th entry."""
+        if len(where) == 2:
+            return f"{where[0]} + {where[1]} * j"
+        return f"{self.K.table(where[0])}[j]"
 
     def _loads(self, post: list, loop: Loop) -> list[str]:
         """Suffix reads: the last repetition's values and kept prefix values."""

@@ -15,12 +15,15 @@ where every argument of a body instruction is one of
 * ``("carried", i, init)``: the result of body instruction i in
   repetition j - 1, and for j = 0 the slot ``init`` (computed before the loop);
 * ``("indexed", source, row0, stride)``: an indexed input (an element of A
-  or B, or a value hoisted from them) at row row0 + stride * j;
+  or B, or a value hoisted from them) at row row0 + stride * j, or
+  ``("indexed", source, rows)`` at row rows[j] where the rows are not
+  evenly spaced (models that take the products out of order along K);
 * ``("outer", slot)``: one slot for every j, computed before the loop (or a
   constant, or an input that is not indexed);
 
 and every body result that is written to an indexed output (``sinks``) is
-written at row row0 + stride * j. Suffix instructions may read only the
+written at row row0 + stride * j (or rows[j]). Evenly spaced rows are
+looked for first; listed rows only where no loop has them. Suffix instructions may read only the
 last repetition's body results. Nothing is assumed about the datapath: a
 program that is not of this form gets ``None`` and is compiled straight.
 The kernels run the rolled form, which is the recorded program itself.
@@ -65,16 +68,18 @@ def roll(code: list, indexed: dict, sinks: dict | None = None, counts: tuple = (
     live = None
     hinted = [len(code) // c + d for c in counts if c for d in (0, -1, 1, -2, 2)]
     periods = _periods(sig)
-    for length in dict.fromkeys([x for x in hinted if x > 0] + _near_hints(sig, counts)
-                                + periods[:MAX_PERIODS]):
-        run = _run(sig, length)
-        if run is None:
-            continue
-        live = live or _live_counts(code)
-        for start, count in _phases(run, length, live):
-            loop = _check(code, indexed, sinks, start, length, count)
-            if loop is not None:
-                return loop
+    lengths = list(dict.fromkeys([x for x in hinted if x > 0] + _near_hints(sig, counts)
+                                 + periods[:MAX_PERIODS]))
+    for listed in (False, True):
+        for length in lengths:
+            run = _run(sig, length)
+            if run is None:
+                continue
+            live = live or _live_counts(code)
+            for start, count in _phases(run, length, live):
+                loop = _check(code, indexed, sinks, start, length, count, listed)
+                if loop is not None:
+                    return loop
     return None
 
 
@@ -155,7 +160,7 @@ def _live_counts(code: list) -> list[int]:
     return live
 
 
-def _check(code, indexed, sinks, start, length, count) -> Loop | None:
+def _check(code, indexed, sinks, start, length, count, listed=False) -> Loop | None:
     defined = {ins[3]: pos for pos, ins in enumerate(code)}
     end = start + length * count
     args, outs = [], []
@@ -163,11 +168,11 @@ def _check(code, indexed, sinks, start, length, count) -> Loop | None:
         reps = [code[start + j * length + i] for j in range(count)]
         kinds = []
         for q in range(len(reps[0][1])):
-            kind = _classify([r[1][q] for r in reps], i, defined, indexed, start, length, end)
+            kind = _classify([r[1][q] for r in reps], i, defined, indexed, start, length, end, listed)
             if kind is None:
                 return None
             kinds.append(kind)
-        out = _affine([sinks.get(r[3]) for r in reps])
+        out = _rows([sinks.get(r[3]) for r in reps], listed)
         if out is False:
             return None
         args.append(tuple(kinds))
@@ -184,7 +189,7 @@ def _check(code, indexed, sinks, start, length, count) -> Loop | None:
     return Loop(start, length, count, tuple(args), tuple(outs), frozenset(exported))
 
 
-def _classify(slots, i, defined, indexed, start, length, end):
+def _classify(slots, i, defined, indexed, start, length, end, listed=False):
     if all(s == slots[0] for s in slots):
         pos = defined.get(slots[0])
         if pos is None or pos < start:
@@ -200,10 +205,21 @@ def _classify(slots, i, defined, indexed, start, length, end):
         init = pos[0]
         if all(r == rel[0] for r in rel) and 0 <= rel[0] < length and (init is None or init < start):
             return ("carried", rel[0], slots[0])
-    aff = _affine([indexed.get(s) for s in slots])
-    if aff:
-        return ("indexed", *aff)
+    rows = _rows([indexed.get(s) for s in slots], listed)
+    if rows:
+        return ("indexed", *rows)
     return None
+
+
+def _rows(rows: list, listed: bool):
+    """(name, row0, stride) as _affine, or with ``listed`` (name, rows)
+    when every entry is of one name but the rows are not evenly spaced."""
+    aff = _affine(rows)
+    if aff is not False or not listed:
+        return aff
+    if any(r is None or r[0] != rows[0][0] for r in rows):
+        return False
+    return rows[0][0], tuple(r[1] for r in rows)
 
 
 def _affine(rows: list):
