@@ -27,7 +27,7 @@ from tcsmt.interp.program import record
 from tcsmt.interp.rolling import roll
 from tcsmt.model.catalogue import all_models, find_model
 from tcsmt.sim.batch import dot_batch, matmul, supported
-from tcsmt.sim.npio import dtype_of
+from tcsmt.sim.npio import dtype_of, to_bits
 
 numba = pytest.importorskip("numba")
 
@@ -197,6 +197,28 @@ def check_recorded(device: str, folder: str, out: str):
     c = prepare_c(rec, p, "c_zero" in rules)
     want = dot_batch(p, rec.a, rec.b, c)
     got = dot_batch(p, rec.a, rec.b, c, backend="cpu")
+    assert np.array_equal(got, want), f"{np.sum(got != want)} of {len(want)} rows differ"
+
+
+def random_rows(p, n: int, k: int, seed: int):
+    """Rows of bit patterns over every encoding (NaN, infinities, zeros and
+    subnormals included) with the scales of ``scales``."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 1 << p.fin.bits, (n, k), dtype=np.uint64)
+    b = rng.integers(0, 1 << p.fb.bits, (n, k), dtype=np.uint64)
+    c = rng.integers(0, 1 << p.fc.bits, n, dtype=np.uint64)
+    sa, sb = scales(p, n, k, n, seed)
+    fs = p.fscale
+    return a, b, c, to_bits(sa, fs, "sa"), to_bits(sb, fs, "sb").T
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3-e5m2"])
+def test_rows_kernel_with_scales_equals_numpy(name):
+    p = find_model(name)
+    a, b, c, sa, sb = random_rows(p, 300, 2 * p.block_size + 7, 3)
+    want = dot_batch(p, a, b, c, sa_bits=sa, sb_bits=sb)
+    got = dot_batch(p, a, b, c, sa_bits=sa, sb_bits=sb, backend="cpu")
     assert np.array_equal(got, want), f"{np.sum(got != want)} of {len(want)} rows differ"
 
 
