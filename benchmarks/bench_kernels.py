@@ -19,6 +19,12 @@ GEMM: the script says how many rows it ran and extrapolates nothing else).
 Every engine's output is compared bit for bit with the CPU kernel's on the
 rows both ran. Nothing here asserts a speed.
 
+The block-scaled cases (NVFP4: e2m1 with ue4m3 scales per 16 products;
+MX e4m3 with ue8m0 scales per 32) draw scales near 1 (2^-3 to 2^3). MMA-Sim
+runs NVFP4's whole K in one call; its kind::mxf8f6f4 instruction takes
+K = 32 only, so it runs K / 32 calls, each D the next C (as tcsmt chains
+the blocks).
+
 MMA-Sim: pip install torch==2.13.0 && pip install mmasim.
 """
 
@@ -27,28 +33,48 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from tcsmt.model.catalogue import find_model
 from tcsmt.sim import kernels
 from tcsmt.sim.batch import matmul
+from tcsmt.sim.npio import dtype_of, to_bits
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    model: str
+    mmasim: tuple       # MMA-Sim's class, architecture and shape
+    chunk: int = 0      # K per MMA-Sim call (0: the whole K in one call)
+
 
 CASES = [
-    # label, model, MMA-Sim class and shape, input dtype
-    ("hopper fp16->fp32", "hopper-fp16-fp32", "WGMMA", "m64n8k16.f32.f16.f16", np.float16),
-    ("hopper e4m3->fp32", "hopper-e4m3-fp32", "WGMMA", "m64n8k32.f32.e4m3.e4m3",
-     ml_dtypes.float8_e4m3fn),
+    Case("hopper fp16->fp32", "hopper-fp16-fp32", ("WGMMA", "Hopper", "m64n8k16.f32.f16.f16")),
+    Case("hopper e4m3->fp32", "hopper-e4m3-fp32", ("WGMMA", "Hopper", "m64n8k32.f32.e4m3.e4m3")),
+    Case("blackwell NVFP4 (mxf4nvf4 block16 ue4m3)", "blackwell-nvfp4",
+         ("TCGen05MMABlockScale", "Blackwell", "m128n8k64.kind::mxf4nvf4.block16.f32.e2m1.e2m1.ue4m3")),
+    Case("blackwell mxf8f6f4 e4m3 (ue8m0)", "blackwell-mxf8f6f4-e4m3",
+         ("TCGen05MMABlockScale", "Blackwell", "m128n8k32.kind::mxf8f6f4.block32.f32.e4m3.e4m3.ue8m0"),
+         chunk=32),
 ]
 
 
-def inputs(m: int, n: int, k: int, dtype, seed: int = 0):
+def inputs(p, m: int, n: int, k: int, seed: int = 0):
+    """A, B, C and, for a block-scaled model, its scales SA [M, S], SB [S, N]
+    (None otherwise)."""
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((m, k)).astype(np.float32).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(np.float32).astype(dtype)
+    a = rng.standard_normal((m, k)).astype(np.float32).astype(dtype_of(p.fin))
+    b = rng.standard_normal((k, n)).astype(np.float32).astype(dtype_of(p.fb))
     c = rng.standard_normal((m, n)).astype(np.float32)
-    return a, b, c
+    if not p.scale_format:
+        return a, b, c, None, None
+    s = p.scale_count(k)
+    sa, sb = (np.exp2(rng.integers(-3, 4, shape)).astype(np.float32).astype(dtype_of(p.fscale))
+              for shape in ((m, s), (s, n)))
+    return a, b, c, sa, sb
 
 
 def timed(fn, repeat: int):
@@ -67,18 +93,38 @@ def timed(fn, repeat: int):
     return first, best, cpu, out
 
 
-def mmasim_op(cls: str, shape: str, device: str = "cpu"):
+def mmasim_op(case: Case, p, device: str = "cpu"):
+    """A function (A, B, C, SA, SB) -> a function that runs MMA-Sim on
+    them (the operands converted to its tensors beforehand, not timed)."""
     import torch
-    from mmasim import nv_ptx
-    torch.set_num_threads(kernels_threads())
-    op = getattr(nv_ptx, cls)("Hopper", shape)
 
-    def run(a, b, c):
-        ta = torch.from_numpy(a.view(np.uint8 if a.itemsize == 1 else np.int16)).view(op.a_type)
-        tb = torch.from_numpy(b.view(np.uint8 if b.itemsize == 1 else np.int16)).view(op.b_type)
-        ta, tb, tc = ta.to(device), tb.to(device), torch.from_numpy(c).to(device)
-        return lambda: op(ta, tb, tc)
+    from tcsmt.hardware.mmasim import operand, operation
+    torch.set_num_threads(kernels_threads())
+    op = operation(*case.mmasim)
+
+    def tensor(x, dtype):
+        return torch.from_numpy(np.ascontiguousarray(x).view(np.uint8)).view(dtype).to(device)
+
+    def run(a, b, c, sa, sb):
+        ta = operand(op, to_bits(a, p.fin, "A"), p.fin, "a").to(device)
+        tb = operand(op, to_bits(b, p.fb, "B").T, p.fb, "b").T.to(device)
+        tc = torch.from_numpy(c).to(device)
+        if sa is None:
+            return lambda: op(ta, tb, tc)
+        tsa, tsb = tensor(sa, op.s_type), tensor(sb, op.s_type)
+        if not case.chunk:
+            return lambda: op(ta, tb, tc, tsa, tsb)
+        return lambda: _chained(op, case.chunk, p.scale_block, ta, tb, tc, tsa, tsb)
     return run
+
+
+def _chained(op, chunk: int, scale_block: int, ta, tb, tc, tsa, tsb):
+    """MMA-Sim's instruction of K = chunk over the whole K, each D the next C."""
+    d, per = tc, chunk // scale_block
+    for j in range(ta.shape[1] // chunk):
+        k, s = slice(j * chunk, (j + 1) * chunk), slice(j * per, (j + 1) * per)
+        d = op(ta[:, k], tb[k], d, tsa[:, s], tsb[s])
+    return d
 
 
 def kernels_threads() -> int:
@@ -103,33 +149,38 @@ def line(label: str, products: int, first: float, best: float, cpu: float, ref: 
             f"first call {first:7.2f} s  {ratio}  {note}")
 
 
-def bench_case(case, size: int, repeat: int, limit: int | None, have_mmasim: bool) -> None:
-    label, name, cls, shape, dtype = case
-    p = find_model(name)
+def bench_case(case: Case, size: int, repeat: int, limit: int | None, have_mmasim: bool) -> None:
+    p = find_model(case.model)
     threads = kernels_threads()
-    print(f"{label}, {size}^3 (M x N x K), {threads} cores, load average {os.getloadavg()[0]:.1f}:")
+    print(f"{case.label}, {size}^3 (M x N x K), {threads} cores, "
+          f"load average {os.getloadavg()[0]:.1f}:")
     results = {}
-    A, B, C = inputs(size, size, size, dtype)     # every engine runs the first rows of these
+    A, B, C, SA, SB = inputs(p, size, size, size)   # every engine runs the first rows of these
 
     def run(engine, rows, fn):
-        a, b, c = np.ascontiguousarray(A[:rows]), B, np.ascontiguousarray(C[:rows])
-        first, best, cpu, out = timed(lambda: fn(a, b, c), repeat)
+        a, c = np.ascontiguousarray(A[:rows]), np.ascontiguousarray(C[:rows])
+        sa = None if SA is None else np.ascontiguousarray(SA[:rows])
+        if engine.startswith("MMA-Sim"):        # the conversion to MMA-Sim's tensors is not timed
+            call = fn(a, B, c, sa, SB)
+            first, best, cpu, out = timed(call, repeat)
+        else:
+            first, best, cpu, out = timed(lambda: fn(a, B, c, sa, SB), repeat)
         results[engine] = (rows * size * size, first, best, out, rows, cpu)
 
-    run("cpu, every core", rows_for(size, 1e9, limit),
-        lambda a, b, c: matmul(a, b, c, arch=p, backend="cpu"))
-    run("cpu, one core", rows_for(size, 4e8, limit),
-        lambda a, b, c: matmul(a, b, c, arch=p, backend="cpu", threads=1))
-    run("numpy", rows_for(size, 1.5e8, limit), lambda a, b, c: matmul(a, b, c, arch=p, backend="numpy"))
+    def ours(backend, threads=None):
+        return lambda a, b, c, sa, sb: matmul(a, b, c, model=p, scale_a=sa, scale_b=sb,
+                                              backend=backend, threads=threads)
+    run("cpu, every core", rows_for(size, 1e9, limit), ours("cpu"))
+    run("cpu, one core", rows_for(size, 4e8, limit), ours("cpu", 1))
+    run("numpy", rows_for(size, 1.5e8, limit), ours("numpy"))
     if have_mmasim:
-        op = mmasim_op(cls, shape)
-        run("MMA-Sim (torch)", rows_for(size, 2e7, limit), lambda a, b, c: op(a, b, c)())
+        run("MMA-Sim (torch)", rows_for(size, 2e7, limit), mmasim_op(case, p))
     if kernels.cuda_available():
-        run("cuda kernel", size, lambda a, b, c: matmul(a, b, c, arch=p, backend="cuda"))
+        run("cuda kernel", size, ours("cuda"))
         if have_mmasim:
-            op = mmasim_op(cls, shape, "cuda")
-            run("MMA-Sim on the device", size, lambda a, b, c: _synced(op(a, b, c)))
-        run("device's own matmul", size, lambda a, b, c: _native(a, b, c))
+            op = mmasim_op(case, p, "cuda")
+            run("MMA-Sim on the device", size, lambda *x: lambda: _synced(op(*x)))
+        run("device's own matmul", size, lambda a, b, c, sa, sb: lambda: _native(a, b, c))
     report(results)
 
 
@@ -141,7 +192,8 @@ def _synced(fn):
 
 
 def _native(a, b, c):
-    """torch's addmm on the device in fp16 (fp8 inputs widened to fp16): for speed only."""
+    """torch's addmm on the device in fp16 (fp8 and fp4 inputs widened to
+    fp16, scales left out): for speed only."""
     import torch
     ta = torch.from_numpy(a.astype(np.float16)).cuda()
     tb = torch.from_numpy(b.astype(np.float16)).cuda()
@@ -173,7 +225,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[512, 2048])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--rows", type=int, default=None, help="rows of D to run (default: by size)")
-    ap.add_argument("--case", choices=[c[1] for c in CASES], action="append")
+    ap.add_argument("--case", choices=[c.model for c in CASES], action="append")
     args = ap.parse_args()
     try:
         import mmasim  # noqa: F401
@@ -182,7 +234,7 @@ def main() -> None:
         have_mmasim = False
         print(f"MMA-Sim not importable ({e}): its column is left out")
     for case in CASES:
-        if args.case and case[1] not in args.case:
+        if args.case and case.model not in args.case:
             continue
         for size in args.sizes:
             bench_case(case, size, args.repeat, args.rows, have_mmasim)
