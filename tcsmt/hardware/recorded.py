@@ -92,6 +92,8 @@ def _hex_matrix(path: Path) -> np.ndarray:
         return np.array([[int(w, 16) for w in r] for r in rows], dtype=np.uint64)
     except ValueError as e:
         raise UserError(f"{path}: not hex words: {e}") from None
+    except OverflowError:
+        raise UserError(f"{path}: a hex word wider than 64 bits") from None
 
 
 def _bin_vector(path: Path) -> np.ndarray:
