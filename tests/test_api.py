@@ -161,3 +161,15 @@ def test_conformance_counts_every_recorded_row_judged_or_not():
     assert total["rows"] == 150_000 and total["judged"] == total["matched"] == 110_000
     assert sum(total["not_judged"].values()) == 40_000
     assert total["judged_with_c_zero"] == 10_000
+
+
+@pytest.mark.parametrize("fmt", ["E4M3", "E5M2"])
+def test_the_mma_fp8_hypotheses_hold_on_every_b200_row(fmt):
+    """The -mma fp8 models (c_placement, c_rounding and term_order fitted on
+    the H100 and B200 recordings, so this is a fit, not a validation) keep
+    reproducing every B200 fp8 -> fp32 row; the tcgen05 default does not."""
+    doc = tcsmt.conformance(ROOT / "data" / "hwdata" / "B200")
+    by_model = {f["model"]: f for f in doc["folders"] if f["output"] == "fp32" and f["folder"] == fmt}
+    mma = by_model[f"blackwell-{fmt.lower()}-fp32-mma"]
+    assert mma["matched"] == mma["rows"] == 5000
+    assert by_model[f"blackwell-{fmt.lower()}-fp32"]["matched"] < 4000
