@@ -1,6 +1,7 @@
 """Every file the tool reads, fuzzed: whatever bytes a model file, a result
-file, observations, a recorded folder or a .npy holds, the command ends with
-exit 0, 1 or 2 and no traceback (never 3, the exit of an internal error).
+file, observations, a space file, a recorded folder or a .npy holds, the
+command ends with exit 0, 1 or 2 (4: a probe that followed no hypothesis)
+and no traceback (never 3, the exit of an internal error).
 
 Each case starts from a real file of the checkout, cut short, with bytes
 changed, or replaced by random bytes (Hypothesis), and runs the command in
@@ -117,6 +118,27 @@ def test_a_npy_operand(data):
     b.write_bytes(_npy(np.ones((8, 4), np.float16)))
     judged(["gemm", path, b, "--arch", "ampere", "--formats", "fp16:fp16", "-o", path.parent / "D.npy"])
     shutil.rmtree(path.parent)
+
+
+SPACE = ROOT / "benchmarks" / "plan-space.toml"
+
+
+@FEW
+@given(mangled(SPACE.read_bytes()))
+def test_a_space_file(data):
+    """What identify and plan read with --space: a space, or one line
+    (UserError), also for each of its first hypotheses."""
+    from tcsmt.errors import UserError
+    from tcsmt.identify.space import load_space
+    path = file_with(data, "space.toml")
+    try:
+        space = load_space(path)
+        for _, combo in zip(range(8), space.combinations()):
+            space.model(combo)
+    except UserError as e:
+        assert "\n" not in str(e)
+    finally:
+        shutil.rmtree(path.parent)
 
 
 @pytest.mark.slow
