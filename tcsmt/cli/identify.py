@@ -76,7 +76,7 @@ def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
     number of hardware runs. The default space for --formats varies
     block_size 1..32, align_bits 0..3, align_rounding, final_rounding,
     product_alignment, normalisation, subnormals and chaining (fp8, fp16
-    and bf16 with fp32 output add small parts, see tcsmt/hypspace.py).
+    and bf16 with fp32 output add small parts, see tcsmt/identify/hypspace.py).
 
     \b
     The plan is also a vectors file:

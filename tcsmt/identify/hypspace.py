@@ -29,7 +29,7 @@ sign of an exact zero sum, products beyond binary32 overflow); without it ``iden
 sim:cdna3`` could only say "outside the space". For tf32 and fp16 output
 (no shipped late-c model) the identification space is the default space.
 Parameters no part varies (min_exponent, carry_bits, c_placement for fp16,
-...) keep the neutral base's values; see tcsmt/identify.py for how shipped
+...) keep the neutral base's values; see tcsmt/identify/simdevice.py for how shipped
 models with other values are handled.
 """
 
