@@ -9,6 +9,7 @@ PROPERTY = Property(
     name="block-rounding",
     description="rounding inside the block: truncation vs IEEE rz/rne/ru/rd with a sticky bit",
     parameters=("align_rounding",),
-    hypotheses=lambda p: [hyp(m, align_rounding=m) for m in ("truncate", "rz", "rne", "ru", "rd")],
+    hypotheses=lambda p: [hyp(m, align_rounding=m) for m in ("truncate", "rz", "rne", "ru", "rd")
+                          + (("exact",) if p.align_rounding == "exact" else ())],
     applies=not_fp64,
 )

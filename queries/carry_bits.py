@@ -4,7 +4,7 @@ telling the counts apart; `tcsmt prove carry-bits` proves the fewest that
 give the same bits as an unbounded accumulator."""
 
 from tcsmt.datapath import bv
-from tcsmt.properties.registry import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, aligns, hyp
 
 
 def needed_bound(p):
@@ -37,6 +37,6 @@ PROPERTY = Property(
     description="carry bits of the accumulator: too few give wrong sums on large terms",
     parameters=("carry_bits",),
     hypotheses=hypotheses,
-    applies=not_fp64,
+    applies=aligns,
     lemma=lemma,
 )

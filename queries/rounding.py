@@ -7,8 +7,9 @@ from tcsmt.properties.registry import Property, hyp, not_fp64
 
 
 def hypotheses(p):
-    own = hyp("truncate")    # the model as shipped: truncated terms, its own final rounding
-    return [own] + [hyp(m, align_rounding=m, final_rounding=m) for m in ("rz", "rne", "ru", "rd")]
+    own = hyp(p.align_rounding)   # the model as shipped (truncated terms on tensor cores)
+    return [own] + [hyp(m, align_rounding=m, final_rounding=m) for m in ("rz", "rne", "ru", "rd")
+                    if m != p.align_rounding]
 
 
 PROPERTY = Property(

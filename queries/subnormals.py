@@ -7,6 +7,7 @@ PROPERTY = Property(
     name="subnormals",
     description="subnormal inputs and outputs: kept, flushed, flushed on input only, on output only",
     parameters=("subnormals",),
-    hypotheses=lambda p: [hyp(m, subnormals=m) for m in ("keep", "flush", "flush_inputs", "flush_outputs")],
+    hypotheses=lambda p: [hyp(m, subnormals=m) for m in ("keep", "flush", "flush_inputs", "flush_outputs")
+                          + (("flush_every_step",) if p.subnormals == "flush_every_step" else ())],
     applies=not_fp64,
 )

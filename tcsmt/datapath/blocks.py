@@ -7,36 +7,33 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tcsmt.datapath import bv
+from tcsmt.datapath import bv, late
+from tcsmt.datapath.exact import exact_sum
 from tcsmt.datapath.products import multiply
 from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
 from tcsmt.datapath.scales import block_terms
-from tcsmt.datapath.terms import Term, exp_width, lead_exp, term_fixed, unpack, widen
+from tcsmt.datapath.terms import (
+    Term,
+    exp_width,
+    flush_in,
+    flush_out,
+    flush_steps,
+    lead_exp,
+    result_format,
+    term_fixed,
+    unpack,
+    unpack_input,
+    widen,
+)
 from tcsmt.datapath.window import c_alone, window_block
 from tcsmt.model.formats import Format, internal_format
 from tcsmt.model.params import ModelParams
 
 
-def result_format(p: ModelParams) -> Format:
-    """The format a block result is rounded to (e8m13 for fp8 on Ada)."""
-    out = p.fout
-    if p.final_frac_bits is None or p.final_frac_bits == out.frac_bits:
-        return out
-    return internal_format(out.exp_bits, p.final_frac_bits)
-
-
 def acc_internal(p: ModelParams) -> Format:
     """The accumulator format each addition is rounded to in IEEE modes."""
     return internal_format(p.facc.exp_bits, p.F) if p.align_bits else p.facc
-
-
-def flush_in(p: ModelParams) -> bool:
-    return p.subnormals in ("flush", "flush_inputs")
-
-
-def flush_out(p: ModelParams) -> bool:
-    return p.subnormals in ("flush", "flush_outputs")
 
 
 def inner_mode(p: ModelParams) -> str:
@@ -64,7 +61,7 @@ def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Te
     if p.align_rounding != "truncate":
         terms = by_leading_one(terms)
     s = block_sum(I, p, terms, ew, p.F, p.align_rounding, None, trace=trace)
-    bits = round_fixed(I, s, fmt, inner_mode(p), ew, p.overflow, p.zero_sign, False)
+    bits = round_fixed(I, s, fmt, inner_mode(p), ew, p.overflow, p.zero_sign, flush_steps(p))
     return unpack(I, fmt, bits, ew, False)
 
 
@@ -152,7 +149,11 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         return round_fixed(I, term_fixed(I, acc, ew), out, p.final_rounding, ew, p.overflow, p.zero_sign,
                            flush_out(p))
     if p.c_placement == "late":
-        return late_block(I, p, prods, c, ew, trace)
+        return late.late_block(I, p, prods, c, ew, trace)
+    if p.align_rounding == "exact":
+        s = exact_sum(I, [c] + prods, out.frac_bits, ew, trace)
+        bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
+        return c_alone(I, p, bits, out, c, prods)
     terms = [c] + prods
     if p.align_rounding != "truncate":
         terms = by_leading_one(terms)
@@ -165,24 +166,6 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
     return c_alone(I, p, bits, out, c, prods)
 
 
-def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
-    """Late c placement: the products are summed (truncated to F bits), then
-    c is added to that sum with both rounded down (toward minus infinity) to
-    their own fraction counts, the sum rounded down to late_frac_bits, then
-    rounded to the output with final_rounding."""
-    s = block_sum(I, p, prods, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
-    dot = Term(I.ite(s.inf, s.inf_sign, s.sign), I.add(s.scale, I.const(p.F, ew)), s.mag, p.F,
-               s.nan, s.inf)
-    f2 = p.late_frac_bits
-    # a zero c still sits at exponent emin, so emin floors the alignment point
-    s2 = block_sum(I, p, [dot, c], ew, p.F, "floor", p.fc.emin,
-                   keeps=[f2 + 1, p.F], trace=trace)
-    mid = internal_format(p.fout.exp_bits, f2)
-    bits = round_fixed(I, s2, mid, "rd", ew, p.overflow, p.zero_sign, False)
-    return round_fixed(I, term_fixed(I, unpack(I, mid, bits, ew, False), ew), result_format(p),
-                       p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
-
-
 def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
     """d = c + sum a_i b_i as bits of out_format, block after block.
 
@@ -193,10 +176,10 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
     if len(a) != len(b) or not a:
         raise ValueError("a and b must be non-empty and of equal length")
     ew = exp_width(p)
-    ta = [unpack(I, p.fin, x, ew, flush_in(p)) for x in a]
-    tb = [unpack(I, p.fb, y, ew, flush_in(p)) for y in b]
+    ta = [unpack_input(I, p, p.fin, x, ew) for x in a]
+    tb = [unpack_input(I, p, p.fb, y, ew) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
-    c_term = unpack(I, p.fc, c, ew, flush_in(p))
+    c_term = unpack_input(I, p, p.fc, c, ew)
     if p.scale_window_bits is not None:
         return window_dot(I, p, prods, c_term, sa, sb, ew, trace)
     if p.scale_format is not None or p.group_size > 1:

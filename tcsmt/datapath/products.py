@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from tcsmt.datapath import bv
 from tcsmt.datapath.rounding import round_fixed
-from tcsmt.datapath.terms import Term, lead_exp, term_fixed, unpack
+from tcsmt.datapath.terms import Term, flush_steps, lead_exp, term_fixed, unpack
 from tcsmt.model.params import ModelParams
 
 
@@ -27,7 +27,8 @@ def multiply(I, x: Term, y: Term, p: ModelParams, ew: int) -> Term:
 
 def finish_product(I, t: Term, p: ModelParams, ew: int) -> Term:
     """Product handling after the exact multiply: alignment by the leading
-    one (normalised), overflow to infinity, rounding to a format. Queries
+    one (normalised), overflow to infinity, flushing (flush_every_step),
+    rounding to a format. Queries
     that stand a free significand and exponent in for a product call this
     too, so every hypothesis sees its own product handling."""
     lead = p.product_alignment == "normalised"
@@ -35,6 +36,9 @@ def finish_product(I, t: Term, p: ModelParams, ew: int) -> Term:
     if p.product_overflow == "inf":
         big = I.slt(I.const(p.facc.emax, ew), lead_exp(I, t, ew))
         t = replace(t, inf=I.or_(t.inf, I.and_(big, I.not_(t.nan), I.not_(bv.is_zero(I, t.sig)))))
+    if flush_steps(p):       # a product below acc_format's normal range: a zero of its sign
+        tiny = I.slt(lead_exp(I, t, ew), bv.sconst(I, p.facc.emin, ew))
+        t = replace(t, sig=I.ite(tiny, I.const(0, I.width(t.sig)), t.sig))
     if p.product_rounding != "exact":
         fmt = p.fin if p.product_rounding == "in_format" else p.fout
         bits = round_fixed(I, term_fixed(I, t, ew), fmt, "rne", ew, "ieee", "ieee", False)

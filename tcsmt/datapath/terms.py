@@ -7,10 +7,10 @@ A Term's value is ``sig * 2**(exp - frac)`` where ``frac`` is a static int,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tcsmt.datapath import bv
-from tcsmt.model.formats import Format
+from tcsmt.model.formats import Format, internal_format
 from tcsmt.model.params import ModelParams
 
 
@@ -120,3 +120,34 @@ def widen(I, bits, src: Format, dst: Format):
         return bits
     assert src.exp_bits == dst.exp_bits and src.frac_bits <= dst.frac_bits
     return I.concat(bits, I.const(0, dst.frac_bits - src.frac_bits))
+
+
+def result_format(p: ModelParams) -> Format:
+    """The format a block result is rounded to (e8m13 for fp8 on Ada)."""
+    out = p.fout
+    if p.final_frac_bits is None or p.final_frac_bits == out.frac_bits:
+        return out
+    return internal_format(out.exp_bits, p.final_frac_bits)
+
+
+def flush_in(p: ModelParams) -> bool:
+    return p.subnormals in ("flush", "flush_inputs", "flush_every_step")
+
+
+def flush_out(p: ModelParams) -> bool:
+    return p.subnormals in ("flush", "flush_outputs", "flush_every_step")
+
+
+def flush_steps(p: ModelParams) -> bool:
+    """Whether every product and every rounded sum is flushed too."""
+    return p.subnormals == "flush_every_step"
+
+
+def unpack_input(I, p: ModelParams, fmt: Format, bits, ew: int) -> Term:
+    """An input a, b or c as the model reads it: subnormals flushed as
+    p.subnormals says; with flush_every_step every zero input, flushed or
+    not, reads as +0."""
+    t = unpack(I, fmt, bits, ew, flush_in(p))
+    if flush_steps(p):
+        t = replace(t, sign=I.and_(t.sign, I.not_(bv.is_zero(I, t.sig))))
+    return t

@@ -22,7 +22,8 @@ KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",
              "scale_format", "scale_block", "group_size", "scale_window_bits",
              "c_window_bits", "c_group_size", "c_group_window", "group_floor", "block_size", "align_bits",
              "carry_bits", "align_rounding", "normalisation", "add_order", "product_alignment",
-             "min_exponent", "c_placement", "late_frac_bits", "c_rounding", "term_order",
+             "min_exponent", "c_placement", "late_frac_bits", "product_groups",
+             "late_sum_exponent", "late_c_window", "c_rounding", "term_order",
              "final_rounding", "final_frac_bits", "chaining", "subnormals", "overflow", "zero_sign",
              "product_overflow", "product_rounding", "nan_bits"]
 assert sorted(KEY_ORDER) == sorted(FIELD_NAMES), "KEY_ORDER must list every ModelParams field"

@@ -18,18 +18,19 @@ from tcsmt.errors import ModelFileError, UserError
 from tcsmt.fileio import read_text
 from tcsmt.model.formats import ROUNDING_MODES, Format, get_format
 
-ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd")
+ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd", "exact")
 NORMALISATIONS = ("block", "every_add")
 ADD_ORDERS = ("sequential", "reverse", "pairwise", "largest_first")
 PRODUCT_ALIGNMENTS = ("raw", "normalised")
 CHAININGS = ("recursive", "separate")
 C_PLACEMENTS = ("global", "late", "after")
-SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs")
+SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs", "flush_every_step")
 OVERFLOWS = ("inf", "ieee")
 ZERO_SIGNS = ("positive", "all_positive", "ieee", "keep_c")
 PRODUCT_OVERFLOWS = ("keep", "inf")
 PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
 TERM_ORDERS = ("sequential", "pairs_mod4")
+LATE_SUM_EXPONENTS = ("value", "products")
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,10 @@ class ModelParams:
         carry-bits gives 3 for Volta: 2 refuted by a witness, 3 proved).
       align_rounding: what happens to the bits shifted out: "truncate" (toward
         zero, no sticky bit) or an IEEE mode (rz, rne, ru, rd) applied to the
-        sum with guard bits and a sticky bit.
+        sum with guard bits and a sticky bit; or "exact": none is lost, the
+        block's terms are summed exactly and the sum is rounded once with
+        final_rounding (AMD CDNA1, and the exact reference; align_bits and
+        carry_bits do not apply).
       normalisation: "block" (once per block) or "every_add" (each addition
         rounded to the accumulator format, as a chain of IEEE additions).
       add_order: order of additions when normalisation is every_add.
@@ -106,6 +110,20 @@ class ModelParams:
         at the end with one IEEE addition rounded with c_rounding).
       late_frac_bits: with late placement, the fraction bits the sum of the
         product sum and c is rounded down to before the final rounding.
+      product_groups: with late placement, the products are summed in this
+        many interleaved groups (product k in group k mod product_groups),
+        each truncated to F fraction bits below its own largest exponent;
+        the group sums are then added, each rounded down to F fraction bits
+        below the largest group exponent (2 on AMD CDNA3 fp8: the even and
+        the odd products). 1: one sum.
+      late_sum_exponent: with late placement, where the product sum stands
+        when c is aligned with it: "value" (at its alignment point, but a
+        sum that cancels to zero takes no part) or "products" (at the
+        largest exponent of its non-zero products even when it cancels to
+        zero, as MMA-Sim's CDNA3 sums).
+      late_c_window: with late placement, c counts as +0 when its exponent
+        lies more than this many below the alignment point of the product
+        sum and c (25 on AMD CDNA3 fp8); None: c always counts.
       c_rounding: rounding of the IEEE additions of c with "after"
         placement, and of block results with "separate" chaining.
       term_order: the order blocks take the products in: "sequential"
@@ -121,7 +139,10 @@ class ModelParams:
         block's rounded result is the next block's c) or "separate" (every
         block is summed from zero and the rounded block results are added to
         c one after another, each addition rounded with c_rounding).
-      subnormals: keep, flush (inputs and outputs), flush_inputs, flush_outputs.
+      subnormals: keep, flush (inputs and outputs), flush_inputs,
+        flush_outputs, or flush_every_step (every zero or subnormal input
+        reads as +0, and every product and every rounded sum below
+        acc_format's normal range becomes a zero of its sign: AMD CDNA2).
       overflow: "inf" (any overflow gives infinity) or "ieee" (toward-zero
         modes give the largest finite number).
       zero_sign: "positive" (an exact zero sum is +0; a sum that rounds to
@@ -155,6 +176,9 @@ class ModelParams:
     min_exponent: int | None
     acc_format: str = "float32"
     b_format: str | None = None
+    product_groups: int = 1
+    late_sum_exponent: str = "value"
+    late_c_window: int | None = None
     add_order: str = "sequential"
     final_frac_bits: int | None = None
     late_frac_bits: int | None = None
@@ -249,7 +273,8 @@ class ModelParams:
 
 LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "group_size": 1,
                   "scale_window_bits": None, "c_window_bits": None, "c_group_size": None,
-                  "c_group_window": False, "group_floor": None}
+                  "c_group_window": False, "group_floor": None,
+                  "product_groups": 1, "late_sum_exponent": "value", "late_c_window": None}
 """Parameters added after results and plans were first written, with the
 value that leaves the datapath as it was. ``parameter_dict`` leaves them out
 at that value, so the hashes that name a model's questions (the plans' space
@@ -275,13 +300,13 @@ CHOICES = {
     "c_placement": C_PLACEMENTS, "subnormals": SUBNORMALS,
     "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
     "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
-    "term_order": TERM_ORDERS,
+    "term_order": TERM_ORDERS, "late_sum_exponent": LATE_SUM_EXPONENTS,
 }
 FORMAT_KEYS = ("in_format", "b_format", "c_format", "out_format", "acc_format")
 OPTIONAL_FORMAT_KEYS = ("scale_format",)
 OPTIONAL_INT_KEYS = ("carry_bits", "min_exponent", "final_frac_bits", "late_frac_bits",
                      "scale_block", "scale_window_bits", "c_window_bits", "c_group_size",
-                     "group_floor")
+                     "group_floor", "late_c_window")
 FIELD_NAMES = [f.name for f in fields(ModelParams) if f.name != "source_file"]
 REQUIRED = [f.name for f in fields(ModelParams)
             if f.default is dataclasses.MISSING and f.name != "source_file"]
@@ -357,6 +382,18 @@ def validate(p: ModelParams, origin: str) -> None:
                        "of at least out_format's fraction bits")
         if p.normalisation != "block":
             raise _bad(origin, "c_placement", "late c placement needs normalisation = \"block\"")
+    if p.align_rounding == "exact" and (p.normalisation != "block" or p.c_placement != "global"):
+        raise _bad(origin, "align_rounding", "an exact sum needs normalisation = \"block\" "
+                                             "and c_placement = \"global\"")
+    if not isinstance(p.product_groups, int) or not 1 <= p.product_groups <= p.block_size:
+        raise _bad(origin, "product_groups", f"{p.product_groups!r} is not an integer in "
+                                             f"1..block_size ({p.block_size})")
+    if p.product_groups > 1 and p.c_placement != "late":
+        raise _bad(origin, "product_groups", "groups of products need c_placement = \"late\"")
+    if p.late_c_window is not None and (not isinstance(p.late_c_window, int)
+                                        or not 0 <= p.late_c_window <= 200):
+        raise _bad(origin, "late_c_window", f"{p.late_c_window!r} is not an integer in 0..200 "
+                                            "or \"none\"")
     if p.fin.frac_bits * 2 + 2 > 1200:
         raise _bad(origin, "in_format", "format too wide")
     if p.nan_bits is not None:
@@ -447,7 +484,7 @@ def _convert(origin: str, key: str, raw):
     if key in OPTIONAL_FORMAT_KEYS:
         if raw is None or isinstance(raw, str) and raw.lower() == "none":
             return None
-    if key in ("block_size", "align_bits", "group_size"):
+    if key in ("block_size", "align_bits", "group_size", "product_groups"):
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise _bad(origin, key, f"{raw!r} is not an integer")
         return raw

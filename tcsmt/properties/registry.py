@@ -65,6 +65,14 @@ def not_fp64(p: ModelParams) -> str | None:
     return "an IEEE fp64 FMA chain has no block datapath to ask about" if p.facc.name == "float64" else None
 
 
+def aligns(p: ModelParams) -> str | None:
+    """None where the block aligns its terms to a register (the question
+    about alignment, carries or additions applies), else why not."""
+    if p.align_rounding == "exact":
+        return "an exact block sum (CDNA1) keeps every bit and rounds once: nothing is aligned"
+    return not_fp64(p)
+
+
 def all_properties() -> dict[str, Property]:
     import tcsmt.queries as pkg
     found: dict[str, Property] = {}

@@ -116,7 +116,7 @@ def run_prove_job(arch: str, timeout: float, solver: str, prior: dict | None = N
 def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
               root: Path, solver: str = "portfolio") -> Plan:
     from tcsmt.model.catalogue import architectures, find_model
-    from tcsmt.properties.registry import all_properties
+    from tcsmt.properties.registry import aligns, all_properties
     from tcsmt.regen.cases import plan_case_jobs
 
     archs = archs or architectures() + list(MODELS)
@@ -135,7 +135,7 @@ def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
                 _property_job(plan, arch, prop, code, setting)
         if not props or "carry-bits-proof" in props:
             base = find_model(arch)
-            if base.normalisation == "block":
+            if base.normalisation == "block" and aligns(base) is None:
                 key = cache_key({"prove": "carry-bits", "model": base.parameter_dict(), **setting}, code)
                 path = plan.root / arch / "carry-bits-proof.json"
                 plan.jobs.append(Job(f"{arch}/carry-bits-proof", path, key,

@@ -252,6 +252,8 @@ def final_rounding_text(m) -> str:
     """The rounding of a model's result in a few words."""
     if m.c_placement == "late":
         return f"rd to {m.late_frac_bits} bits, then {m.final_rounding}"
+    if m.align_rounding == "exact":
+        return f"exact sum, {m.final_rounding}"
     if m.normalisation == "every_add":
         return f"{m.align_rounding} every add"
     return m.final_rounding + (f" to e8m{m.final_frac_bits}" if m.final_frac_bits else "")
