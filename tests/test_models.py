@@ -203,6 +203,21 @@ FACTS = {
     "cdna3-fp16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 | "
                                             "c added after the product sum ... then RNE |"),
     "cdna3-bf16-fp32":     (8,  1, None,   "| AMD CDNA3 (MI300) | fp16, bf16 | 8 | 1 |"),
+    "cdna3-xf32-fp32":     (4,  1, None,   "| CDNA3 fp16/bf16 (xf32: 4 products) | ... |"),
+    "cdna3-e4m3fnuz-fp32": (16, 1, None,   "| CDNA3 fp8/bf8 (fnuz) | 16 products; even and odd products "
+                                            "summed separately, combined with round-down; c dropped "
+                                            "below max - 25 |"),
+    "cdna3-e5m2fnuz-fp32": (16, 1, None,   "| CDNA3 fp8/bf8 (fnuz) | 16 products; ... |"),
+    "cdna3-e4m3fnuz-e5m2fnuz-fp32": (16, 1, None, "| CDNA3 fp8/bf8 (fnuz) | 16 products; ... |"),
+    "cdna3-e5m2fnuz-e4m3fnuz-fp32": (16, 1, None, "| CDNA3 fp8/bf8 (fnuz) | 16 products; ... |"),
+    "cdna2-fp16-fp32":     (4,  0, None,   "| AMD CDNA2 (MI250) | fp16, bf16 | 4 | – | pairwise fp32 "
+                                            "RNE adds; fp16/bf16 subnormals flushed (AMD docs) |"),
+    "cdna2-bf16-fp32":     ((2, 4), 0, None, "| CDNA2 | denormals flushed, pairwise fp32 rne multiply-adds "
+                                              "(2 or 4 per step; bf16_1k 4) |"),
+    "cdna2-bf16-fp32-1k":  (4,  0, None,   "| CDNA2 | ... (2 or 4 per step; bf16_1k 4) |"),
+    "cdna1-fp16-fp32":     (4,  None, None, "| CDNA1 fp16/bf16 | the products (4 or 2) and c summed "
+                                             "exactly, rounded once, rne |"),
+    "cdna1-bf16-fp32":     (2,  None, None, "| CDNA1 fp16/bf16 | the products (4 or 2) and c ... |"),
 }
 
 
@@ -227,7 +242,7 @@ def test_published_block_size_and_alignment_bits(name):
         assert m.carry_bits == carry
 
 
-@pytest.mark.parametrize("m", [m for m in all_models() if m.arch != "cdna3"
+@pytest.mark.parametrize("m", [m for m in all_models() if not m.arch.startswith("cdna")
                                and m.normalisation == "block" and not m.name.endswith("-mma")],
                          ids=lambda m: m.name)
 def test_the_common_nvidia_block_model(m):
@@ -263,9 +278,32 @@ def test_ampere_fp64_is_an_ieee_fma_chain():
 
 
 def test_cdna3_adds_c_late_then_rounds_to_nearest_even():
-    for name in ("cdna3-fp16-fp32", "cdna3-bf16-fp32"):
-        m = find_model(name)
-        assert m.c_placement == "late" and m.final_rounding == "rne"
+    for m in all_models():
+        if m.arch == "cdna3" and m.block_size > 1:
+            assert m.c_placement == "late" and m.final_rounding == "rne"
+            assert (m.F, m.late_frac_bits) == (24, 31)            # FACTS: 24 bits, then 31
+    for name in ("cdna3-e4m3fnuz-fp32", "cdna3-e5m2fnuz-e4m3fnuz-fp32"):
+        m = find_model(name)       # FACTS: even and odd products apart; c dropped below max - 25
+        assert (m.product_groups, m.late_c_window, m.block_size) == (2, 25, 16)
+    assert find_model("cdna3-e5m2fnuz-e4m3fnuz-fp32").fb.name == "float8_e4m3fnuz"
+
+
+def test_cdna1_sums_exactly_and_cdna2_adds_pairwise_with_flushing():
+    for m in all_models():
+        if m.arch == "cdna1" and m.block_size > 1:     # FACTS: summed exactly, rounded once, rne
+            assert (m.align_rounding, m.final_rounding, m.c_placement) == ("exact", "rne", "global")
+        if m.arch == "cdna2" and m.block_size > 1:     # FACTS: flushed, pairwise fp32 RNE additions
+            assert (m.normalisation, m.add_order, m.align_rounding, m.subnormals) == \
+                ("every_add", "pairwise", "rne", "flush_every_step")
+        if m.arch.startswith("cdna") and m.block_size == 1:   # fp32 and fp64 MFMA: FMA chains
+            assert (m.normalisation, m.align_rounding, m.final_rounding) == ("every_add", "rne", "rne")
+            assert m.fin == m.fc == m.fout == m.facc
+
+
+def test_every_amd_device_of_the_issue_has_its_architecture():
+    devices = {m.arch: set(m.devices) for m in all_models() if m.arch.startswith("cdna")}
+    assert devices == {"cdna1": {"MI100"}, "cdna2": {"MI210", "MI250", "MI250X"},
+                       "cdna3": {"MI300A", "MI300X", "MI325X"}}
 
 
 def test_alignment_exponent_floors():
