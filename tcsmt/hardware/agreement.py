@@ -38,10 +38,32 @@ from tcsmt.sim.dot import dot_bits
 
 SCHEMA = "tcsmt-mmasim-agreement/2"
 NAN_AS_CLASS = {"MMA_FMA": "NaN compared as a class: MMA-Sim's fp64 path is the host's C fma, "
-                           "whose NaN keeps the host's payload; tcsmt gives the canonical NaN"}
+                           "whose NaN keeps the host's payload; tcsmt gives the canonical NaN",
+                "MMA_E_FDPA": "NaN compared as a class: MMA-Sim's CDNA1 sums are the host's binary64 "
+                              "arithmetic, whose NaN keeps an operand's payload; tcsmt gives the "
+                              "canonical NaN",
+                "MMA_FTZ_MUL_ADD": "NaN compared as a class: MMA-Sim's CDNA2 steps are the host's "
+                                   "binary32 arithmetic, whose NaN keeps an operand's payload; tcsmt "
+                                   "gives the canonical NaN"}
 ZERO_SIGN = ("the sum rounds to zero: the model keeps its sign (zero_sign = positive), MMA-Sim "
              "returns +0 (it adds +0.0 to d); no recorded GPU row rounds a non-zero sum to zero, "
              "so neither is confirmed")
+LATE_C_SPECIAL = ("c is NaN or infinite (given, or the result of the instruction's previous block of "
+                  "products) and the products' exponent lies more than late_c_window above 0: "
+                  "MMA-Sim's gtr_fdpa drops c by the exponent frexp gives a NaN or an infinity (0) "
+                  "and returns a finite sum; the model keeps c's NaN or infinity")
+READINGS = [
+    ("late_sum_exponent", "products",
+     "the products cancel to an exact zero: the model aligns c without them (late_sum_exponent = "
+     "value), MMA-Sim at their largest exponent, cutting c's low bits; the row run with "
+     "late_sum_exponent = products gives MMA-Sim's output; no recorded GPU row decides it"),
+    ("zero_sign", "positive",
+     "an exact zero sum of -0 terms only: the model gives IEEE's -0 (zero_sign = ieee), MMA-Sim +0 "
+     "(its sums start from +0.0); the row run with zero_sign = positive gives MMA-Sim's output; "
+     "no recorded GPU row decides it"),
+]
+"""Other readings of one parameter: a difference that vanishes when the row
+is run again with the model so changed is explained by that reading."""
 KNOWN_DIFFERENCES: dict[str, str] = {}
 """Model name -> why tcsmt and MMA-Sim differ on it, for differences no
 rule below explains (none known)."""
@@ -87,13 +109,21 @@ def differing(p: ModelParams, ours: np.ndarray, theirs: np.ndarray, nan_class: b
     return np.nonzero(diff)[0]
 
 
-def reason(p: ModelParams, ours: int, theirs: int) -> str:
+def reason(p: ModelParams, ours: int, theirs: int, rerun=None) -> str:
     """Why one output differs: a rule that recognises the difference from
-    the two outputs and the model's parameters, else KNOWN_DIFFERENCES,
-    else "unexplained"."""
+    the two outputs and the model's parameters, else a reading (READINGS)
+    under which ``rerun`` (the row through the scalar simulator under a
+    changed model) gives MMA-Sim's output, else KNOWN_DIFFERENCES, else
+    "unexplained"."""
     sign = 1 << (p.fout.bits - 1)
     if p.zero_sign == "positive" and {ours, theirs} == {0, sign}:
         return ZERO_SIGN
+    if p.late_c_window is not None and p.fout.classify(ours) in ("nan", "inf") \
+            and p.fout.classify(theirs) not in ("nan", "inf"):
+        return LATE_C_SPECIAL
+    for key, value, why in READINGS:
+        if rerun is not None and getattr(p, key) != value and rerun(p.replace(**{key: value})) == theirs:
+            return why
     return KNOWN_DIFFERENCES.get(p.name, "unexplained")
 
 
@@ -101,13 +131,19 @@ def _hexes(fmt, words) -> list[str]:
     return [fmt.hex(fmt.from_storage(int(w)) if not fmt.signed else int(w)) for w in words]
 
 
+def row_dot(p: ModelParams, rows: Rows, i: int) -> int:
+    """Row i of rows through the scalar simulator under p."""
+    one = rows.take([i])
+    sa, sb = one.scale_bits(p)
+    return dot_bits(p, [int(x) for x in one.a[0]], [int(x) for x in one.b[0]], int(one.c[0]),
+                    None if sa is None else [int(x) for x in sa[0]],
+                    None if sb is None else [int(x) for x in sb[0]])
+
+
 def example(p: ModelParams, op, rows: Rows, i: int, kind: str) -> dict:
     """One differing row, replayed on both simulators."""
     one = rows.take([i])
-    sa, sb = one.scale_bits(p)
-    ours = dot_bits(p, [int(x) for x in one.a[0]], [int(x) for x in one.b[0]], int(one.c[0]),
-                    None if sa is None else [int(x) for x in sa[0]],
-                    None if sb is None else [int(x) for x in sb[0]])
+    ours = row_dot(p, rows, i)
     theirs = int(mmasim.run(op, p, one.a, one.b, one.c, one.sa, one.sb)[0])
     ex = {"row": int(i), "kind": kind, "a": _hexes(p.fin, one.a[0]), "b": _hexes(p.fb, one.b[0]),
           "c": p.fc.hex(int(one.c[0]))}
@@ -115,7 +151,7 @@ def example(p: ModelParams, op, rows: Rows, i: int, kind: str) -> dict:
         ex["scale_a"] = [f"0x{int(w):02x}" for w in one.sa[0]]
         ex["scale_b"] = [f"0x{int(w):02x}" for w in one.sb[0]]
     ex.update(tcsmt=p.fout.hex(ours), mmasim=p.fout.hex(theirs), replayed=ours != theirs,
-              reason=reason(p, ours, theirs))
+              reason=reason(p, ours, theirs, lambda q: row_dot(q, rows, i)))
     return ex
 
 
@@ -134,7 +170,7 @@ def compare(row: tuple[str, str, str, str], n: int, seed: int) -> dict:
     bad = differing(p, ours, theirs, rule is not None)
     reasons: dict[str, int] = {}
     for i in bad:
-        r = reason(p, int(ours[i]), int(theirs[i]))
+        r = reason(p, int(ours[i]), int(theirs[i]), lambda q, i=i: row_dot(q, rows, int(i)))
         reasons[r] = reasons.get(r, 0) + 1
     return {"model": name, "mmasim": {"class": cls, "arch": arch, "shape": shape},
             "k": int(op.k), "vectors": int(n), "seed": int(seed), "differences": int(bad.size),
@@ -269,9 +305,33 @@ def check_output(path: str) -> str:
     return str(path)[:-5] + ".md"
 
 
+def _key(row: dict) -> tuple:
+    m = row["mmasim"]
+    return row["model"], m["class"], m["arch"], m["shape"]
+
+
+def merged(doc: dict, old: dict | None) -> dict:
+    """doc with the rows of an earlier table (same schema) that doc did not
+    run kept, in PAIRS order: each run updates its own configurations."""
+    if not old or old.get("schema") != SCHEMA:
+        return doc
+    rows = {_key(r): r for r in old.get("rows", [])}
+    rows.update({_key(r): r for r in doc["rows"]})
+    order = {(m, c, a, s): i for i, (m, c, a, s) in enumerate(mmasim.PAIRS)}
+    keep = sorted((r for k, r in rows.items() if k in order), key=lambda r: order[_key(r)])
+    out = dict(doc, rows=keep, configurations=len(keep))
+    out["vectors"] = sum(r["vectors"] for r in keep)
+    out["differences"] = sum(r["differences"] for r in keep)
+    if len({r["vectors"] for r in keep}) > 1:
+        out["vectors_per_configuration"] = min(r["vectors"] for r in keep)
+    return out
+
+
 def write(doc: dict, path: str) -> tuple[str, str]:
-    """The document as JSON at path and as Markdown beside it (.md)."""
+    """The document as JSON at path and as Markdown beside it (.md); rows
+    of configurations doc did not run stay as the file had them."""
     md = check_output(path)
+    doc = merged(doc, json_object_or_none(path))
     write_json_atomic(path, doc)
     write_atomic(md, lambda f: f.write(markdown(doc)))
     return str(path), md
