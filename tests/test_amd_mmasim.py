@@ -9,8 +9,6 @@ Run: pytest -m mmasim tests/test_amd_mmasim.py
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tcsmt.hardware import agreement
@@ -81,17 +79,3 @@ def test_the_amd_model_has_mmasims_parameters(row):
         assert (p.F, p.late_frac_bits, p.block_size, p.final_rounding) == (a.F, a.F2, a.L_max, "rne")
         assert p.product_groups == (2 if kind == "MMA_GTR_FDPA" else 1)
         assert p.late_c_window == (a.F + 1 if kind == "MMA_GTR_FDPA" else None)
-
-
-def test_the_table_file_is_updated_per_configuration(tmp_path):
-    """Two runs over different models write one table: the second keeps the
-    first's rows and replaces only the configurations it ran."""
-    path = str(tmp_path / "agreement.json")
-    agreement.write(agreement.agreement(["cdna3-fp64", "cdna2-bf16-fp32-1k"], n=20, seed=1), path)
-    agreement.write(agreement.agreement(["cdna2-bf16-fp32-1k"], n=30, seed=2), path)
-    doc = json.loads(open(path).read())
-    rows = {(r["model"], r["mmasim"]["shape"]): r["vectors"] for r in doc["rows"]}
-    assert rows == {("cdna3-fp64", "f64_16x16x4_f64"): 20,
-                    **{(r[0], r[3]): 30 for r in AMD if r[0] == "cdna2-bf16-fp32-1k"}}
-    assert doc["configurations"] == 4 and doc["vectors"] == 110
-    assert "cdna3-fp64" in open(path[:-5] + ".md").read()

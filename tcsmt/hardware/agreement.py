@@ -305,33 +305,9 @@ def check_output(path: str) -> str:
     return str(path)[:-5] + ".md"
 
 
-def _key(row: dict) -> tuple:
-    m = row["mmasim"]
-    return row["model"], m["class"], m["arch"], m["shape"]
-
-
-def merged(doc: dict, old: dict | None) -> dict:
-    """doc with the rows of an earlier table (same schema) that doc did not
-    run kept, in PAIRS order: each run updates its own configurations."""
-    if not old or old.get("schema") != SCHEMA:
-        return doc
-    rows = {_key(r): r for r in old.get("rows", [])}
-    rows.update({_key(r): r for r in doc["rows"]})
-    order = {(m, c, a, s): i for i, (m, c, a, s) in enumerate(mmasim.PAIRS)}
-    keep = sorted((r for k, r in rows.items() if k in order), key=lambda r: order[_key(r)])
-    out = dict(doc, rows=keep, configurations=len(keep))
-    out["vectors"] = sum(r["vectors"] for r in keep)
-    out["differences"] = sum(r["differences"] for r in keep)
-    if len({r["vectors"] for r in keep}) > 1:
-        out["vectors_per_configuration"] = min(r["vectors"] for r in keep)
-    return out
-
-
 def write(doc: dict, path: str) -> tuple[str, str]:
-    """The document as JSON at path and as Markdown beside it (.md); rows
-    of configurations doc did not run stay as the file had them."""
+    """The document as JSON at path and as Markdown beside it (.md)."""
     md = check_output(path)
-    doc = merged(doc, json_object_or_none(path))
     write_json_atomic(path, doc)
     write_atomic(md, lambda f: f.write(markdown(doc)))
     return str(path), md
