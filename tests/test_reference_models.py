@@ -1,4 +1,4 @@
-"""The named reference models (fma-chain, fma-pairwise) against the exact
+"""The named reference models (exact, fma-chain, fma-pairwise) against the exact
 Fraction reference of tests/reference.py, written apart from the datapath,
 and their use wherever a model is taken (catalogue, matmul, check, diff)."""
 
@@ -46,6 +46,24 @@ def pairwise_reference(a, b, c, fin: Format, fc: Format, fout: Format) -> int:
     return R.encode(fout, R.round_to(fout, R.add(acc, level[0], "rne"), "rne"))
 
 
+WIDE = Format("exact", 15, 700)       # holds every partial sum of these tests exactly
+
+
+@pytest.mark.parametrize("fin,fout", PAIRS)
+def test_exact_is_the_exact_sum_rounded_once(fin, fout):
+    p = find_model("exact", f"{fin}:{fout}")
+    assert (p.block_size, p.align_rounding, p.final_rounding) == (256, "exact", "rne")
+    rng = random.Random(f"exact {fin} {fout}")
+    for _ in range(100):
+        k = rng.choice([1, 2, 3, 5, 8, 16])
+        a = [draw(rng, p.fin) for _ in range(k)]
+        b = [draw(rng, p.fin) for _ in range(k)]
+        c = draw(rng, p.fc)
+        want = R.dot(a, b, c, in_fmt=p.fin, c_fmt=p.fc, acc_fmt=WIDE, out_fmt=p.fout,
+                     mode="rne", block_size=256)
+        assert dot_bits(p, a, b, c) == want, (a, b, c)
+
+
 @pytest.mark.parametrize("fin,fout", PAIRS)
 def test_fma_chain_is_the_ieee_fma_chain(fin, fout):
     p = find_model("fma-chain", f"{fin}:{fout}")
@@ -82,6 +100,21 @@ def test_references_differ_where_they_should():
     chain = dot_bits(find_model("fma-chain"), a, b, c)
     pairwise = dot_bits(find_model("fma-pairwise"), a, b, c)
     assert f32.value(chain) == 1 and f32.value(pairwise) == 1 + Fraction(1, 2 ** 23)
+
+
+def test_exact_rounds_once_where_the_others_round_twice():
+    """1 + 2^-24 + 2^-48 in binary32: above the midpoint between 1 and
+    1 + 2^-23, so rounded once it is 1 + 2^-23; the chain and the tree
+    first round 2^-24 + 2^-48 or 1 + 2^-24 to a tie and end on 1."""
+    f16, f32 = get_format("float16"), get_format("float32")
+    h, t = f16.round_value(Fraction(1, 2 ** 12)), f16.round_value(Fraction(1, 2 ** 24))
+    a, b, c = [h, t], [h, t], f32.round_value(Fraction(1))
+    got = {name: f32.value(dot_bits(find_model(name), a, b, c))
+           for name in ("exact", "fma-chain", "fma-pairwise")}
+    assert got == {"exact": 1 + Fraction(1, 2 ** 23), "fma-chain": 1, "fma-pairwise": 1}
+    r = run(["check", "results/hardware/H100/mma-f16-f32.json", "--arch", "exact",
+             "--limit", "100", "--show", "0"])
+    assert "exact-fp16-fp32 (for exact):" in r.output
 
 
 def test_references_wherever_a_model_is():

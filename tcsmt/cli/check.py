@@ -11,7 +11,7 @@ import click
 @click.argument("source", metavar="OBSERVATIONS")
 @click.option("--arch", "models", multiple=True, metavar="MODEL",
               help="A model to check: an architecture (its model for the rows' formats), a "
-                   "model name, a model file or a reference model (fma-chain, fma-pairwise); "
+                   "model name, a model file or a reference model (exact, fma-chain, fma-pairwise); "
                    "repeat for several. Default: the architecture of the device that made "
                    "the observations.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",

@@ -100,8 +100,8 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
     """Compute d = c + sum a_i*b_i for one dot product under a model.
 
     `tcsmt params` lists every parameter --set can change, with its values
-    and meaning; --arch also takes the reference models fma-chain and
-    fma-pairwise."""
+    and meaning; --arch also takes the reference models exact, fma-chain
+    and fma-pairwise."""
     from tcsmt.model.formats import describe
     from tcsmt.sim.dot import Result, check_inputs, check_scales, dot_bits, model
     from tcsmt.sim.dot import explain as explain_dot

@@ -7,6 +7,13 @@ of the arrays it multiplies) and is usable wherever a model is:
 ``matmul(A, B, C, model="fma-pairwise")``. Each is a set of values of the
 one datapath's parameters (nothing here computes anything):
 
+exact
+    The exact sum of the products and c, rounded once to nearest even into
+    the output format (IEEE signed zeros, overflow and subnormals): the
+    datapath's exact block sum (align_rounding = "exact", the form AMD
+    CDNA1 uses) over blocks of 256 products, the most a block holds; a
+    longer dot product chains them, each block's rounded result being the
+    next block's c.
 fma-chain
     d = fma(a_K, b_K, ... fma(a_2, b_2, fma(a_1, b_1, c))): IEEE fused
     multiply-adds in index order. Each product is exact and each addition
@@ -38,6 +45,10 @@ IEEE = {"align_bits": 0, "carry_bits": None, "align_rounding": "rne",
         "product_overflow": "keep", "product_rounding": "exact", "c_rounding": "rne"}
 
 REFERENCES = {
+    "exact": ("the exact sum of the products and c, rounded once to nearest even into the "
+              "output format (blocks of 256)",
+              {**IEEE, "block_size": 256, "normalisation": "block", "align_rounding": "exact",
+               "add_order": "sequential"}),
     "fma-chain": ("IEEE fused multiply-adds in index order, each rounded to nearest even into "
                   "the output format", {**IEEE, "block_size": 1, "add_order": "sequential"}),
     "fma-pairwise": ("the exact products summed as a tree of pairs, then c, each addition "
