@@ -42,6 +42,7 @@ import numpy as np
 from tcsmt import datapath, runner
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NumpyInterp
+from tcsmt.interp.graph import postorder
 from tcsmt.interp.program import _const_value
 from tcsmt.interp.trace import Node, TraceInterp
 from tcsmt.model.params import ModelParams
@@ -101,31 +102,8 @@ def trace(models: list[ModelParams], k: int) -> list[Node]:
     return [datapath.dot(T, p, a, b, c) for p in models]
 
 
-def _postorder(roots: list[Node]) -> list[Node]:
-    """Every non-constant node reachable from the roots, each after its
-    arguments (iterative: the graphs are thousands of nodes deep)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    for root in roots:
-        if root.is_const or root.id in seen:
-            continue
-        seen.add(root.id)
-        stack = [(root, iter(root.args))]
-        while stack:
-            node, it = stack[-1]
-            for x in it:
-                if not x.is_const and x.id not in seen:
-                    seen.add(x.id)
-                    stack.append((x, iter(x.args)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    return order
-
-
 def _max_width(root: Node) -> int:
-    return max((n.width for n in _postorder([root])), default=root.width)
+    return max((n.width for n in postorder([root])), default=root.width)
 
 
 def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch") -> list[np.ndarray]:
@@ -133,7 +111,7 @@ def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch"
     samples), each as a [n] uint64 array. Values are dropped after their
     last use; roots are kept."""
     I = NumpyInterp(model_name)
-    order = _postorder(roots)
+    order = postorder(roots)
     keep = {r.id for r in roots}
     last: dict[int, int] = {}
     for pos, node in enumerate(order):

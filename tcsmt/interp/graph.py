@@ -267,4 +267,28 @@ def reachable(roots: list[Node]) -> tuple[list[Node], dict[int, int]]:
     return [seen[i] for i in sorted(seen)], uses
 
 
-__all__ = ["BOOL", "GraphBuilder", "Node", "reachable"]
+def postorder(roots: list[Node]) -> list[Node]:
+    """Every non-constant node reachable from the roots (constants appear
+    only as arguments), each after its arguments, depth first in argument
+    order; iterative, as the graphs are thousands of nodes deep."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        if root.is_const or root.id in seen:
+            continue
+        seen.add(root.id)
+        stack = [(root, iter(root.args))]
+        while stack:
+            node, it = stack[-1]
+            for x in it:
+                if not x.is_const and x.id not in seen:
+                    seen.add(x.id)
+                    stack.append((x, iter(x.args)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+__all__ = ["BOOL", "GraphBuilder", "Node", "postorder", "reachable"]

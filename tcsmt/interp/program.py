@@ -33,6 +33,7 @@ import functools
 
 from tcsmt import datapath
 from tcsmt.interp.arrays import NpBool, NpWord
+from tcsmt.interp.graph import postorder
 from tcsmt.interp.trace import Node, TraceInterp
 from tcsmt.model.params import ModelParams
 
@@ -55,7 +56,7 @@ class Program:
         self.inputs: dict[str, int] = {}
         slot: dict[Node, int] = {}
         width = 0
-        for node in _postorder(root):
+        for node in postorder([root]) if not root.is_const else [root]:
             width = max(width, node.width)
             op = node.op
             if op == "const" or op == "input":
@@ -175,24 +176,6 @@ def _const_value(node: Node):
     return NpWord(node.value, node.width)
 
 
-def _postorder(root: Node) -> list[Node]:
-    """Nodes reachable from root (constants only as arguments), each after
-    its arguments, depth first in argument order; iterative, as the graph
-    is thousands of nodes deep."""
-    order: list[Node] = []
-    seen = {root.id}
-    stack = [(root, iter(root.args))]
-    while stack:
-        node, it = stack[-1]
-        for a in it:
-            if not a.is_const and a.id not in seen:
-                seen.add(a.id)
-                stack.append((a, iter(a.args)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    return order
 
 
 @functools.lru_cache(maxsize=32)
