@@ -36,29 +36,38 @@ def status_words(status: str) -> str:
 # ---------------------------------------------------------------------------
 
 def projection(space: HypSpace, p: ModelParams) -> tuple[int | None, list[str]]:
-    """The hypothesis with p's values on every axis of a part of the space
-    (the part where p differs from it in the fewest other parameters), and
-    the parameters in which p differs from it: those are outside the space.
-    (None, [why]) when an axis value of p is not in any part."""
-    best: tuple[int, list[str]] | None = None
+    """Where p sits in the space: the part where p differs in the fewest
+    parameters (its axis values missing from the part's axes, and the
+    other parameters that differ from the part's base), and those
+    parameters, which are outside the space. When p's values on every axis
+    of that part are in the part's axes, the hypothesis with those values
+    (its index); else None. A part that lacks one of p's axis values is
+    still the closest when the others differ in more: a part with few axes
+    must not win by differing in parameters another part varies."""
+    best: tuple[tuple[int, int], int | None, list[str]] | None = None
     offset = 0
     for part in space.parts:
-        values = {k: getattr(p, k) for k in part.axes}
-        if all(v in part.axes[k] for k, v in values.items()):
-            pos, stride = 0, 1
-            for k in reversed(list(part.axes)):
-                pos += part.axes[k].index(values[k]) * stride
-                stride *= len(part.axes[k])
-            h = space.models()[offset + pos]
-            diff = [k for k, v in p.parameter_dict().items() if getattr(h, k) != v]
-            if best is None or len(diff) < len(best[1]):
-                best = (offset + pos, diff)
+        missing = [k for k in part.axes if getattr(p, k) not in part.axes[k]]
+        idx = None if missing else offset + _position(part, p)
+        ref = space.models()[idx] if idx is not None else part.base
+        diff = [k for k, v in p.parameter_dict().items()
+                if k in missing or (k not in part.axes and getattr(ref, k) != v)]
+        key = (len(diff), idx is None)
+        if best is None or key < best[0]:
+            best = (key, idx, diff)
         offset += part.size
     if best is None:
-        outside = sorted({k for part in space.parts for k in part.axes
-                          if getattr(p, k) not in part.axes[k]})
-        return None, outside
-    return best
+        return None, []
+    return best[1], best[2]
+
+
+def _position(part, p: ModelParams) -> int:
+    """The index in the part of the hypothesis with p's axis values."""
+    pos, stride = 0, 1
+    for k in reversed(list(part.axes)):
+        pos += part.axes[k].index(getattr(p, k)) * stride
+        stride *= len(part.axes[k])
+    return pos
 
 
 def shipped_models(obs) -> list[ModelParams]:

@@ -25,6 +25,9 @@ from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.dot import dot_bits
 
+NOT_IN_CLASS = ("not recovered: the device's values are not in the class it ends in "
+                "(not proved: --no-prove)")
+
 
 def parse_device(text: str) -> str:
     kind, sep, arch = text.partition(":")
@@ -76,8 +79,10 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
                members=[m.name for m in members], projection_in_class=idx in cl.members)
     if prove:
         _prove(rec, p, plan, members, idx, outside, steps, timeout, log)
-    else:
+    elif idx in cl.members:
         rec["verdict"] = "recovered (not proved: --no-prove)"
+    else:
+        rec["verdict"] = NOT_IN_CLASS
     rec["runs"] = len(steps)
     rec["seconds"] = round(time.monotonic() - t0, 1)
     return rec
