@@ -6,6 +6,7 @@ same check as ``pgrep -s SID``, without psutil)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -37,10 +38,20 @@ def session_processes(sid: int) -> list[str]:
     return out
 
 
+def sigint_as_in_a_terminal() -> None:
+    """In the child before it runs: SIGINT at its default, as a terminal's
+    foreground command has it. A test run started in the background by a
+    non-interactive shell (``cmd &``, nohup) inherits SIGINT ignored, and a
+    command that inherits that rightly ignores Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(argv: list[str], cwd: str | Path | None = None) -> subprocess.Popen:
-    """A command in a session of its own (its id is its pid), output kept."""
+    """A command in a session of its own (its id is its pid), output kept,
+    SIGINT at its default."""
     return subprocess.Popen(argv, cwd=cwd, start_new_session=True, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=sigint_as_in_a_terminal)
 
 
 def wait_until(check, seconds: float, step: float = 0.1):

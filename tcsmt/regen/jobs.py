@@ -32,6 +32,7 @@ from tcsmt import runner
 from tcsmt.enums import FileStatus, PairVerdict, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_json_atomic
+from tcsmt.processes import interrupt_after
 from tcsmt.report.results import solver_versions, write_result
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -221,13 +222,21 @@ def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
     by_name = {job.name: job for job in todo}
     tasks = [runner.Task(job.name, partial(job.run, prior=json_object_or_none(job.path))) for job in todo]
     try:
-        runner.run(tasks, on_done=lambda done: outcomes.append(_finish(by_name[done.name], done, cache)),
+        runner.run(tasks, on_done=lambda done: _finish_counted(by_name[done.name], done, cache, outcomes),
                    progress=progress, scheduler=scheduler, workers=max(1, jobs))
     except KeyboardInterrupt:
         written = sum(o.status in (FileStatus.NEW, FileStatus.CHANGED) for o in outcomes)
         raise UserError(f"interrupted: {written} file(s) written before it are complete; "
                         "no other file was touched") from None
     return outcomes
+
+
+def _finish_counted(job: Job, done: runner.Done, cache: Cache, outcomes: list[Outcome]) -> None:
+    """Write a finished query's file and count it as one step: a Ctrl-C that
+    comes meanwhile is raised after both, so the count of written files
+    given on Ctrl-C is the count on disk."""
+    with interrupt_after():
+        outcomes.append(_finish(job, done, cache))
 
 
 def _finish(job: Job, done: runner.Done, cache: Cache) -> Outcome:
