@@ -134,3 +134,18 @@ def test_tour_output(cmd, lines, workdir):
     missing = _shown_in(_parts(lines), got)
     assert missing is None, (f"`{cmd}` (exit {run.returncode}) does not print what the README shows:\n"
                              f"{missing}\n--- it printed:\n{run.stdout}\n{run.stderr[-2000:]}")
+
+
+def test_agreement_totals_are_the_committed_table():
+    """The README's MMA-Sim totals are the committed agreement table's."""
+    import json
+    m = re.search(r"Totals: (\d+) configurations, (\d+) vectors, (\d+) differences, (\d+) unexplained",
+                  README.read_text(encoding="utf-8"))
+    assert m, "README states no agreement totals"
+    table = json.loads((ROOT / "results" / "mmasim-agreement.json").read_text())
+    unexplained = sum(r["reasons"].get("unexplained", 0) for r in table["rows"])
+    assert tuple(int(x) for x in m.groups()) == (table["configurations"], table["vectors"],
+                                                  table["differences"], unexplained)
+    assert len(table["rows"]) == table["configurations"]
+    assert sum(r["vectors"] for r in table["rows"]) == table["vectors"]
+    assert sum(r["differences"] for r in table["rows"]) == table["differences"]
