@@ -51,6 +51,9 @@ class _Bars:
 @click.command("plan")
 @click.option("--formats", metavar="IN:OUT", help="Format pair, e.g. fp16:fp32 (default space).")
 @click.option("--space", "space_file", metavar="FILE", help="A space file (TOML: base and axes).")
+@click.option("--scales", metavar="FORMAT/BLOCK",
+              help="Block scales of the space, e.g. ue4m3/16 with --formats e2m1:fp32 (NVFP4): "
+                   "the scales are inputs of the plan's vectors.")
 @click.option("--instruction", metavar="NAME",
               help="Instruction the vectors run on (its k is the plan's k); default: the usual "
                    "mma.sync for the formats.")
@@ -63,7 +66,7 @@ class _Bars:
               help="Seconds the solvers may spend looking for inputs that split classes.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random candidate vectors.")
 @options.scheduler
-def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
+def plan(formats, space_file, scales, instruction, output, pool, solver_budget, seed):
     """Build a decision procedure that tells the hypotheses of a space apart.
 
     \b
@@ -77,6 +80,8 @@ def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
     block_size 1..32, align_bits 0..3, align_rounding, final_rounding,
     product_alignment, normalisation, subnormals and chaining (fp8, fp16
     and bf16 with fp32 output add small parts, see tcsmt/identify/hypspace.py).
+    With --scales (NVFP4: --formats e2m1:fp32 --scales ue4m3/16) the space
+    varies what the published readings of block-scaled units leave open.
 
     \b
     The plan is also a vectors file:
@@ -85,11 +90,10 @@ def plan(formats, space_file, instruction, output, pool, solver_budget, seed):
       tcsmt identify observations.json --plan results/plans/fp16-fp32.json
     """
     from tcsmt.identify.hypspace import space_for
-    from tcsmt.identify.plan import build_plan, plan_name, plans_dir, write_plan
-    space = space_for(formats, space_file)
+    from tcsmt.identify.plan import build_plan, plans_dir, space_plan_name, write_plan
+    space = space_for(formats, space_file, scales)
     if output is None:
-        output = (str(plans_dir() / plan_name(space.base.fin, space.base.fout))
-                  if not space_file else "plan.json")
+        output = str(plans_dir() / space_plan_name(space.base)) if not space_file else "plan.json"
     with _Bars() as bars:
         p = build_plan(space, instruction, pool, seed, solver_budget, log=bars.log, progress=bars)
     write_plan(output, p)
@@ -128,9 +132,10 @@ def _choose_plan(plan_file, formats, space_file, obs):
         pl = read_plan(plan_file)
         return pl.space, pl
     fmts = formats or f"{short_format(obs.fin.name)}:{short_format(obs.fout.name)}"
-    space = space_for(fmts, space_file)
+    scales = f"{obs.fscale.name}/{obs.scale_block}" if obs.fscale is not None else None
+    space = space_for(fmts, space_file, None if space_file else scales)
     if not space_file:
-        path = committed_plan(fmts)
+        path = committed_plan(fmts, scales)
         if path is not None:
             pl = read_plan(path)
             if pl.space.digest() == space.digest():
@@ -249,10 +254,12 @@ def _identify_sim(device, formats, plan_file, report, prove, timeout):
     arch = parse_device(device)
     p = find_model(arch, formats)
     fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"
-    path = plan_file or committed_plan(fmts)
+    scales = f"{short_format(p.scale_format)}/{p.scale_block}" if p.fscale is not None else None
+    path = plan_file or committed_plan(fmts, scales)
     if path is None:
-        raise UserError(f"no committed plan for {fmts}: make one with "
-                        f"tcsmt plan --formats {fmts} (or pass --plan PLAN.json)")
+        how = f"--formats {fmts}" + (f" --scales {scales}" if scales else "")
+        raise UserError(f"no committed plan for {fmts}{' with ' + scales + ' scales' if scales else ''}: "
+                        f"make one with tcsmt plan {how} (or pass --plan PLAN.json)")
     pl = read_plan(path)
     rec = run_sim(arch, formats, pl, prove=prove is not False, timeout=timeout, log=_log)
     for line in sim_lines(rec):

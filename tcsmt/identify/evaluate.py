@@ -49,7 +49,11 @@ from tcsmt.model.params import ModelParams
 
 BATCH = 192
 OUTER_KEYS = ("in_format", "c_format", "out_format", "acc_format", "final_frac_bits",
-              "align_bits", "subnormals", "align_rounding", "c_placement", "term_order")
+              "align_bits", "subnormals", "align_rounding", "c_placement", "term_order",
+              "group_size", "scale_window_bits")
+SCALE_KEYS = ("in_format", "b_format", "c_format", "out_format", "scale_format", "scale_block")
+"""What every model of one evaluation shares: the formats of its inputs,
+output and scales, and how many products a scale covers."""
 
 
 @dataclass
@@ -93,13 +97,17 @@ def batches(models: list[ModelParams], size: int | None = None) -> list[list[int
 # ---------------------------------------------------------------------------
 
 def trace(models: list[ModelParams], k: int) -> list[Node]:
-    """The root node of every model's datapath, all in one graph."""
+    """The root node of every model's datapath, all in one graph (the
+    scales of a block-scaled model are inputs sa{j}, sb{j} like a, b, c)."""
     p0 = models[0]
     T = TraceInterp()
     a = [T.input(f"a{i}", p0.fin.bits) for i in range(k)]
-    b = [T.input(f"b{i}", p0.fin.bits) for i in range(k)]
+    b = [T.input(f"b{i}", p0.fb.bits) for i in range(k)]
     c = T.input("c", p0.fc.bits)
-    return [datapath.dot(T, p, a, b, c) for p in models]
+    ns = p0.scale_count(k)
+    sa = [T.input(f"sa{j}", p0.fscale.bits) for j in range(ns)] or None
+    sb = [T.input(f"sb{j}", p0.fscale.bits) for j in range(ns)] or None
+    return [datapath.dot(T, p, a, b, c, sa=sa, sb=sb) for p in models]
 
 
 def _max_width(root: Node) -> int:
@@ -140,16 +148,21 @@ def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch"
     return out
 
 
-def input_words(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict:
+def input_words(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+                sa: np.ndarray | None = None, sb: np.ndarray | None = None) -> dict:
     I = NumpyInterp(p.name)
     k = a.shape[1]
     words = {f"a{j}": I.array(np.ascontiguousarray(a[:, j]), p.fin.bits) for j in range(k)}
-    words.update({f"b{j}": I.array(np.ascontiguousarray(b[:, j]), p.fin.bits) for j in range(k)})
+    words.update({f"b{j}": I.array(np.ascontiguousarray(b[:, j]), p.fb.bits) for j in range(k)})
     words["c"] = I.array(np.ascontiguousarray(c), p.fc.bits)
+    for name, s in (("sa", sa), ("sb", sb)):
+        for j in range(p.scale_count(k)):
+            words[f"{name}{j}"] = I.array(np.ascontiguousarray(s[:, j]), p.fscale.bits)
     return words
 
 
-def evaluate_batch(models: list[ModelParams], a, b, c) -> tuple[list[int], list[np.ndarray | None]]:
+def evaluate_batch(models: list[ModelParams], a, b, c, sa=None, sb=None
+                   ) -> tuple[list[int], list[np.ndarray | None]]:
     """(twin number of each model inside the batch, outputs of each model or
     None when unsupported)."""
     k = a.shape[1]
@@ -160,7 +173,7 @@ def evaluate_batch(models: list[ModelParams], a, b, c) -> tuple[list[int], list[
     for r, t in zip(roots, twin):
         distinct[t] = r
     ok = [r for r in distinct if _max_width(r) <= MAX_BITS]
-    words = input_words(models[0], a, b, c)
+    words = input_words(models[0], a, b, c, sa, sb)
     values = dict(zip((r.id for r in ok), run_graph(ok, words, a.shape[0]))) if ok else {}
     return twin, [values.get(r.id) for r in roots]
 
@@ -171,24 +184,42 @@ def evaluate_batch(models: list[ModelParams], a, b, c) -> tuple[list[int], list[
 
 def _work(batch: list[int], shared: tuple):
     """One batch (in a worker): the models and vectors are the run's shared data."""
-    models, a, b, c = shared
-    return evaluate_batch([models[i] for i in batch], a, b, c)
+    models, a, b, c, sa, sb = shared
+    return evaluate_batch([models[i] for i in batch], a, b, c, sa, sb)
+
+
+def scale_arrays(p: ModelParams, k: int, n: int, sa, sb):
+    """The scales as [n, S] uint64 arrays (None, None without a scale format)."""
+    ns = p.scale_count(k)
+    if (sa is None) != (ns == 0) or (sb is None) != (ns == 0):
+        raise UserError(f"{p.name}: " + (f"give the scales of a and b as [N, {ns}]" if ns
+                                         else "this model has no block scales"))
+    if not ns:
+        return None, None
+    out = [np.asarray(s, dtype=np.uint64) for s in (sa, sb)]
+    if any(s.shape != (n, ns) for s in out):
+        raise UserError(f"scales must be [N, {ns}] = [{n}, {ns}]; got {out[0].shape} and {out[1].shape}")
+    return out[0], out[1]
 
 
 def evaluate(models: list[ModelParams], a, b, c, workers: int | None = None,
-             progress=None) -> Evaluation:
-    """Every model on every vector: a, b [N, k] in_format bits, c [N] c_format
-    bits (all models share their formats). ``progress(done, total)`` is
-    called after each batch; ``workers=1`` runs the batches here."""
+             progress=None, sa=None, sb=None) -> Evaluation:
+    """Every model on every vector: a, b [N, k] in_format and b_format
+    bits, c [N] c_format bits, and for block-scaled models the scales sa,
+    sb [N, S] (all models share their formats and scales: SCALE_KEYS).
+    ``progress(done, total)`` is called after each batch; ``workers=1``
+    runs the batches here."""
     a = np.asarray(a, dtype=np.uint64)
     b = np.asarray(b, dtype=np.uint64)
     c = np.asarray(c, dtype=np.uint64)
     if a.ndim != 2 or a.shape != b.shape or c.shape != a.shape[:1] or a.shape[0] == 0:
         raise UserError(f"vectors must be a, b [N, k] and c [N] with N >= 1; "
                         f"got a {a.shape}, b {b.shape}, c {c.shape}")
-    fmts = {(p.in_format, p.c_format, p.out_format) for p in models}
+    fmts = {tuple(getattr(p, key) for key in SCALE_KEYS) for p in models}
     if len(fmts) != 1:
-        raise UserError(f"the models of one evaluation must share their formats; got {sorted(fmts)}")
+        raise UserError(f"the models of one evaluation must share their formats and scales; "
+                        f"got {sorted(fmts, key=str)}")
+    sa, sb = scale_arrays(models[0], a.shape[1], a.shape[0], sa, sb)
     dtype = np.uint32 if models[0].fout.bits <= 32 else np.uint64     # half the memory for fp32 out
     outputs = np.zeros((len(models), a.shape[0]), dtype=dtype)
     groups = batches(models)
@@ -208,7 +239,8 @@ def evaluate(models: list[ModelParams], a, b, c, workers: int | None = None,
     tasks = [runner.Task(f"batch {n}", partial(_work, g)) for n, g in enumerate(groups)]
     runner.run(tasks, on_done=take, progress=(lambda _, done, total: progress(done, total)
                                               if done else None) if progress else None,
-               shared=(models, a, b, c), workers=0 if workers == 1 or len(groups) == 1 else workers)
+               shared=(models, a, b, c, sa, sb),
+               workers=0 if workers == 1 or len(groups) == 1 else workers)
     return Evaluation(outputs, _shapes(len(models), groups, twins), sorted(unsupported))
 
 
@@ -249,7 +281,7 @@ PILOT_ROWS = 256
 
 
 def screening_rows(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
-                   workers: int | None = None) -> list[int]:
+                   workers: int | None = None, sa=None, sb=None) -> list[int]:
     """The rows to screen on: those that rule out the most of PILOT
     hypotheses spread over the space (run on up to PILOT_ROWS rows through
     the batch simulator), chosen greedily (each next row the one that rules
@@ -263,7 +295,8 @@ def screening_rows(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROW
     cand = sorted({int(x) for x in np.linspace(0, n - 1, min(n, PILOT_ROWS))})
     pilots = [models[int(i)] for i in
               sorted({int(x) for x in np.linspace(0, len(models) - 1, min(len(models), PILOT))})]
-    ev = evaluate(pilots, a[cand], b[cand], c[cand], workers=workers)
+    ev = evaluate(pilots, a[cand], b[cand], c[cand], workers=workers,
+                  sa=None if sa is None else sa[cand], sb=None if sb is None else sb[cand])
     miss = ev.outputs != np.asarray(d, dtype=np.uint64)[cand][None, :]
     miss[ev.unsupported, :] = False
     alive = np.ones(len(pilots), dtype=bool)
@@ -283,11 +316,16 @@ def _screen_chunk(job: list[int], shared: tuple) -> list[int]:
     are the run's shared data."""
     from tcsmt.sim.dot import dot_bits
     models, rows = shared
-    return [i for i in job if all(dot_bits(models[i], a, b, c) == d for a, b, c, d in rows)]
+    return [i for i in job if all(dot_bits(models[i], a, b, c, sa, sb) == d for a, b, c, d, sa, sb in rows)]
+
+
+def _row_scales(s, n: int) -> list[int] | None:
+    return None if s is None else [int(x) for x in s[n]]
 
 
 def screen(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
-           workers: int | None = None, progress=None, order: list[int] | None = None) -> list[int]:
+           workers: int | None = None, progress=None, order: list[int] | None = None,
+           sa=None, sb=None) -> list[int]:
     """The hypotheses (indices into models) that reproduce the rows
     ``order`` (default: the first ``rows`` of screening_order) through the
     scalar interpreter (the same datapath: a hypothesis it rules out gives
@@ -296,7 +334,8 @@ def screen(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
     them here). ``progress(done, total)`` per chunk."""
     if order is None:
         order = screening_order(np.asarray(a), np.asarray(b))[:rows]
-    picked = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]), int(d[n])) for n in order]
+    picked = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]), int(d[n]),
+               _row_scales(sa, n), _row_scales(sb, n)) for n in order]
     alive = list(range(len(models)))
     size = 64
     chunks = [alive[i:i + size] for i in range(0, len(alive), size)]

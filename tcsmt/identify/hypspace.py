@@ -31,6 +31,24 @@ sim:cdna3`` could only say "outside the space". For tf32 and fp16 output
 Parameters no part varies (min_exponent, carry_bits, c_placement for fp16,
 ...) keep the neutral base's values; see tcsmt/identify/simdevice.py for how shipped
 models with other values are handled.
+
+Block-scaled spaces (``scales`` = FORMAT/BLOCK) hold the scales' format
+and block in every hypothesis: the scales are inputs of the plan's
+vectors. One is defined, NVFP4 (e2m1:fp32 with ue4m3/16, tcgen05
+kind::mxf4nvf4 block16, k = 64), in two parts, one per published reading
+of B200 (results/blackwell-readings/README.md), each varying what the
+readings and the users' reports leave open:
+
+  * "largest" (MMA-Sim 2.1.1, blackwell-nvfp4): exact sums of 1 to 16
+    scaled products, the window set by the largest group or c with 33 to
+    37 fraction bits (align_bits 10..14; "34 to 37 bits" is what users
+    report), blocks of 32 or 64, the floor e_zero = -139 or none, the sign
+    of a zero result, truncation or nearest-even;
+  * "raw-window" (sf-tensor/tcgen05, blackwell-nvfp4-sftensor): the
+    window on raw exponents with 33 to 37 bits below the largest scale
+    pair, exact groups of 4 or 16 (and of 16 or the same when c
+    dominates), 38 to 40 bits below the largest raw product, the sign of
+    a zero result.
 """
 
 from __future__ import annotations
@@ -136,7 +154,63 @@ def identification_space(formats: str) -> HypSpace:
     return HypSpace([acc32, e8m13, after], name=f"identify-{fin}-{base.fout.name}")
 
 
-def space_for(formats: str | None, space_file: str | None) -> HypSpace:
+def parse_scales(scales: str) -> tuple[str, int]:
+    """FORMAT/BLOCK (ue4m3/16) -> (the format's name, block)."""
+    from tcsmt.model.formats import get_format
+    fmt, sep, block = scales.partition("/")
+    try:
+        f = get_format(fmt)
+        n = int(block)
+    except (UserError, ValueError):
+        raise UserError(f"bad --scales {scales!r}: expected FORMAT/BLOCK such as ue4m3/16") from None
+    if not sep or n < 1 or f.signed:
+        raise UserError(f"bad --scales {scales!r}: expected FORMAT/BLOCK such as ue4m3/16")
+    return f.name, n
+
+
+def scaled_base(formats: str, scales: str | None = None) -> ModelParams:
+    """The neutral base of a format pair, with block scales when given."""
+    base = neutral_base(formats)
+    if not scales:
+        return base
+    fmt, block = parse_scales(scales)
+    return base.replace(scale_format=fmt, scale_block=block)
+
+
+SCALED_SPACES = {("float4_e2m1fn", "float32", "ue4m3", 16): "nvfp4"}
+
+
+def nvfp4_space() -> HypSpace:
+    """NVFP4's identification space (see the module docstring)."""
+    from tcsmt.model.catalogue import find_model
+    neutral = {"name": "space-nvfp4", "arch": "space", "devices": (), "instruction": "",
+               "description": "", "default": False}
+    a = find_model("blackwell-nvfp4").replace(**neutral)
+    b = find_model("blackwell-nvfp4-sftensor").replace(**neutral)
+    largest = Space(a, {"group_size": [1, 2, 4, 8, 16], "align_bits": [10, 11, 12, 13, 14],
+                        "block_size": [32, 64], "min_exponent": [-139, None],
+                        "zero_sign": ["all_positive", "keep_c"], "final_rounding": ["rz", "rne"]},
+                    name="largest")
+    raw = Space(b, {"group_size": [4, 16], "c_group_size": [None, 16],
+                    "scale_window_bits": [33, 34, 35, 36, 37], "align_bits": [15, 16, 17],
+                    "zero_sign": ["keep_c", "all_positive"]}, name="raw-window")
+    return HypSpace([largest, raw], name="identify-nvfp4-fp32")
+
+
+def scaled_space(formats: str, scales: str) -> HypSpace:
+    base = scaled_base(formats, scales)
+    key = (base.fin.name, base.fout.name, short_format(base.scale_format), base.scale_block)
+    if key not in SCALED_SPACES:
+        raise UserError(f"no identification space for {formats} with {scales} scales (there is "
+                        "one for e2m1:fp32 with ue4m3/16, NVFP4): give --space FILE")
+    return nvfp4_space()
+
+
+def space_for(formats: str | None, space_file: str | None, scales: str | None = None) -> HypSpace:
+    if space_file and scales:
+        raise UserError("give --scales with --formats; a space file's base model holds its scales")
+    if formats and scales:
+        return scaled_space(formats, scales)
     if space_file:
         sp = load_space(space_file)
         if formats:

@@ -71,19 +71,49 @@ class Identification:
 
 
 def check_formats(obs: ObservationSet, space: HypSpace) -> None:
+    from tcsmt.hardware.observations import check_scales
+    from tcsmt.identify.plan import formats_record
     p = space.base
-    if (obs.fin.name, obs.fc.name, obs.fout.name) != (p.fin.name, p.fc.name, p.fout.name):
-        raise UserError(f"the observations are {obs.fin.name} x {obs.fin.name} + {obs.fc.name} -> "
-                        f"{obs.fout.name}; the space is {p.fin.name} x {p.fin.name} + "
-                        f"{p.fc.name} -> {p.fout.name}")
+    if obs.formats() != formats_record(p):
+        raise UserError(f"the observations are {obs.fin.name} x {(obs.fb or obs.fin).name} + "
+                        f"{obs.fc.name} -> {obs.fout.name}; the space is {p.fin.name} x "
+                        f"{p.fb.name} + {p.fc.name} -> {p.fout.name}")
+    check_scales(p, obs.fscale, obs.scale_block, "observations")
 
 
 def row_arrays(obs: ObservationSet):
-    a = np.array([r.a for r in obs.rows], dtype=np.uint64).reshape(len(obs.rows), obs.k)
-    b = np.array([r.b for r in obs.rows], dtype=np.uint64).reshape(len(obs.rows), obs.k)
+    """a, b, c, d of the rows (row_scales: their scales)."""
+    n = len(obs.rows)
+    a = np.array([r.a for r in obs.rows], dtype=np.uint64).reshape(n, obs.k)
+    b = np.array([r.b for r in obs.rows], dtype=np.uint64).reshape(n, obs.k)
     c = np.array([r.c for r in obs.rows], dtype=np.uint64)
     d = np.array([r.d for r in obs.rows], dtype=np.uint64)
     return a, b, c, d
+
+
+def row_scales(obs: ObservationSet):
+    """The scales of a and b of the rows, [N, k / scale_block] (None, None
+    without block scales)."""
+    if obs.fscale is None:
+        return None, None
+    n, ns = len(obs.rows), obs.k // obs.scale_block
+    sa = np.array([r.scale_a for r in obs.rows], dtype=np.uint64).reshape(n, ns)
+    sb = np.array([r.scale_b for r in obs.rows], dtype=np.uint64).reshape(n, ns)
+    return sa, sb
+
+
+def _key(r) -> tuple:
+    """An observed row as _plan_keys gives a plan vector: a, b, c and the scales."""
+    return (tuple(r.a), tuple(r.b), r.c, tuple(r.scale_a), tuple(r.scale_b))
+
+
+def _plan_keys(plan: Plan) -> list[tuple]:
+    pad = (0,) * plan.k
+    return [(v.a + pad[len(v.a):], v.b + pad[len(v.b):], v.c, v.sa, v.sb) for v in plan.vectors]
+
+
+def _slice(s, end):
+    return None if s is None else s[:end]
 
 
 # ---------------------------------------------------------------------------
@@ -102,9 +132,8 @@ def walk(plan: Plan, obs: ObservationSet):
     the row's d is none of the node's branches."""
     by_vec: dict[tuple, int] = {}
     for n, r in enumerate(obs.rows):
-        by_vec.setdefault((r.a, r.b, r.c), n)
-    keys = [(v.a + (0,) * (plan.k - len(v.a)), v.b + (0,) * (plan.k - len(v.b)), v.c)
-            for v in plan.vectors]
+        by_vec.setdefault(_key(r), n)
+    keys = _plan_keys(plan)
     node, path = plan.tree, []
     while "vector" in node:
         row = by_vec.get(keys[node["vector"]])
@@ -140,19 +169,20 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         under = classes_under(fail[1] if fail else node)
         cand_classes = [plan.classes[j].members for j in under]
     a, b, c, d = row_arrays(obs)
+    sa, sb = row_scales(obs)
     if cand_classes is None:
         cand_classes = [[i] for i in range(len(models))]
         statuses = ["single"] * len(models)
     else:
         statuses = [plan.classes[j].status for j in under]
     in_domain = usable and all(plan.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c)
-                               for r in obs.rows)
+                               for r in obs.rows) and _finite_scales(obs)
     if usable and _all_plan_vectors(plan, obs):
         # every member of a plan class gives the same bits on every plan
         # vector (that is how the classes were made): one member per class
         statuses = ["identical"] * len(statuses)
     out, idx, match, end = _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log,
-                                   progress)
+                                   progress, sa=sa, sb=sb)
     res.evaluated = len(idx)
     full = match.all(axis=1) if end == len(obs.rows) else np.zeros(len(idx), dtype=bool)
     res.consistent = sorted(i for i, ok in zip(idx, full) if ok)
@@ -162,7 +192,8 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         under = list(range(len(plan.classes)))
         sts = [("identical" if _all_plan_vectors(plan, obs) else cl.status) for cl in plan.classes]
         out, idx, match, end = _staged(models, [cl.members for cl in plan.classes], sts,
-                                       in_domain, a, b, c, d, log, progress, screen_first=False)
+                                       in_domain, a, b, c, d, log, progress, screen_first=False,
+                                       sa=sa, sb=sb)
     if not res.consistent:
         res.failure = failure_report(models, idx, out, match, obs, end)
     else:
@@ -176,9 +207,14 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
 
 
 def _all_plan_vectors(plan: Plan, obs: ObservationSet) -> bool:
-    keys = {(v.a + (0,) * (plan.k - len(v.a)), v.b + (0,) * (plan.k - len(v.b)), v.c)
-            for v in plan.vectors}
-    return all((r.a, r.b, r.c) in keys for r in obs.rows)
+    keys = set(_plan_keys(plan))
+    return all(_key(r) in keys for r in obs.rows)
+
+
+def _finite_scales(obs: ObservationSet) -> bool:
+    """No NaN scale (the plan's domain, and its proofs, hold finite scales)."""
+    f = obs.fscale
+    return f is None or all(f.classify(x) != "nan" for r in obs.rows for x in r.scale_a + r.scale_b)
 
 
 def _say(log, text):
@@ -191,7 +227,7 @@ def _once(status: str, in_domain: bool) -> bool:
     return status == "identical" or (status == "proved" and in_domain)
 
 
-def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress):
+def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress, sa=None, sb=None):
     """The candidates left after the scalar interpreter's screening rows
     (tcsmt.identify.evaluate.screen), or None when screening would not pay
     (few hypotheses or rows) or leaves none (the batch stages then find the
@@ -200,11 +236,11 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
     if len(runs) < SCREEN_MIN or a.shape[0] <= SCREEN_ROWS:
         return None
     hyps = [models[i] for i in runs]
-    rows = screening_rows(hyps, a, b, c, d)
+    rows = screening_rows(hyps, a, b, c, d, sa=sa, sb=sb)
     _say(log, f"screening {len(runs)} hypotheses on rows {', '.join(map(str, rows))} "
               "(scalar interpreter)")
     tick = progress and (lambda done, total: progress(f"screening {len(runs)} hypotheses", done, total))
-    kept = {runs[j] for j in screen(hyps, a, b, c, d, progress=tick, order=rows)}
+    kept = {runs[j] for j in screen(hyps, a, b, c, d, progress=tick, order=rows, sa=sa, sb=sb)}
     pairs = [(m if _once(st, in_domain) and m[0] in kept else [i for i in m if i in kept], st)
              for m, st in zip(cand_classes, statuses)]
     pairs = [(m, st) for m, st in pairs if m]
@@ -215,7 +251,7 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
 
 
 def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress=None,
-            screen_first: bool = True):
+            screen_first: bool = True, sa=None, sb=None):
     """Screen the candidates on a few rows with the scalar interpreter, then
     run those left on the first STAGES[0] rows, then on the first STAGES[1],
     then on every row: most hypotheses fail on the first rows, so thousands
@@ -225,13 +261,13 @@ def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress
     where none was."""
     n = a.shape[0]
     left = _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log,
-                     progress) if screen_first else None
+                     progress, sa, sb) if screen_first else None
     if left is not None:
         cand_classes, statuses = left
     ends = sorted({min(n, s) for s in STAGES} | {n})
     for end in ends:
         out, idx = _run(models, cand_classes, statuses, in_domain, a[:end], b[:end], c[:end], log,
-                        progress)
+                        progress, _slice(sa, end), _slice(sb, end))
         match = out == d[None, :end]
         keep = {i for i, ok in zip(idx, match.all(axis=1)) if ok}
         if not keep or end == n:
@@ -242,7 +278,7 @@ def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress
     raise AssertionError("unreachable")
 
 
-def _run(models, cand_classes, statuses, in_domain, a, b, c, log, progress=None):
+def _run(models, cand_classes, statuses, in_domain, a, b, c, log, progress=None, sa=None, sb=None):
     """Outputs of every candidate on every row: [len(idx), rows], with idx
     the hypothesis of each output row (members of a class run once get the
     output of its first member)."""
@@ -252,7 +288,7 @@ def _run(models, cand_classes, statuses, in_domain, a, b, c, log, progress=None)
     what = f"running {len(runs)} hypotheses on {a.shape[0]} rows"
     _say(log, what)
     tick = progress and (lambda done, total: progress(what, done, total))
-    ev = evaluate([models[i] for i in runs], a, b, c, progress=tick)
+    ev = evaluate([models[i] for i in runs], a, b, c, progress=tick, sa=sa, sb=sb)
     bad = set(ev.unsupported)                 # positions in runs
     row_of = {i: n for n, i in enumerate(runs) if n not in bad}
     ran = set(runs)
@@ -303,13 +339,15 @@ def _next(res: Identification, plan: Plan | None, models, log) -> None:
 def _next_from_pool(res: Identification, models, log) -> None:
     from tcsmt.identify.plan import plan_domain
     from tcsmt.identify.plantree import pick
-    from tcsmt.search.candidates import candidate_vectors
+    from tcsmt.search.candidates import candidate_scales, candidate_vectors
     obs = res.obs
     dom = plan_domain(obs.fin, obs.fout)
     a, b, c = candidate_vectors(obs.fin, obs.fc, obs.k, dom, NEXT_POOL, seed=1)
+    ns = obs.k // obs.scale_block if obs.fscale is not None else 0
+    sa, sb = (candidate_scales(obs.fscale, a.shape[0], ns, seed) for seed in (1, 2))
     group = res.consistent
     _say(log, f"looking for the next vector: {len(group)} hypotheses on {a.shape[0]} candidates")
-    ev = evaluate([models[i] for i in group], a, b, c)
+    ev = evaluate([models[i] for i in group], a, b, c, sa=sa, sb=sb)
     ok = [n for n in range(len(group)) if n not in set(ev.unsupported)]
     parts = classes_of(ev.outputs, ok)
     res.classes = [[group[n] for n in p] for p in parts]
@@ -317,7 +355,9 @@ def _next_from_pool(res: Identification, models, log) -> None:
     if len(parts) > 1:
         reps = ev.outputs[[p[0] for p in parts]]
         col = pick(reps, (a[:, :] != 0).sum(axis=1))
-        res.next_vector = Vector(tuple(int(x) for x in a[col]), tuple(int(x) for x in b[col]), int(c[col]))
+        scales = () if sa is None else (tuple(int(x) for x in sa[col]), tuple(int(x) for x in sb[col]))
+        res.next_vector = Vector(tuple(int(x) for x in a[col]), tuple(int(x) for x in b[col]), int(c[col]),
+                                 *scales)
         res.next_note = (f"splits the {len(group)} hypotheses left into "
                          f"{len(set(reps[:, col].tolist()))} groups")
     else:

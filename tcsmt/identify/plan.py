@@ -43,7 +43,7 @@ from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.model.formats import Format, get_format
 from tcsmt.model.params import ModelParams
-from tcsmt.search.candidates import candidate_vectors
+from tcsmt.search.candidates import candidate_scales, candidate_vectors
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 
@@ -77,7 +77,9 @@ def plan_domain(fin: Format, fout: Format) -> Domain:
 def plan_k(space: HypSpace, instruction: str | None = None):
     """The instruction the plan's vectors run on, and its k."""
     p = space.base
-    ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, instruction)
+    ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, instruction, fb=p.fb.name,
+                             scale=p.fscale.name if p.fscale else "",
+                             scale_block=p.scale_block if p.fscale else 0)
     return ins, ins.k
 
 
@@ -112,6 +114,19 @@ class Plan:
     @property
     def fin(self) -> Format:
         return self.space.base.fin
+
+    @property
+    def fb(self) -> Format:
+        return self.space.base.fb
+
+    @property
+    def fscale(self) -> Format | None:
+        return self.space.base.fscale
+
+    @property
+    def scale_block(self) -> int:
+        """Products per scale (0 without block scales)."""
+        return self.space.base.scale_block if self.fscale else 0
 
     @property
     def fc(self) -> Format:
@@ -156,10 +171,13 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     p0 = models[0]
     domain = plan_domain(p0.fin, p0.fout)
     a, b, c = candidate_vectors(p0.fin, p0.fc, k, domain, pool_size, seed)
-    _say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors")
+    sa = candidate_scales(p0.fscale, a.shape[0], p0.scale_count(k), seed)
+    sb = candidate_scales(p0.fscale, a.shape[0], p0.scale_count(k), seed + 1)
+    _say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors"
+              + (f" with {p0.fscale.name} scales per {p0.scale_block}" if p0.fscale else ""))
     what = f"{len(models)} hypotheses on {a.shape[0]} candidates (batches)"
     tick = (lambda done, total: progress(what, done, total)) if progress else None
-    ev = evaluate(models, a, b, c, progress=tick or _progress(log, "evaluated"))
+    ev = evaluate(models, a, b, c, progress=tick or _progress(log, "evaluated"), sa=sa, sb=sb)
     bad = set(ev.unsupported)
     if bad:
         _say(log, f"{len(bad)} hypotheses need words wider than 64 bits and are left out")
@@ -167,8 +185,8 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     groups = classes_of(ev.outputs, live)
     t_eval = time.monotonic() - t0
     _say(log, f"{len(groups)} classes after the candidates ({t_eval:.0f} s)")
-    vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]))
-            for n in range(a.shape[0])]
+    vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]),
+                   *_row_scales(sa, sb, n)) for n in range(a.shape[0])]
     table = ev.outputs
     search = _Search(models, ev.shape, k, domain, solver_budget, log)
     classes, extra, extra_out = search.run(groups)
@@ -186,6 +204,24 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     plan.stats = tree_stats(plan, time.monotonic() - t0, a.shape[0], search.summary(),
                             t_eval)
     return plan
+
+
+def _row_scales(sa, sb, n: int) -> tuple:
+    """Row n's scales as Vector takes them (nothing without scales)."""
+    if sa is None:
+        return ()
+    return tuple(int(x) for x in sa[n]), tuple(int(x) for x in sb[n])
+
+
+def vector_arrays(vecs: list[Vector]):
+    """a, b, c and the scales (None without) of vectors as uint64 arrays."""
+    a = np.array([v.a for v in vecs], dtype=np.uint64)
+    b = np.array([v.b for v in vecs], dtype=np.uint64)
+    c = np.array([v.c for v in vecs], dtype=np.uint64)
+    if not vecs[0].sa:
+        return a, b, c, None, None
+    return (a, b, c, np.array([v.sa for v in vecs], dtype=np.uint64),
+            np.array([v.sb for v in vecs], dtype=np.uint64))
 
 
 def _progress(log, what: str):
@@ -295,20 +331,24 @@ class _Search:
         return found
 
     def outputs_on(self, vecs: list[Vector], classes: list[PlanClass]) -> np.ndarray:
-        """[models, len(vecs)] outputs: every member of an open class, and the
-        first member of every other class (its members are equal: one
-        circuit, or proved), copied to the rest."""
-        a = np.array([v.a for v in vecs], dtype=np.uint64)
-        b = np.array([v.b for v in vecs], dtype=np.uint64)
-        c = np.array([v.c for v in vecs], dtype=np.uint64)
-        run = sorted({i for cl in classes for i in (cl.members if cl.status == "open" else cl.members[:1])})
+        """[models, len(vecs)] outputs: one member per circuit of an open
+        class, and the first member of every other class (its members are
+        equal: one circuit, or proved), copied to the rest (hypotheses that
+        build one circuit compute one function: the first evaluation's
+        twins are not run again)."""
+        a, b, c, sa, sb = vector_arrays(vecs)
+        run = sorted({i for cl in classes
+                      for i in (self.circuits(cl.members) if cl.status == "open" else cl.members[:1])})
         _say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
-        ev = evaluate([self.models[i] for i in run], a, b, c)
+        ev = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
         out = np.zeros((len(self.models), len(vecs)), dtype=self.dtype)
         out[run] = ev.outputs
+        twin = {int(self.shape[i]): i for i in run}
         for cl in classes:
             if cl.status != "open":
                 out[cl.members] = out[cl.members[0]]
+            else:
+                out[cl.members] = out[[twin[int(self.shape[i])] for i in cl.members]]
         return out
 
     def split(self, classes: list[PlanClass], extra_out: np.ndarray) -> list[PlanClass]:
@@ -339,24 +379,44 @@ def _search_job(models: list[ModelParams], k: int, domain: Domain):
 # JSON
 # ---------------------------------------------------------------------------
 
-def vector_json(fin: Format, fc: Format, v: Vector) -> dict:
-    return {"a": [fin.hex(x) for x in v.a], "b": [fin.hex(x) for x in v.b], "c": fc.hex(v.c)}
+def vector_json(fin: Format, fc: Format, v: Vector, fb: Format | None = None,
+                fscale: Format | None = None) -> dict:
+    """A vector as a vectors file holds it (with scale_a and scale_b when
+    it has scales)."""
+    out = {"a": [fin.hex(x) for x in v.a], "b": [(fb or fin).hex(x) for x in v.b], "c": fc.hex(v.c)}
+    if v.sa:
+        out["scale_a"] = [fscale.hex(x) for x in v.sa]
+        out["scale_b"] = [fscale.hex(x) for x in v.sb]
+    return out
+
+
+def plan_vector_json(plan: Plan, v: Vector) -> dict:
+    return vector_json(plan.fin, plan.fc, v, plan.fb, plan.fscale)
+
+
+def formats_record(p: ModelParams) -> dict:
+    """The formats of a plan's vectors as a vectors file names them."""
+    out = {"in": p.fin.name} if p.fb.name == p.fin.name else {"a": p.fin.name, "b": p.fb.name}
+    out.update({"c": p.fc.name, "out": p.fout.name})
+    if p.fscale is not None:
+        out["scale"] = p.fscale.name
+    return out
 
 
 def plan_record(plan: Plan) -> dict:
     """The plan as JSON: the harness keys (formats, instruction, vectors)
     first, then what identify needs."""
-    fin, fc, fout = plan.fin, plan.fc, plan.fout
     return {
         "schema": SCHEMA,
         "tool": {"name": "tcsmt", "version": __version__},
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "formats": {"in": fin.name, "c": fc.name, "out": fout.name},
+        "formats": formats_record(plan.space.base),
+        **({"scale_block": plan.scale_block} if plan.scale_block else {}),
         "instruction": plan.instruction,
         "k": plan.k,
         "domain": plan.domain.describe(),
         "stats": plan.stats,
-        "vectors": [vector_json(fin, fc, v) for v in plan.vectors],
+        "vectors": [plan_vector_json(plan, v) for v in plan.vectors],
         "tree": plan.tree,
         "classes": [cl.record() for cl in plan.classes],
         "space": plan.space.record(),
@@ -402,19 +462,21 @@ def read_plan(path: str | Path) -> Plan:
     for key in ("formats", "instruction", "k", "domain", "vectors", "tree", "classes", "space"):
         if key not in data:
             raise UserError(f"{where}: missing key {key!r}")
-    vs = parse_vectors({"formats": data["formats"], "vectors": data["vectors"]}, where)
+    vs = parse_vectors({k: data[k] for k in ("formats", "scale_block", "vectors") if k in data}, where)
     space = from_record(data["space"], where)
     d = data["domain"]
     domain = Domain(finite=d["finite"], subnormal_inputs=d["subnormal_inputs"], signs=d["signs"],
                     exp_range=tuple(d["exp_range"]) if d["exp_range"] else None,
                     c_exp_range=tuple(d["c_exp_range"]) if d["c_exp_range"] else None,
                     c=d["c"], nonzero_min=d["nonzero_min"], nonzero_max=d["nonzero_max"])
-    vecs = [Vector(tuple(a), tuple(b), c) for a, b, c in vs.vectors]
+    scales = vs.scales or [((), ())] * len(vs.vectors)
+    vecs = [Vector(tuple(a), tuple(b), c, tuple(sa), tuple(sb))
+            for (a, b, c), (sa, sb) in zip(vs.vectors, scales)]
     classes = [PlanClass(list(c["members"]), c["status"], list(c.get("proved_by", [])), c.get("note", ""))
                for c in data["classes"]]
     plan = Plan(space, data["instruction"], int(data["k"]), domain, vecs, classes, data["tree"],
                 data.get("stats", {}), where)
-    if (plan.fin.name, plan.fc.name, plan.fout.name) != (vs.fin.name, vs.fc.name, vs.fout.name):
+    if formats_record(plan.space.base) != vs.formats() or plan.scale_block != vs.scale_block:
         raise UserError(f"{where}: the formats do not match the space's")
     return plan
 
@@ -431,15 +493,22 @@ def shipped_plans_dir() -> Path | None:
     return data_folder("tcsmt.plans", "results/plans", "*.json")
 
 
-def plan_name(fin: Format, fout: Format) -> str:
+def plan_name(fin: Format, fout: Format, fscale: Format | None = None, scale_block: int = 0) -> str:
+    """IN-OUT.json, with -SCALExBLOCK for block scales (e2m1-fp32-ue4m3x16.json)."""
     from tcsmt.model.params import short_format
-    return f"{short_format(fin.name)}-{short_format(fout.name)}.json"
+    scaled = f"-{short_format(fscale.name)}x{scale_block}" if fscale is not None else ""
+    return f"{short_format(fin.name)}-{short_format(fout.name)}{scaled}.json"
 
 
-def committed_plan(formats: str) -> Path | None:
-    from tcsmt.identify.space import neutral_base
-    p = neutral_base(formats)
-    name = plan_name(p.fin, p.fout)
+def space_plan_name(p: ModelParams) -> str:
+    """The name of the plan of a model's formats and scales."""
+    return plan_name(p.fin, p.fout, p.fscale, p.scale_block if p.fscale else 0)
+
+
+def committed_plan(formats: str, scales: str | None = None) -> Path | None:
+    from tcsmt.identify.hypspace import scaled_base
+    p = scaled_base(formats, scales)
+    name = space_plan_name(p)
     for folder in (plans_dir(), shipped_plans_dir()):
         if folder is not None and (folder / name).exists():
             return folder / name

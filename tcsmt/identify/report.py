@@ -82,18 +82,21 @@ def shipped_models(obs) -> list[ModelParams]:
     for dev, a in DEVICE_ARCH.items():
         if arch is None and dev.replace(" ", "") in words:
             arch = a
-    return [m for m in all_models() if m.arch == arch and
-            (m.fin.name, m.fc.name, m.fout.name) == (obs.fin.name, obs.fc.name, obs.fout.name)]
+    from tcsmt.identify.plan import formats_record
+    block = obs.scale_block if obs.fscale is not None else 0
+    return [m for m in all_models() if m.arch == arch and formats_record(m) == obs.formats()
+            and (m.scale_block if m.fscale else 0) == block]
 
 
 def shipped_check(res: Identification, models: list[ModelParams] | None = None) -> list[dict]:
-    from tcsmt.identify.narrow import row_arrays
+    from tcsmt.identify.narrow import row_arrays, row_scales
     from tcsmt.sim.batch import dot_batch
     a, b, c, d = row_arrays(res.obs)
+    sa, sb = row_scales(res.obs)
     out = []
     consistent = set(res.consistent)
     for m in (shipped_models(res.obs) if models is None else models):
-        got = dot_batch(m, a, b, c)
+        got = dot_batch(m, a, b, c, sa_bits=sa, sb_bits=sb)
         idx, diff = projection(res.space, m)
         rec = {"model": m.name, "rows_matched": int((got == d).sum()), "rows": len(res.obs.rows),
                "space_hypothesis": res.space.models()[idx].name if idx is not None else None,
@@ -136,7 +139,7 @@ def prove_class(members: list[ModelParams], k: int, domain: Domain, device: Mode
            "seconds": round(out.seconds, 1), "notes": out.notes}
     if out.verdict == Verdict.SAT:
         p = hyps[0].params
-        rec["witness"] = vector_json(p.fin, p.fc, out.vector)
+        rec["witness"] = vector_json(p.fin, p.fc, out.vector, p.fb, p.fscale)
         from tcsmt.search.vectors import outputs
         rec["witness_outputs"] = {h.label: p.fout.hex(v) for h, v in
                                   zip(hyps, outputs(out.vector, hyps).values())}
@@ -182,7 +185,8 @@ def report_record(res: Identification, extra: dict | None = None) -> dict:
             "parameters": parameter_values(cons, res.space.axes()),
             "names": [m.name for m in cons[:LIST_MAX]],
         },
-        "next_vector": vector_json(obs.fin, obs.fc, res.next_vector) if res.next_vector else None,
+        "next_vector": (vector_json(obs.fin, obs.fc, res.next_vector, obs.fb, obs.fscale)
+                        if res.next_vector else None),
         "next_note": res.next_note,
         "failure": res.failure,
         "seconds": round(res.seconds, 1),

@@ -19,7 +19,7 @@ import time
 
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.identify.plan import Plan, vector_json
+from tcsmt.identify.plan import Plan, formats_record, plan_vector_json
 from tcsmt.identify.report import projection, prove_class
 from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams
@@ -43,19 +43,22 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
     ModelParams) as the device."""
     p = arch if isinstance(arch, ModelParams) else find_model(arch, formats)
     arch = p.arch if isinstance(arch, ModelParams) else arch
-    if (p.fin.name, p.fc.name, p.fout.name) != (plan.fin.name, plan.fc.name, plan.fout.name):
-        raise UserError(f"{p.name} computes {p.formats_label}; the plan is for "
-                        f"{plan.fin.name}:{plan.fout.name}")
+    scales = (p.scale_block if p.fscale else 0, plan.scale_block)
+    if formats_record(p) != formats_record(plan.space.base) or scales[0] != scales[1]:
+        def label(q, block):
+            return q.formats_label + (f" with {q.fscale.name} scales per {block}" if block else "")
+        raise UserError(f"{p.name} computes {label(p, scales[0])}; the plan is for "
+                        f"{label(plan.space.base, scales[1])}")
     t0 = time.monotonic()
     models = plan.models()
     node, steps = plan.tree, []
     failure = None
     while "vector" in node:
         v = plan.vectors[node["vector"]]
-        d = dot_bits(p, list(v.a), list(v.b), v.c)
+        d = dot_bits(p, list(v.a), list(v.b), v.c, *v.scales())
         dh = plan.fout.hex(d)
         child = node["outputs"].get(dh)
-        steps.append({"run": len(steps) + 1, "vector": node["vector"], **vector_json(plan.fin, plan.fc, v),
+        steps.append({"run": len(steps) + 1, "vector": node["vector"], **plan_vector_json(plan, v),
                       "d": dh, "branches": len(node["outputs"])})
         if log:
             log(f"run {len(steps)}: vector {node['vector']} -> d = {dh} "
@@ -111,12 +114,13 @@ def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> No
         a = [int(x, 16) for x in w["a"]]
         b = [int(x, 16) for x in w["b"]]
         c = int(w["c"], 16)
-        d = dot_bits(p, a, b, c)
+        sc = tuple([int(x, 16) for x in w[key]] if key in w else None for key in ("scale_a", "scale_b"))
+        d = dot_bits(p, a, b, c, *sc)
         steps.append({"run": len(steps) + 1, "vector": "solver witness", **w, "d": plan.fout.hex(d),
                       "branches": None})
         if log:
             log(f"run {len(steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
-        members = [m for m in members if dot_bits(m, a, b, c) == d]
+        members = [m for m in members if dot_bits(m, a, b, c, *sc) == d]
         if not members:
             rec.update(proof=proof, verdict="outside the space")
             return
@@ -163,8 +167,10 @@ def sim_lines(rec: dict) -> list[str]:
     out = [f"device {rec['device']} ({rec['model']}), plan {rec['plan']}"]
     for s in rec["steps"]:
         src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
+        scales = (f", scale_a = [{' '.join(s['scale_a'])}], scale_b = [{' '.join(s['scale_b'])}]"
+                  if "scale_a" in s else "")
         out.append(f"  run {s['run']}{src}: a = [{' '.join(s['a'])}], b = [{' '.join(s['b'])}], "
-                   f"c = {s['c']} -> d = {s['d']}")
+                   f"c = {s['c']}{scales} -> d = {s['d']}")
     out.append(f"runs needed: {rec['runs']}")
     if rec.get("failure"):
         f = rec["failure"]

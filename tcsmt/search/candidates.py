@@ -198,3 +198,34 @@ def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int
 def _finite(fin: Format, fc: Format, row) -> bool:
     ok = ("zero", "subnormal", "normal")
     return (all(fin.classify(x) in ok for x in row[0] + row[1]) and fc.classify(row[2]) in ok)
+
+
+SCALE_KINDS = ("one", "near", "any", "far", "far")
+"""How the scales of a candidate row are drawn, in turn: every scale 1 (the
+products as they are), scales in 2^-2..2^2, any finite scale, or each
+block's scale from the smallest or the largest quarter of the non-zero
+scales (blocks 20 to 35 exponents apart with ue4m3: where the window set
+by the largest term and a window on raw exponents part ways)."""
+
+
+def candidate_scales(fs: Format | None, rows: int, n: int, seed: int = 0):
+    """[rows, n] finite scale bit patterns of ``fs`` (None without a scale
+    format), row r drawn as SCALE_KINDS[r mod 5] says; deterministic for a
+    seed."""
+    if fs is None:
+        return None
+    rng = random.Random(seed + 11)
+    finite = [x for x in range(1 << fs.bits) if fs.classify(x) not in ("nan", "inf")
+              and fs.value(x) >= 0]
+    one = min(finite, key=lambda x: abs(fs.value(x) - 1))
+    near = [x for x in finite if Fraction(1, 4) <= fs.value(x) <= 4]
+    nonzero = [x for x in finite if fs.value(x) > 0]
+    nonzero.sort(key=fs.value)
+    far = nonzero[:len(nonzero) // 4] + nonzero[-(len(nonzero) // 4):]
+    pools = {"one": [one], "near": near, "any": finite, "far": far}
+    out = np.zeros((rows, n), dtype=np.uint64)
+    for r in range(rows):
+        pool = pools[SCALE_KINDS[r % len(SCALE_KINDS)]]
+        for j in range(n):
+            out[r, j] = rng.choice(pool)
+    return out

@@ -1,0 +1,246 @@
+"""Plans and identification with block scales (NVFP4), and the plans of the
+fp8 and NVFP4 identification spaces.
+
+A small scaled space is planned here without the solvers; the committed
+plans (results/plans/) are replayed. Nothing is mocked: every output comes
+from running the models.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcsmt.errors import UserError
+from tcsmt.hardware.harness import simulated_observations
+from tcsmt.hardware.observations import parse_observations
+from tcsmt.hardware.vectors import read_vectors
+from tcsmt.identify.evaluate import evaluate
+from tcsmt.identify.hypspace import identification_space, scaled_space, single, space_for
+from tcsmt.identify.narrow import identify
+from tcsmt.identify.plan import _Search, build_plan, committed_plan, read_plan, write_plan
+from tcsmt.identify.simdevice import run_sim
+from tcsmt.identify.space import Space, load_space, neutral_base
+from tcsmt.model.catalogue import find_model
+from tcsmt.search.candidates import candidate_scales, candidate_vectors
+from tcsmt.search.domain import Domain
+from tcsmt.sim.batch import dot_batch
+from tcsmt.sim.dot import dot_bits
+
+SMALL_SCALED = """
+base = "blackwell-nvfp4"
+[axes]
+group_size = [4, 16]
+align_bits = [11, 12]
+zero_sign = ["all_positive", "keep_c"]
+"""
+
+FP8_DEFAULTS = ["ada", "hopper", "blackwell"]
+
+
+@pytest.fixture(scope="module")
+def scaled(tmp_path_factory):
+    """A plan over 8 NVFP4 hypotheses (k = 64, ue4m3 scales per 16), built
+    here without the solvers."""
+    d = tmp_path_factory.mktemp("scaled")
+    (d / "nvfp4.toml").write_text(SMALL_SCALED)
+    space = single(load_space(d / "nvfp4.toml"))
+    plan = build_plan(space, "tcgen05", pool_size=300, solver_budget=0)
+    path = d / "nvfp4-plan.json"
+    write_plan(path, plan)
+    return path, plan
+
+
+def test_scaled_plan_holds_its_scales_and_reads_back(scaled):
+    path, plan = scaled
+    data = json.loads(path.read_text())
+    assert data["formats"]["scale"] == "ue4m3" and data["scale_block"] == 16 and data["k"] == 64
+    assert all(len(v["scale_a"]) == 4 == len(v["scale_b"]) for v in data["vectors"])
+    back = read_plan(path)
+    assert back.vectors == plan.vectors and back.scale_block == 16
+    assert all(len(v.sa) == 4 for v in back.vectors)
+    vs = read_vectors(path)          # a vectors file for tcsmt harness
+    assert vs.scale_block == 16 and [list(s) for s in vs.scales[0]] == [list(plan.vectors[0].sa),
+                                                                          list(plan.vectors[0].sb)]
+
+
+def test_scaled_plan_branches_are_the_hypotheses_outputs(scaled):
+    """Every branch of the tree is the d its classes' first member gives on
+    the node's vector with the vector's scales."""
+    _, plan = scaled
+    models = plan.models()
+
+    def check(node, classes):
+        if "class" in node:
+            return
+        v = plan.vectors[node["vector"]]
+        for h, child in node["outputs"].items():
+            from tcsmt.identify.narrow import classes_under
+            for j in classes_under(child):
+                m = models[plan.classes[j].members[0]]
+                assert plan.fout.hex(dot_bits(m, list(v.a), list(v.b), v.c, *v.scales())) == h
+            check(child, classes)
+    check(plan.tree, None)
+
+
+@pytest.mark.parametrize("model", ["blackwell-nvfp4", "rtx-blackwell-nvfp4"])
+def test_scaled_observations_identify_the_model(scaled, model, tmp_path):
+    """The probe's output (simulated: the model's d on the plan's vectors,
+    with their scales) leaves the class that holds the model's values."""
+    path, plan = scaled
+    data = simulated_observations(path, model, instruction="tcgen05")
+    assert all("scale_a" in row for row in data["observations"])
+    obs = parse_observations(json.loads(json.dumps(data)))
+    res = identify(obs, plan.space, plan)
+    p = find_model(model)
+    names = {plan.models()[i].name for i in res.consistent}
+    assert res.verdict == "identified" and f"group_size=16,align_bits=12,zero_sign={p.zero_sign}" in names
+    rec = run_sim(model, None, plan, prove=False)
+    assert rec["projection_in_class"] and rec["outside_the_space"] == {}, rec
+    assert all("scale_a" in s for s in rec["steps"])
+
+
+def test_a_wrong_scale_is_seen(scaled):
+    """Changing one scale of one observed row changes what is consistent:
+    the scales are read, not dropped."""
+    path, plan = scaled
+    data = simulated_observations(path, "blackwell-nvfp4", instruction="tcgen05")
+    rows = data["observations"]
+    p = find_model("blackwell-nvfp4")
+    for row in rows:     # the first row whose d moves when scale_a[0] doubles
+        sa = [int(x, 16) for x in row["scale_a"]]
+        new = [sa[0] + (1 << p.fscale.frac_bits)] + sa[1:]
+        if p.fscale.classify(new[0]) == "nan":
+            continue
+        d = dot_bits(p, [int(x, 16) for x in row["a"]], [int(x, 16) for x in row["b"]],
+                     int(row["c"], 16), new, [int(x, 16) for x in row["scale_b"]])
+        if p.fout.hex(d) != row["d"]:
+            row["scale_a"] = [p.fscale.hex(x) for x in new]
+            break
+    else:
+        pytest.fail("no row's d depends on its first scale")
+    res = identify(parse_observations(data), plan.space, plan)
+    assert res.verdict == "none"
+
+
+def test_scaled_space_evaluation_equals_the_batch_simulator():
+    """The NVFP4 space's hypotheses run together (one shared graph, scales
+    as inputs) give dot_batch's bits for each alone."""
+    space = scaled_space("e2m1:fp32", "ue4m3/16")
+    models = space.models()[::37]
+    p = models[0]
+    a, b, c = candidate_vectors(p.fin, p.fc, 64, Domain(), 120, seed=3)
+    sa = candidate_scales(p.fscale, a.shape[0], 4, seed=1)
+    sb = candidate_scales(p.fscale, a.shape[0], 4, seed=2)
+    ev = evaluate(models, a, b, c, workers=1, sa=sa, sb=sb)
+    assert not ev.unsupported
+    for i, m in enumerate(models):
+        assert np.array_equal(ev.outputs[i], dot_batch(m, a, b, c, sa_bits=sa, sb_bits=sb)), m.name
+
+
+def test_evaluation_refuses_models_with_other_scales():
+    ms = [find_model("blackwell-nvfp4"), find_model("blackwell-mxf4nvf4-b16")]
+    a = np.zeros((1, 64), dtype=np.uint64)
+    with pytest.raises(UserError, match="share their formats and scales"):
+        evaluate(ms, a, a, np.zeros(1, dtype=np.uint64), sa=np.zeros((1, 4)), sb=np.zeros((1, 4)))
+    with pytest.raises(UserError, match="give the scales"):
+        evaluate(ms[:1], a, a, np.zeros(1, dtype=np.uint64))
+
+
+def test_scales_option_is_checked():
+    with pytest.raises(UserError, match="FORMAT/BLOCK"):
+        space_for("e2m1:fp32", None, "ue4m3")
+    with pytest.raises(UserError, match="no identification space"):
+        space_for("e2m1:fp32", None, "ue8m0/32")
+
+
+def test_witness_outputs_skip_twins_and_equal_a_full_run():
+    """The solver search runs its witnesses on one hypothesis per circuit of
+    an open class and copies the result to the twins: the same outputs as
+    running every member."""
+    axes = {"block_size": [8, 16, 32], "chaining": ["recursive", "separate"],
+            "final_rounding": ["rz", "rne"]}
+    models = Space(neutral_base("fp16:fp32"), axes).models()
+    a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 200, seed=4)
+    ev = evaluate(models, a[:150], b[:150], c[:150], workers=1)
+    from tcsmt.identify.plan import PlanClass, Vector
+    search = _Search(models, ev.shape, 16, Domain(), 0.0, None)
+    open_class = search.mark(PlanClass(list(range(len(models)))))
+    assert open_class.status == "open" and len(search.circuits(open_class.members)) < len(models)
+    vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]))
+            for n in range(150, a.shape[0])]
+    got = search.outputs_on(vecs, [open_class])
+    want = evaluate(models, a[150:], b[150:], c[150:], workers=1).outputs
+    assert len(set(map(bytes, want))) > 1      # the witnesses tell some members apart
+    assert np.array_equal(got, want)
+
+
+# ---------------------------------------------------------------------------
+# The committed fp8 and NVFP4 plans
+# ---------------------------------------------------------------------------
+
+_PLANS: dict = {}
+
+
+def committed(formats: str, scales: str | None = None):
+    key = (formats, scales)
+    if key not in _PLANS:
+        path = committed_plan(formats, scales)
+        if path is None:
+            pytest.skip(f"no committed plan for {formats} {scales or ''}")
+        _PLANS[key] = read_plan(path)
+    return _PLANS[key]
+
+
+def test_committed_nvfp4_plan_covers_its_space():
+    plan = committed("e2m1:fp32", "ue4m3/16")
+    assert plan.space.digest() == scaled_space("e2m1:fp32", "ue4m3/16").digest()
+    assert sorted(i for cl in plan.classes for i in cl.members) == list(range(plan.space.size))
+    assert plan.scale_block == 16 and plan.k == 64
+
+
+@pytest.mark.parametrize("model", ["blackwell-nvfp4", "blackwell-nvfp4-sftensor"])
+def test_sim_recovers_both_nvfp4_readings(model):
+    """The default (MMA-Sim's reading) and the sf-tensor reading each end in
+    the class that holds their own values."""
+    plan = committed("e2m1:fp32", "ue4m3/16")
+    rec = run_sim(model, None, plan, prove=False)
+    assert rec["projection_in_class"] and rec["outside_the_space"] == {}, rec
+    assert rec["runs"] <= plan.stats["worst_case_runs"]
+    part = "largest:" if model == "blackwell-nvfp4" else "raw-window:"
+    assert rec["space_hypothesis"].startswith(part)
+
+
+def test_committed_fp8_plan_covers_its_space():
+    plan = committed("e4m3:fp32")
+    assert plan.space.digest() == identification_space("e4m3:fp32").digest()
+    assert sorted(i for cl in plan.classes for i in cl.members) == list(range(plan.space.size))
+
+
+@pytest.mark.parametrize("arch", FP8_DEFAULTS)
+def test_sim_recovers_the_fp8_defaults(arch):
+    plan = committed("e4m3:fp32")
+    rec = run_sim(arch, "e4m3:fp32", plan, prove=False)
+    assert rec["projection_in_class"], rec
+    assert rec["runs"] <= plan.stats["worst_case_runs"]
+
+
+def test_plan_name_carries_the_scales():
+    from tcsmt.identify.plan import space_plan_name
+    assert space_plan_name(find_model("blackwell-nvfp4")) == "e2m1-fp32-ue4m3x16.json"
+    assert space_plan_name(find_model("hopper-e4m3-fp32")) == "e4m3-fp32.json"
+    assert Path(str(committed_plan("fp16:fp32"))).name == "fp16-fp32.json"
+
+
+def test_probe_of_a_scaled_plan_carries_the_scales(scaled, tmp_path):
+    """tcsmt harness on a scaled plan writes a tcgen05 block-scaled probe
+    whose vectors hold the plan's scales."""
+    from tcsmt.hardware.harness import write_probe
+    path, plan = scaled
+    ins, count = write_probe(path, tmp_path / "probe.cu", "tcgen05")
+    src = (tmp_path / "probe.cu").read_text()
+    assert "kind::mxf4nvf4" in ins.name and count == len(plan.vectors)
+    assert "block_scale" in src and "scale_vec::4X" in src
