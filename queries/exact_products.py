@@ -3,7 +3,7 @@ output format before they are added (VLPG section 4.1, Table 1)? For fp16
 inputs a product always fits binary32, so "out_format" cannot be told from
 "exact" with fp32 output: the query proves it."""
 
-from tcsmt.properties.registry import Property, hyp, not_fp64
+from tcsmt.properties.registry import Property, hyp, not_fp64, ungrouped
 
 PROPERTY = Property(
     name="exact-products",
@@ -12,5 +12,5 @@ PROPERTY = Property(
     hypotheses=lambda p: [hyp("exact", product_rounding="exact"),
                           hyp("in_format", product_rounding="in_format"),
                           hyp("out_format", product_rounding="out_format")],
-    applies=not_fp64,
+    applies=lambda p: ungrouped(p) or not_fp64(p),
 )

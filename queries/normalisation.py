@@ -2,13 +2,13 @@
 property 4; F21: a=[1,1,1,1], b=[p,p,p,p], c=1-p gives 1+2^-23 only
 without normalisation of partial sums)."""
 
-from tcsmt.properties.registry import Property, aligns, hyp
+from tcsmt.properties.registry import Property, aligns, hyp, ungrouped
 
 
 def applies(p):
     if p.c_placement == "late":
         return "with c added late (CDNA3) the products' block has no addition-by-addition variant here"
-    return aligns(p)
+    return ungrouped(p) or aligns(p)
 
 PROPERTY = Property(
     name="normalisation",

@@ -4,13 +4,13 @@ addition it can. Hypotheses: the block datapath, and a chain of rounded
 additions in index order, reverse order, a pairwise tree, and largest
 magnitude first."""
 
-from tcsmt.properties.registry import Property, aligns, hyp
+from tcsmt.properties.registry import Property, aligns, hyp, ungrouped
 
 
 def applies(p):
     if p.c_placement == "late":
         return "with c added late (CDNA3) the products' block has no addition-by-addition variant here"
-    return aligns(p)
+    return ungrouped(p) or aligns(p)
 
 
 def hypotheses(p):

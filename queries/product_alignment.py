@@ -2,7 +2,7 @@
 significand in [1,4) (KM-TC, MMA-Sim; fits the recorded data), or the
 exponent of the product normalised to [1,2) (VLPG's model)."""
 
-from tcsmt.properties.registry import Property, aligns, hyp
+from tcsmt.properties.registry import Property, aligns, hyp, ungrouped
 
 PROPERTY = Property(
     name="product-alignment",
@@ -10,5 +10,5 @@ PROPERTY = Property(
     parameters=("product_alignment",),
     hypotheses=lambda p: [hyp("raw", product_alignment="raw"),
                           hyp("normalised", product_alignment="normalised")],
-    applies=aligns,
+    applies=lambda p: ungrouped(p) or aligns(p),
 )

@@ -47,12 +47,14 @@ def group_sum(I, p: ModelParams, prods: list[Term], ew: int) -> Term:
                 prods[0].lead, live)
 
 
-def apply_scales(I, t: Term, sa: Term, sb: Term) -> Term:
+def apply_scales(I, p: ModelParams, t: Term, sa: Term, sb: Term) -> Term:
     """t times the scales sa and sb, exactly: their exponents add to t's,
     their significands multiply t's (a scale format without fraction bits
     and without subnormals, as ue8m0, has significand 1: only its exponent
-    counts). A NaN scale makes the term NaN; a zero scale (ue4m3) makes it
-    zero, and dead (NaN if t is infinite)."""
+    counts). A NaN scale makes the term NaN (p.scale_nan "nan"; "value":
+    the number its fields spell); a zero scale (ue4m3) makes it zero (NaN
+    if t is infinite), and dead (p.scale_zero "dead") or still aligned at
+    its exponent ("aligned")."""
     sig, frac, exp = t.sig, t.frac, t.exp
     for s in (sa, sb):
         exp = I.add(exp, s.exp)
@@ -61,10 +63,13 @@ def apply_scales(I, t: Term, sa: Term, sb: Term) -> Term:
             sig = I.mul(bv.resize_u(I, sig, w), bv.resize_u(I, s.sig, w))
             frac += s.frac
     zero_scale = I.or_(bv.is_zero(I, sa.sig), bv.is_zero(I, sb.sig))
-    nan = I.or_(t.nan, sa.nan, sb.nan, I.and_(t.inf, zero_scale))
-    live = I.and_(I.not_(is_dead(I, t)), I.not_(zero_scale))
+    scale_nan = I.or_(sa.nan, sb.nan) if p.scale_nan == "nan" else I.bool_const(False)
+    nan = I.or_(t.nan, scale_nan, I.and_(t.inf, zero_scale))
+    live = I.not_(is_dead(I, t))
+    if p.scale_zero == "dead":
+        live = I.and_(live, I.not_(zero_scale))
     return replace(t, exp=exp, sig=sig, frac=frac, nan=nan, inf=I.and_(t.inf, I.not_(nan)),
-                   live=live if t.live is not None else None)
+                   live=live if t.live is not None or p.scale_zero != "dead" else None)
 
 
 def scale_terms(I, p: ModelParams, sa: list | None, sb: list | None, k: int, ew: int,
@@ -94,4 +99,4 @@ def block_terms(I, p: ModelParams, prods: list[Term], sa: list | None, sb: list 
         return terms
     ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
     per = p.scale_block // g
-    return [apply_scales(I, t, ta[i // per], tb[i // per]) for i, t in enumerate(terms)]
+    return [apply_scales(I, p, t, ta[i // per], tb[i // per]) for i, t in enumerate(terms)]

@@ -84,7 +84,7 @@ def groups(I, p: ModelParams, prods: list[Term], ta, tb, size: int, ew: int):
     out, pair = [], []
     for n, i in enumerate(range(0, len(prods), size)):
         sa, sb = ta[n // per], tb[n // per]
-        out.append(apply_scales(I, group_sum(I, p, prods[i:i + size], ew), sa, sb))
+        out.append(apply_scales(I, p, group_sum(I, p, prods[i:i + size], ew), sa, sb))
         pair.append(I.add(sa.exp, sb.exp))
     return out, pair
 
@@ -95,7 +95,7 @@ def window_block(I, p: ModelParams, prods: list[Term], c: Term, sa: list, sb: li
     and the scale words of this block -> bits of ``out``."""
     ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
     per = p.scale_block
-    scaled = [apply_scales(I, t, ta[k // per], tb[k // per]) for k, t in enumerate(prods)]
+    scaled = [apply_scales(I, p, t, ta[k // per], tb[k // per]) for k, t in enumerate(prods)]
     pairs = [I.add(ta[k // per].exp, tb[k // per].exp) for k in range(len(prods))]
     R = max_live(I, scaled, [t.exp for t in scaled], ew)
     S = max_live(I, scaled, pairs, ew)

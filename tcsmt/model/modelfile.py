@@ -19,7 +19,7 @@ from tcsmt.model.params import FIELD_NAMES, LATER_DEFAULTS, ModelParams, load_mo
 
 KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",
              "in_format", "b_format", "c_format", "out_format", "acc_format",
-             "scale_format", "scale_block", "group_size", "scale_window_bits",
+             "scale_format", "scale_block", "group_size", "scale_nan", "scale_zero", "scale_window_bits",
              "c_window_bits", "c_group_size", "c_group_window", "group_floor", "block_size", "align_bits",
              "carry_bits", "align_rounding", "normalisation", "add_order", "product_alignment",
              "min_exponent", "c_placement", "late_frac_bits", "product_groups",

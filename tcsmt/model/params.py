@@ -31,6 +31,8 @@ PRODUCT_OVERFLOWS = ("keep", "inf")
 PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
 TERM_ORDERS = ("sequential", "pairs_mod4")
 LATE_SUM_EXPONENTS = ("value", "products")
+SCALE_NANS = ("nan", "value")
+SCALE_ZEROS = ("dead", "aligned")
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,15 @@ class ModelParams:
         takes part in the alignment whenever one of its products is
         non-zero, even if the sum is zero. The scales of a group are
         shared by its products (scale_block is a multiple of group_size).
+      scale_nan: what a NaN scale (ue8m0 0xff, ue4m3 0x7f) does: "nan" (the
+        dot product is NaN, as MMA-Sim reads it) or "value" (the encoding
+        is read as the number its fields spell: 2^128 for ue8m0, 480 for
+        ue4m3).
+      scale_zero: what a term whose scale is zero (ue4m3 0x00) does: "dead"
+        (it is zero and takes no part in the alignment, as MMA-Sim reads
+        it) or "aligned" (its value is zero but it takes part in the
+        alignment at its product's exponent plus its scales' exponents,
+        as a group that cancels to zero does).
 
     Raw-exponent window (a second reading of B200's block-scaled e2m1
     arithmetic; tcsmt.datapath.window says it step by step)
@@ -192,6 +203,8 @@ class ModelParams:
     scale_format: str | None = None
     scale_block: int | None = None
     group_size: int = 1
+    scale_nan: str = "nan"
+    scale_zero: str = "dead"
     scale_window_bits: int | None = None
     c_window_bits: int | None = None
     c_group_size: int | None = None
@@ -272,6 +285,7 @@ class ModelParams:
 
 
 LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "group_size": 1,
+                  "scale_nan": "nan", "scale_zero": "dead",
                   "scale_window_bits": None, "c_window_bits": None, "c_group_size": None,
                   "c_group_window": False, "group_floor": None,
                   "product_groups": 1, "late_sum_exponent": "value", "late_c_window": None}
@@ -301,6 +315,7 @@ CHOICES = {
     "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
     "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
     "term_order": TERM_ORDERS, "late_sum_exponent": LATE_SUM_EXPONENTS,
+    "scale_nan": SCALE_NANS, "scale_zero": SCALE_ZEROS,
 }
 FORMAT_KEYS = ("in_format", "b_format", "c_format", "out_format", "acc_format")
 OPTIONAL_FORMAT_KEYS = ("scale_format",)

@@ -73,6 +73,23 @@ def aligns(p: ModelParams) -> str | None:
     return not_fp64(p)
 
 
+def scaled(p: ModelParams) -> str | None:
+    """None for a block-scaled model (MX, NVFP4), else why a question about
+    scales does not apply."""
+    if p.scale_format is None:
+        return "the model has no block scales (a question about MX and NVFP4 kinds)"
+    return None
+
+
+def ungrouped(p: ModelParams) -> str | None:
+    """None where every product is its own term, else why a question that
+    changes how single products enter the block does not apply."""
+    if p.group_size > 1:
+        return (f"{p.name} sums exact groups of {p.group_size} products, which need raw, exact "
+                "products in a normalised block (the group-size property asks about the groups)")
+    return None
+
+
 def all_properties() -> dict[str, Property]:
     import tcsmt.queries as pkg
     found: dict[str, Property] = {}

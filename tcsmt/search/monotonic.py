@@ -78,8 +78,10 @@ def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
         ys = _declare(I, p, k, support)
         if same_products:
             ys = (xs[0], xs[1], ys[2])
-        dx = datapath.dot(I, p, *xs)
-        dy = datapath.dot(I, p, *ys)
+        sa, sb = sep.declare_scales(I, p, k)           # x and y share their scales
+        extra += sep.scale_constraints(I, p, Domain(), sa, sb)
+        dx = datapath.dot(I, p, *xs, sa=sa, sb=sb)
+        dy = datapath.dot(I, p, *ys, sa=sa, sb=sb)
         return constraints(I, p, k, xs, ys, dx, dy) + extra
     what = ("only c differs" if same_products else "x and y free") + \
         (", equal products" if equal else "") + \
@@ -95,9 +97,13 @@ def _declare(I, p: ModelParams, k: int, support):
 
 
 def check_witness(p: ModelParams, k: int, x: Vector, y: Vector) -> tuple[int, int]:
-    """Replay: the same constraints with the Python-int interpretation."""
+    """Replay: the same constraints with the Python-int interpretation (x
+    and y of a block-scaled model have the same scales)."""
     from tcsmt.sim.dot import dot_bits
-    dx, dy = dot_bits(p, list(x.a), list(x.b), x.c), dot_bits(p, list(y.a), list(y.b), y.c)
+    if (x.sa, x.sb) != (y.sa, y.sb):
+        raise WitnessError(f"monotonicity witness x={x} y={y}: x and y have different scales")
+    dx = dot_bits(p, list(x.a), list(x.b), x.c, *x.scales())
+    dy = dot_bits(p, list(y.a), list(y.b), y.c, *y.scales())
     w = lambda v, f: IntWord(v, f.bits)  # noqa: E731
     xs = ([w(v, p.fin) for v in x.a], [w(v, p.fin) for v in x.b], w(x.c, p.fc))
     ys = ([w(v, p.fin) for v in y.a], [w(v, p.fin) for v in y.b], w(y.c, p.fc))
@@ -150,15 +156,15 @@ def formulations(base: ModelParams, k: int, readable: bool) -> list:
 
 def _replay(base: ModelParams, k: int, run) -> list[Vector]:
     v = run.values
-    x = sep.decode(v, k)
+    x = sep.decode(v, k, base)
     if "/equal" in run.tag:
         m = int(run.tag.rsplit("-", 1)[1])
         x = Vector(tuple(v.get("a_eq", 0) if i < m else 0 for i in range(k)),
-                   tuple(v.get("b_eq", 0) if i < m else 0 for i in range(k)), x.c)
+                   tuple(v.get("b_eq", 0) if i < m else 0 for i in range(k)), x.c, x.sa, x.sb)
     if run.tag.startswith("same-ab"):
-        y = Vector(x.a, x.b, v.get("yc", 0))
+        y = Vector(x.a, x.b, v.get("yc", 0), x.sa, x.sb)
     else:
         y = Vector(tuple(v.get(f"ya{i}", 0) for i in range(k)),
-                   tuple(v.get(f"yb{i}", 0) for i in range(k)), v.get("yc", 0))
+                   tuple(v.get(f"yb{i}", 0) for i in range(k)), v.get("yc", 0), x.sa, x.sb)
     check_witness(base, k, x, y)
     return [x, y]

@@ -21,9 +21,13 @@ import numpy as np
 from tcsmt.errors import UserError
 from tcsmt.model.formats import Format
 from tcsmt.search.domain import Domain
+from tcsmt.search.scaled_pool import scaled_rows
 from tcsmt.search.vectors import Hypothesis, Vector
 
 POOL_SIZE = 3000
+SCALAR_ROWS = 300
+"""Rows run on the scalar simulator when a block-scaled model is too wide
+for the batch one (the last rows: its targeted rows)."""
 
 
 def nice_values(fmt: Format, span: int = 12) -> list[int]:
@@ -114,6 +118,16 @@ def evaluate(hyps: list[Hypothesis], a, b, c, sa=None, sb=None) -> np.ndarray | 
     return np.stack(outs)
 
 
+def evaluate_scalar(hyps: list[Hypothesis], a, b, c, sa=None, sb=None) -> np.ndarray:
+    """The same outputs with the scalar simulator (the datapath on Python ints)."""
+    from tcsmt.sim.dot import dot_bits
+    rows = range(a.shape[0])
+    scales = [((None, None) if sa is None else ([int(x) for x in sa[r]], [int(x) for x in sb[r]]))
+              for r in rows]
+    return np.array([[dot_bits(h.params, [int(x) for x in a[r]], [int(x) for x in b[r]], int(c[r]),
+                               *scales[r]) for r in rows] for h in hyps], dtype=object)
+
+
 def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int, int]],
            size: int = POOL_SIZE, seed: int = 0) -> list[Vector]:
     """Vectors from the pool, greedily, each separating the most pairs not
@@ -122,9 +136,16 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
     a, b, c = candidates(p.fin, p.fc, k, domain, size, seed, p.fb)
     sa = scale_candidates(p.fscale, size, p.scale_count(k), seed)
     sb = scale_candidates(p.fscale, size, p.scale_count(k), seed + 7)
+    if p.fscale is not None:
+        more = scaled_rows(p, k, domain, size, nice_values(p.fin), nice_values(p.fb), seed)
+        a, b, c, sa, sb = (np.concatenate([x, y]) for x, y in zip((a, b, c, sa, sb), more))
     outs = evaluate(hyps, a, b, c, sa, sb)
-    if outs is None:
+    if outs is None and p.fscale is None:
         return []
+    if outs is None:            # a block-scaled model too wide for the batch simulator (exact
+        #                         groups of fp8 products): its targeted rows on the scalar one
+        a, b, c, sa, sb = (None if x is None else x[-SCALAR_ROWS:] for x in (a, b, c, sa, sb))
+        outs = evaluate_scalar(hyps, a, b, c, sa, sb)
     open_pairs = list(pairs)
     chosen: list[Vector] = []
     rejected: set[int] = set()
