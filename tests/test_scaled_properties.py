@@ -15,13 +15,18 @@ from tcsmt.model.catalogue import resolve
 from tcsmt.model.formats import get_format
 from tcsmt.properties.registry import get_property
 from tcsmt.properties.run import hypotheses, resolve_base
+from tcsmt.regen.jobs import MODELS
 from tcsmt.search import pool
 from tcsmt.search.vectors import all_pairs, separated_by
 from tcsmt.sim.dot import dot_bits
 
 NEW = ("group-size", "scale-specials", "c-entry", "scale-point")
-SCALED = ["blackwell-nvfp4", "blackwell-mxf4", "blackwell-mxf8f6f4-e4m3"]
+SCALED = [m for m in MODELS if resolve(m).scale_format is not None]
 F32 = get_format("float32")
+
+
+def test_regen_covers_block_scaled_models():
+    assert {"blackwell-nvfp4", "blackwell-mxf4", "blackwell-mxf8f6f4-e4m3"} <= set(SCALED)
 
 
 @pytest.mark.parametrize("name", NEW)
