@@ -3,7 +3,9 @@ for the compiled kernels (tcsmt.interp.kernel_source).
 
 Every word of up to 64 bits is held in a uint64 whose bits above its width
 are zero (each expression keeps that invariant: add, sub, mul, neg and shl
-mask their result); a Bool is a Python/NumPy bool. Each expression is the
+mask their result); a Bool is the word 0 or 1, so Bool logic is word
+logic that compilers keep in vector registers (comparisons are the only
+expressions that make a machine flag of it). Each expression is the
 primitive's meaning in tcsmt.interp.ints, written with operations that
 Numba compiles to branch-free machine code and that NumPy scalars evaluate the
 same way (the CUDA simulator runs the kernel as Python). Shift amounts of
@@ -54,7 +56,18 @@ def expression(op: str, a: list[str], ws: list[int], static: tuple, w: int, K: C
     fn = _TABLE.get(op)
     if fn is None:
         raise ValueError(f"no kernel expression for {op!r}")
-    return fn(a, ws, static, w, K)
+    return narrow(fn(a, ws, static, w, K), w)
+
+
+NARROW = 32
+"""Words of up to this many bits (and Bools) are held in uint32."""
+
+
+def narrow(e: str, w: int) -> str:
+    """e as a uint32 where its width allows: Numba computes every integer
+    operation in 64 bits, and the truncation lets LLVM compute the whole
+    expression in 32-bit lanes (half the vector width per lane)."""
+    return f"np.uint32({e})" if w <= NARROW else e
 
 
 def _masked(e: str, w: int, K: Consts) -> str:
@@ -77,7 +90,8 @@ def _sext(a, ws, st, w, K):
 
 
 def _all_ones_if(cond: str, K: Consts) -> str:
-    """Every bit set where cond holds, else 0 (a branch-free select mask)."""
+    """Every bit set where cond (a Bool word or a comparison) holds, else 0
+    (a branch-free select mask)."""
     return f"({K(0)} - np.uint64({cond}))"
 
 
@@ -103,7 +117,7 @@ def _ashr(a, ws, st, w, K):
     the amount is w or more)."""
     m = K(mask(w))
     cleared = select(f"{a[1]} < {K(w)}", f"({m} ^ ({m} >> {_amount(a[1], K)}))", m, K)
-    sign = _all_ones_if(f"(({a[0]} >> {K(w - 1)}) != {K(0)})", K)
+    sign = _all_ones_if(f"({a[0]} >> {K(w - 1)})", K)
     return f"({_lshr(a, ws, st, w, K)} | ({cleared} & {sign}))"
 
 
@@ -112,10 +126,28 @@ def _signed_less(a, ws, K, op="<"):
     return f"(({a[0]} ^ {sb}) {op} ({a[1]} ^ {sb}))"
 
 
+def _signed_extreme(fn: str, a, ws, K) -> str:
+    """smax or smin of two w-bit words: flipping the sign bit maps signed
+    order onto unsigned order, so it is the unsigned max (min) of the
+    flipped words, flipped back (one machine max; a chain of them, as in
+    a block's exponent maximum, folds the flips between its links)."""
+    sb = _sb(ws, K)
+    return f"({fn}({a[0]} ^ {sb}, {a[1]} ^ {sb}) ^ {sb})"
+
+
+def _not(x: str, K: Consts) -> str:
+    return f"({x} ^ {K(1)})"
+
+
 def _ite(a, w, K):
     if w == 0:
-        return f"(({a[0]} & {a[1]}) | ((not {a[0]}) & {a[2]}))"
+        return f"({a[2]} ^ (({a[1]} ^ {a[2]}) & {a[0]}))"
     return select(a[0], a[1], a[2], K)
+
+
+def _bool(cond: str) -> str:
+    """A comparison as a Bool word (0 or 1; expression() makes it a uint32)."""
+    return f"({cond})"
 
 
 def _neg(x, w, K):
@@ -125,7 +157,7 @@ def _neg(x, w, K):
 _TABLE = {
     "extract": _extract,
     "concat": lambda a, ws, st, w, K: f"(({a[0]} << {K(ws[1])}) | {a[1]})",
-    "zext": lambda a, ws, st, w, K: a[0],
+    "zext": lambda a, ws, st, w, K: a[0] if w <= NARROW else f"np.uint64({a[0]})",
     "sext": _sext,
     "add": lambda a, ws, st, w, K: _masked(f"({a[0]} + {a[1]})", w, K),
     "sub": lambda a, ws, st, w, K: _masked(f"({a[0]} - {a[1]})", w, K),
@@ -138,40 +170,38 @@ _TABLE = {
     "shl": _shl,
     "lshr": _lshr,
     "ashr": _ashr,
-    "eq": lambda a, ws, st, w, K: f"({a[0]} == {a[1]})",
-    "ult": lambda a, ws, st, w, K: f"({a[0]} < {a[1]})",
-    "ule": lambda a, ws, st, w, K: f"({a[0]} <= {a[1]})",
-    "slt": lambda a, ws, st, w, K: _signed_less(a, ws, K),
-    "sle": lambda a, ws, st, w, K: _signed_less(a, ws, K, "<="),
+    "eq": lambda a, ws, st, w, K: _bool(f"{a[0]} == {a[1]}"),
+    "ult": lambda a, ws, st, w, K: _bool(f"{a[0]} < {a[1]}"),
+    "ule": lambda a, ws, st, w, K: _bool(f"{a[0]} <= {a[1]}"),
+    "slt": lambda a, ws, st, w, K: _bool(_signed_less(a, ws, K)),
+    "sle": lambda a, ws, st, w, K: _bool(_signed_less(a, ws, K, "<=")),
     "ite": lambda a, ws, st, w, K: _ite(a, w, K),
     "and_": lambda a, ws, st, w, K: "(" + " & ".join(a) + ")",
     "or_": lambda a, ws, st, w, K: "(" + " | ".join(a) + ")",
-    "not_": lambda a, ws, st, w, K: f"(not {a[0]})",
+    "not_": lambda a, ws, st, w, K: _not(a[0], K),
     # fused forms (tcsmt.interp.fused)
-    "xor_": lambda a, ws, st, w, K: f"({a[0]} != {a[1]})",
-    "smax": lambda a, ws, st, w, K: select(_signed_less(a, ws, K), a[1], a[0], K),
-    "smin": lambda a, ws, st, w, K: select(_signed_less(a, ws, K), a[0], a[1], K),
-    "umax": lambda a, ws, st, w, K: select(f"({a[0]} < {a[1]})", a[1], a[0], K),
-    "umin": lambda a, ws, st, w, K: select(f"({a[0]} < {a[1]})", a[0], a[1], K),
+    "xor_": lambda a, ws, st, w, K: f"({a[0]} ^ {a[1]})",
+    "smax": lambda a, ws, st, w, K: _signed_extreme("max", a, ws, K),
+    "smin": lambda a, ws, st, w, K: _signed_extreme("min", a, ws, K),
+    "umax": lambda a, ws, st, w, K: f"max({a[0]}, {a[1]})",
+    "umin": lambda a, ws, st, w, K: f"min({a[0]}, {a[1]})",
     "neg_if": lambda a, ws, st, w, K: select(a[0], _neg(a[1], w, K), a[1], K),
 }
 
 
 def constant(value, w: int, K: Consts) -> str:
-    """Source of a constant word (or Bool, w = 0)."""
-    if w == 0:
-        return "True" if value else "False"
+    """Source of a constant word (or Bool, w = 0: the word 0 or 1)."""
     return K(int(value))
 
 
 def to_store(x: str, w: int, K: Consts) -> str:
-    """A value as a uint64 to store in an array (a Bool as 0 or 1)."""
-    return f"np.uint64({x})" if w == 0 else x
+    """A value as a uint64 to store in an array (a Bool is already 0 or 1)."""
+    return x
 
 
 def from_load(x: str, w: int, K: Consts) -> str:
     """A uint64 read from an array as the value it stores."""
-    return f"({x} != {K(0)})" if w == 0 else x
+    return narrow(x, w)
 
 
 OPS = frozenset(_TABLE)

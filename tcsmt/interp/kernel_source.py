@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcsmt.errors import UserError
-from tcsmt.interp.kernel_ops import Consts, constant, expression, from_load, to_store
+from tcsmt.interp.kernel_ops import NARROW, Consts, constant, expression, from_load, to_store
 from tcsmt.interp.program import A_DEP, B_DEP, Program
 from tcsmt.interp.rolling import Loop, by_last_input, last_inputs, roll
 
@@ -336,8 +336,8 @@ def gemm(AT, B, C, D, SCA, SCB, TM, TN):
         n0 = (t % ntn) * TN
         tm = min(TM, M - m0)
         tn = min(TN, N - n0)
-        HA = np.empty(({ra}, TM), np.uint64)
-        HB = np.empty(({rb}, TN), np.uint64)
+        HA = np.empty(({ra}, TM), np.{ta})
+        HB = np.empty(({rb}, TN), np.{tb})
         SA = np.empty(({qa}, TM), np.uint64)
         SB = np.empty(({qb}, TN), np.uint64)
         ST = np.empty(({qt}, TM, TN), np.uint64)
@@ -345,6 +345,13 @@ def gemm(AT, B, C, D, SCA, SCB, TM, TN):
         _part_b(B, SCB, HB, SB, n0, tn)
         _tile(AT, B, C, D, SCA, SCB, HA, HB, ST, m0, n0, tm, tn)
 '''
+
+
+def _dtype(prog: Program, slots) -> str:
+    """The narrowest word of kernel_ops that holds every one of these
+    slots' values: hoisted values are read once per product, so narrower
+    words are less memory traffic and narrower vector lanes."""
+    return "uint32" if all(prog.widths[s] <= NARROW for s in slots) else "uint64"
 
 
 def _function(header: str, body: list[str]) -> list[str]:
@@ -366,7 +373,8 @@ def cpu_source(prog: Program, block_size: int) -> str:
     body = (_function(f"{deco}\ndef _part_a(AT, SCA, HA, SA, m0, tm):", fa)
             + _function(f"{deco}\ndef _part_b(B, SCB, HB, SB, n0, tn):", fb)
             + _function(f"{deco}\ndef _tile(AT, B, C, D, SCA, SCB, HA, HB, ST, m0, n0, tm, tn):", ft))
-    driver = _CPU_DRIVER.format(ra=max(ra, 1), rb=max(rb, 1), qa=max(len(ea.state), 1),
+    driver = _CPU_DRIVER.format(ra=max(ra, 1), rb=max(rb, 1), ta=_dtype(prog, part_a.sinks),
+                                tb=_dtype(prog, part_b.sinks), qa=max(len(ea.state), 1),
                                 qb=max(len(eb.state), 1), qt=max(len(et.state), 1))
     head = [f'"""GEMM kernel of the recorded program {prog.name!r} (generated)."""',
             "import numpy as np", "from numba import njit, prange", "",
