@@ -161,6 +161,19 @@ def test_cpu_gemm_equals_numpy_with_a_rolled_loop_and_a_partial_block():
     check_gemm("hopper-fp16-fp32", 2 * 16 + 5)     # the K of test_mmasim: one kernel for both
 
 
+def test_cpu_gemm_in_small_tiles_and_tasks_of_several_tiles_equals_numpy():
+    """Tiles of 8 x 8 over a 37 x 300 D: each task runs B's part once for a
+    column of 5 tiles (the last one partial) and A's part for each tile."""
+    from tcsmt.sim import kernels
+    from tcsmt.sim.batch import matmul_bits
+    p = find_model("hopper-fp16-fp32")
+    A, B, C = operands(p, 37, 2 * 16 + 5, 300, 4)
+    at, bt, ct = to_bits(A, p.fin, "A").T, to_bits(B, p.fb, "B"), to_bits(C, p.fc, "C")
+    assert kernels._group((37, 300), (8, 8), 1) == 5
+    want = matmul_bits(p, at, bt, ct, backend="numpy")
+    assert np.array_equal(kernels.run_cpu(p, at, bt, ct, threads=1, tile=(8, 8)), want)
+
+
 def test_cpu_gemm_of_nvfp4_with_random_scales_equals_numpy():
     check_gemm("blackwell-nvfp4", 256)     # the K of test_mmasim's NVFP4 GEMM: one kernel for both
 

@@ -1,17 +1,25 @@
-"""The vocabulary of tcsmt.datapath.bv as scalar expressions over uint64,
-for the compiled kernels (tcsmt.interp.kernel_source).
+"""The vocabulary of tcsmt.datapath.bv as scalar expressions over uint64
+and uint32, for the compiled kernels (tcsmt.interp.kernel_source).
 
-Every word of up to 64 bits is held in a uint64 whose bits above its width
-are zero (each expression keeps that invariant: add, sub, mul, neg and shl
-mask their result); a Bool is the word 0 or 1, so Bool logic is word
-logic that compilers keep in vector registers (comparisons are the only
-expressions that make a machine flag of it). Each expression is the
-primitive's meaning in tcsmt.interp.ints, written with operations that
-Numba compiles to branch-free machine code and that NumPy scalars evaluate the
-same way (the CUDA simulator runs the kernel as Python). Shift amounts of
-the word's width or more never reach a shift instruction: the conditional
-picks the result the vocabulary defines for them. The fused forms are
-those of tcsmt.interp.fused, each exactly its composition.
+Every word is held in an unsigned integer whose bits above its width are
+zero (each expression keeps that invariant: add, sub, mul, neg and shl
+mask their result): a word of up to 32 bits (NARROW) in a uint32, a wider
+one in a uint64; a Bool is the word 0 or 1. Numba computes every integer
+operation in 64 bits; each expression of a narrow result is truncated to
+uint32, and LLVM then computes the whole expression in 32-bit lanes (on
+this machine's cores, half-width vector instructions, twice as many per
+cycle), and keeps Bool logic in vector registers (comparisons are the
+only expressions that make a machine flag of it). A narrow shift takes
+its amount modulo 32 and a max or min narrows both words, so that they
+too stay 32-bit. Each expression is the primitive's meaning in
+tcsmt.interp.ints, written with operations that Numba compiles to
+branch-free machine code and that NumPy scalars evaluate the same way
+(the CUDA simulator runs the kernel as Python: a sum of two uint32 wraps
+at 2^32 there, so a word widened past 32 bits is made a uint64 first).
+Shift amounts of the word's width or more never reach a shift
+instruction: the conditional picks the result the vocabulary defines for
+them. The fused forms are those of tcsmt.interp.fused, each exactly its
+composition.
 
 Constants are named module-level uint64 scalars (``Consts``), so no
 expression mixes a signed Python int with a uint64 (Numba would make a
@@ -100,23 +108,26 @@ def select(c: str, x: str, y: str, K: Consts) -> str:
     return f"({y} ^ (({x} ^ {y}) & {_all_ones_if(c, K)}))"
 
 
-def _amount(s: str, K: Consts) -> str:
-    return f"({s} & {K(63)})"          # a shift the machine defines; the mask below zeroes s >= w
+def _amount(s: str, w: int, K: Consts) -> str:
+    """A shift amount the machine defines (the mask of the caller zeroes the
+    result where s >= w): s mod 32 for a narrow word, so that the shift
+    stays a 32-bit one, else s mod 64."""
+    return f"({s} & {K(31 if w <= NARROW else 63)})"
 
 
 def _shl(a, ws, st, w, K):
-    return f"({_masked(f'({a[0]} << {_amount(a[1], K)})', w, K)} & {_all_ones_if(f'{a[1]} < {K(w)}', K)})"
+    return f"({_masked(f'({a[0]} << {_amount(a[1], w, K)})', w, K)} & {_all_ones_if(f'{a[1]} < {K(w)}', K)})"
 
 
 def _lshr(a, ws, st, w, K):
-    return f"(({a[0]} >> {_amount(a[1], K)}) & {_all_ones_if(f'{a[1]} < {K(w)}', K)})"
+    return f"(({a[0]} >> {_amount(a[1], w, K)}) & {_all_ones_if(f'{a[1]} < {K(w)}', K)})"
 
 
 def _ashr(a, ws, st, w, K):
     """lshr, then the sign copied into the bits it cleared (all of them when
     the amount is w or more)."""
     m = K(mask(w))
-    cleared = select(f"{a[1]} < {K(w)}", f"({m} ^ ({m} >> {_amount(a[1], K)}))", m, K)
+    cleared = select(f"{a[1]} < {K(w)}", f"({m} ^ ({m} >> {_amount(a[1], w, K)}))", m, K)
     sign = _all_ones_if(f"({a[0]} >> {K(w - 1)})", K)
     return f"({_lshr(a, ws, st, w, K)} | ({cleared} & {sign}))"
 
@@ -132,7 +143,13 @@ def _signed_extreme(fn: str, a, ws, K) -> str:
     flipped words, flipped back (one machine max; a chain of them, as in
     a block's exponent maximum, folds the flips between its links)."""
     sb = _sb(ws, K)
-    return f"({fn}({a[0]} ^ {sb}, {a[1]} ^ {sb}) ^ {sb})"
+    return f"({_extreme(fn, [f'{x} ^ {sb}' for x in a], ws[0])} ^ {sb})"
+
+
+def _extreme(fn: str, a, w: int) -> str:
+    """max or min of two words of width w, both narrowed where w allows
+    (a max of a uint32 and a uint64 would be a 64-bit one)."""
+    return f"{fn}({narrow(a[0], w)}, {narrow(a[1], w)})"
 
 
 def _not(x: str, K: Consts) -> str:
@@ -183,8 +200,8 @@ _TABLE = {
     "xor_": lambda a, ws, st, w, K: f"({a[0]} ^ {a[1]})",
     "smax": lambda a, ws, st, w, K: _signed_extreme("max", a, ws, K),
     "smin": lambda a, ws, st, w, K: _signed_extreme("min", a, ws, K),
-    "umax": lambda a, ws, st, w, K: f"max({a[0]}, {a[1]})",
-    "umin": lambda a, ws, st, w, K: f"min({a[0]}, {a[1]})",
+    "umax": lambda a, ws, st, w, K: _extreme("max", a, w),
+    "umin": lambda a, ws, st, w, K: _extreme("min", a, w),
     "neg_if": lambda a, ws, st, w, K: select(a[0], _neg(a[1], w, K), a[1], K),
 }
 

@@ -325,25 +325,29 @@ of B (zero rows for a model without scales)."""
 
 _CPU_DRIVER = '''
 @njit(parallel=True, cache=True)
-def gemm(AT, B, C, D, SCA, SCB, TM, TN):
+def gemm(AT, B, C, D, SCA, SCB, TM, TN, G):
     """D = the datapath of (A, B, C) and the scales SCA, SCB, tile by tile;
-    AT is A transposed."""
+    AT is A transposed. Each task takes one column of tiles and G tiles
+    along it: B's part runs once for the task, A's once per tile."""
     M = AT.shape[1]
     N = B.shape[1]
+    ntm = (M + TM - 1) // TM
     ntn = (N + TN - 1) // TN
-    for t in prange(((M + TM - 1) // TM) * ntn):
-        m0 = (t // ntn) * TM
+    for t in prange(((ntm + G - 1) // G) * ntn):
         n0 = (t % ntn) * TN
-        tm = min(TM, M - m0)
         tn = min(TN, N - n0)
         HA = np.empty(({ra}, TM), np.{ta})
         HB = np.empty(({rb}, TN), np.{tb})
         SA = np.empty(({qa}, TM), np.uint64)
         SB = np.empty(({qb}, TN), np.uint64)
         ST = np.empty(({qt}, TM, TN), np.uint64)
-        _part_a(AT, SCA, HA, SA, m0, tm)
         _part_b(B, SCB, HB, SB, n0, tn)
-        _tile(AT, B, C, D, SCA, SCB, HA, HB, ST, m0, n0, tm, tn)
+        first = (t // ntn) * G
+        for i in range(first, min(ntm, first + G)):
+            m0 = i * TM
+            tm = min(TM, M - m0)
+            _part_a(AT, SCA, HA, SA, m0, tm)
+            _tile(AT, B, C, D, SCA, SCB, HA, HB, ST, m0, n0, tm, tn)
 '''
 
 
@@ -359,10 +363,11 @@ def _function(header: str, body: list[str]) -> list[str]:
 
 
 def cpu_source(prog: Program, block_size: int) -> str:
-    """A Python module defining ``gemm(AT, B, C, D, SCA, SCB, TM, TN)``
+    """A Python module defining ``gemm(AT, B, C, D, SCA, SCB, TM, TN, G)``
     (Numba, every core), which writes D's bits for AT = A's bits transposed
     [K, M], B's [K, N], C's [M, N] and the scales' SCA [S, M], SCB [S, N]
-    (uint64 arrays; S = 0 without scales)."""
+    (uint64 arrays; S = 0 without scales) in tiles of TM x TN, G tiles of a
+    column of tiles per task."""
     K = Consts()
     part_a, part_b, tile, ra, rb = cpu_segments(prog, block_size)
     ea = Emitter(prog, part_a, LANES_A, K, "a")

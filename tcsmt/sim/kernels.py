@@ -9,9 +9,10 @@ name is the sha256 of its source, so a changed datapath gives a new file
 and a new compilation, and an unchanged one is loaded, not compiled.
 
 Memory: the CPU kernel holds, per thread, one tile's hoisted values
-(HA, HB: (TM + TN) x K x a few uint64) and its state arrays (a few x TM x
-TN uint64), beside A, B, C and D's bits; the CUDA kernel holds nothing but
-A, B, C and D on the device.
+(HA, HB: (TM + TN) x K x a few uint32, or uint64 where one is wider than
+32 bits) and its state arrays (a few x TM x TN uint64), beside A, B, C
+and D's bits; the CUDA kernel holds nothing but A, B, C and D on the
+device.
 """
 
 from __future__ import annotations
@@ -127,10 +128,24 @@ def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
         set_num_threads(threads)
     try:
         gemm(_u64(at), _u64(bt), _u64(ct), d, _scales(sa, at.shape[1]), _scales(sb, bt.shape[1]),
-             tile[0], tile[1])
+             tile[0], tile[1], _group(d.shape, tile, get_num_threads()))
     finally:
         set_num_threads(before)
     return d
+
+
+TASKS_PER_THREAD = 8
+"""Tasks of the CPU GEMM per thread, at least (where D has that many
+tiles): enough for the threads to share the work evenly."""
+
+
+def _group(shape: tuple, tile: tuple, threads: int) -> int:
+    """Tiles of a column of tiles per task: a whole column where there are
+    columns enough for every thread, else columns cut into as many tasks as
+    the threads need (B's part runs once per task)."""
+    ntm, ntn = (-(-x // t) for x, t in zip(shape, tile))
+    tasks = min(ntm, max(1, -(-TASKS_PER_THREAD * threads // ntn)))
+    return -(-ntm // tasks)
 
 
 def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
