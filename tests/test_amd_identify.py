@@ -1,6 +1,7 @@
-"""identify --device sim: with the AMD default models as the device, on the
-committed fp16:fp32 plan (the class of plans that exists for them; the
-CDNA3 fp8 plans are built elsewhere)."""
+"""identify --device sim: with the AMD models as the device, on the
+committed fp16:fp32 and bf16:fp32 plans (their spaces hold the AMD parts
+c-late, exact-sum and pairwise-adds), and how a device is placed in a
+space."""
 
 from __future__ import annotations
 
@@ -13,23 +14,62 @@ from tcsmt.identify.simdevice import run_sim
 from tcsmt.identify.space import Space, default_space, load_space, neutral_base
 from tcsmt.model.catalogue import find_model
 
-
-@pytest.fixture(scope="module")
-def fp16_plan():
-    path = committed_plan("fp16:fp32")
-    assert path is not None, "no committed fp16:fp32 plan (tcsmt plan --formats fp16:fp32)"
-    return read_plan(path)
+_PLANS: dict = {}
 
 
-def test_cdna1_exact_sum_is_named_outside_the_space(fp16_plan):
-    """The plan's space has no exact block sum: the loop stops at the run
-    no branch explains and names the parameters the space lacks."""
-    rec = run_sim("cdna1", None, fp16_plan, prove=False)
-    assert find_model("cdna1").align_rounding == "exact"
-    assert rec["verdict"] == "outside the space", rec
-    assert rec["outside_the_space"]["align_rounding"] == "exact"
-    assert rec["failure"]["closest"]
+def plan_of(formats: str):
+    """A committed plan, read once (reading checks its space's hash)."""
+    if formats not in _PLANS:
+        path = committed_plan(formats)
+        assert path is not None, f"no committed {formats} plan (tcsmt plan --formats {formats})"
+        _PLANS[formats] = read_plan(path)
+    return _PLANS[formats]
 
+
+AMD = [("cdna1-fp16-fp32", "fp16:fp32", "exact-sum:"), ("cdna2-fp16-fp32", "fp16:fp32", "pairwise-adds:"),
+       ("cdna3-fp16-fp32", "fp16:fp32", "c-late:"), ("cdna1-bf16-fp32", "bf16:fp32", "exact-sum:"),
+       ("cdna2-bf16-fp32", "bf16:fp32", "pairwise-adds:"),
+       ("cdna2-bf16-fp32-1k", "bf16:fp32", "pairwise-adds:"), ("cdna3-bf16-fp32", "bf16:fp32", "c-late:")]
+
+
+OPEN = {"cdna2-bf16-fp32"}
+"""Its class holds 32 more hypotheses: blocks of 2 chained separately sum
+each pair of products, rounded, then add it to c, as CDNA2's pairwise
+additions do; bf16 products are exact in binary32, and the plan's domain
+(exponents -64..63) has no subnormal product, so flushing changes nothing.
+No vector splits them and the solvers do not prove them equal in 20 s."""
+
+
+@pytest.mark.parametrize("name,formats,part", AMD)
+def test_sim_recovers_each_amd_model(name, formats, part):
+    """Each AMD fp16/bf16 -> fp32 model as the device: the plan's tree ends
+    in the class of the AMD part's hypothesis with the model's values, the
+    device builds that hypothesis's circuit, and the class is proved one
+    behaviour (one circuit), but for OPEN."""
+    plan = plan_of(formats)
+    rec = run_sim(name, None, plan, prove=True, timeout=20)
+    assert rec["space_hypothesis"].startswith(part) and rec["outside_the_space"] == {}
+    assert rec["projection_in_class"] and rec["runs"] <= plan.stats["worst_case_runs"]
+    assert rec["device_proof"]["verdict"] == "unsat", rec
+    if name in OPEN:
+        assert rec["verdict"] == "recovered, not proved" and rec["class_size"] > 1, rec
+    else:
+        assert rec["verdict"] == "recovered" and rec["proof"]["verdict"] == "unsat", rec
+
+
+def test_cli_identifies_cdna1_and_cdna2(capsys):
+    """tcsmt identify --device sim:cdna1 / sim:cdna2 (their default models,
+    fp16 -> fp32) as a user runs it."""
+    from tcsmt.cli.main import main
+    for arch in ("cdna1", "cdna2"):
+        try:
+            main(["identify", "--device", f"sim:{arch}"])
+            code = 0
+        except SystemExit as e:
+            code = e.code or 0
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert "verdict: recovered (" in out and "are in this class" in out
 
 SMALL = """
 base = "hopper-fp16-fp32"
@@ -72,3 +112,27 @@ def test_projection_is_the_closest_part_not_the_one_with_fewest_axes():
     assert "c_placement" not in outside
     idx, outside = projection(space, find_model("cdna3-fp16-fp32"))
     assert space.models()[idx].name.startswith("c-late:") and outside == []
+
+
+def test_candidates_tell_flushing_at_every_step_from_flushing():
+    """CDNA2 reads a -0 input as +0; a unit that flushes only subnormals
+    keeps it. Only zeros of both signs tell them apart (products of one
+    sign and c = -0): the candidates hold such rows, none for fnuz inputs,
+    which have no -0."""
+    from tcsmt.identify.hypspace import amd_parts
+    from tcsmt.identify.plan import plan_domain
+    from tcsmt.model.formats import get_format
+    from tcsmt.search.candidates import candidate_vectors
+    from tcsmt.sim.batch import dot_batch
+    part = amd_parts(neutral_base("fp16:fp32"))[2]
+    ms = {m.name: m for m in part.models()}
+    p = ms["block_size=4,add_order=pairwise,subnormals=flush_every_step"]
+    q = ms["block_size=4,add_order=pairwise,subnormals=flush"]
+    a, b, c = candidate_vectors(p.fin, p.fc, 16, plan_domain(p.fin, p.fout), 1000)
+    differ = dot_batch(p, a, b, c) != dot_batch(q, a, b, c)
+    assert differ.any()
+    assert ((a[differ] == 0x8000) | (b[differ] == 0x8000)).any(axis=1).all()
+    fnuz = get_format("float8_e4m3fnuz")
+    a8, b8, _ = candidate_vectors(fnuz, get_format("float32"), 32, plan_domain(fnuz, p.fout), 500)
+    assert not ((a8 == 0x80) | (b8 == 0x80)).any()
+

@@ -26,7 +26,12 @@ product sum, rounded down to 31 fraction bits (c_placement = late), which
 no value of the default axes reproduces. It varies block size, alignment
 bits and final rounding (96 models), with AMD's special-value rules (IEEE
 sign of an exact zero sum, products beyond binary32 overflow); without it ``identify --device
-sim:cdna3`` could only say "outside the space". For tf32 and fp16 output
+sim:cdna3`` could only say "outside the space". Two more small parts
+hold the other AMD readings: "exact-sum" (CDNA1: the block's products and
+c summed exactly and rounded once; block sizes and final roundings, 24
+models) and "pairwise-adds" (CDNA2: IEEE binary32 additions rounded to
+nearest even, in pairs or in sequence, with subnormals kept, flushed, or
+flushed at every step; 30 models). For tf32 and fp16 output
 (no shipped late-c model) the identification space is the default space.
 Parameters no part varies (min_exponent, carry_bits, c_placement for fp16,
 ...) keep the neutral base's values; see tcsmt/identify/simdevice.py for how shipped
@@ -135,14 +140,9 @@ def identification_space(formats: str) -> HypSpace:
         default = default_space(formats)
         if base.fin.name not in ("float16", "bfloat16") or base.fout.name != "float32":
             return single(default)
-        late_axes = {"block_size": [1, 2, 4, 8, 16, 32], "align_bits": [0, 1, 2, 3],
-                     "final_rounding": ["rz", "rne", "ru", "rd"]}
-        late = Space(base.replace(c_placement="late", late_frac_bits=31, c_rounding="rne",
-                                  zero_sign="ieee", product_overflow="inf"),
-                     late_axes, name="c-late")
         default.name = "default"
-        return HypSpace([default, late], name=f"identify-{short_format(base.fin.name)}-"
-                                              f"{short_format(base.fout.name)}")
+        return HypSpace([default, *amd_parts(base)], name=f"identify-{short_format(base.fin.name)}-"
+                                                         f"{short_format(base.fout.name)}")
     axes = {k: list(v) for k, v in DEFAULT_AXES.items()}
     fin = base.fin.name.replace("float8_", "")
     acc32 = Space(base, axes, name="acc-fp32")
@@ -152,6 +152,25 @@ def identification_space(formats: str) -> HypSpace:
                   "term_order": ["sequential", "pairs_mod4"]}
     after = Space(base.replace(c_placement="after"), after_axes, name="c-after")
     return HypSpace([acc32, e8m13, after], name=f"identify-{fin}-{base.fout.name}")
+
+
+def amd_parts(base: ModelParams) -> list[Space]:
+    """The AMD readings of an fp16 or bf16 -> fp32 unit, each a small part
+    (see the module docstring): c-late (CDNA3), exact-sum (CDNA1) and
+    pairwise-adds (CDNA2)."""
+    late = Space(base.replace(c_placement="late", late_frac_bits=31, c_rounding="rne",
+                              zero_sign="ieee", product_overflow="inf"),
+                 {"block_size": [1, 2, 4, 8, 16, 32], "align_bits": [0, 1, 2, 3],
+                  "final_rounding": ["rz", "rne", "ru", "rd"]}, name="c-late")
+    exact = Space(base.replace(align_rounding="exact", align_bits=0, overflow="ieee"),
+                  {"block_size": [1, 2, 4, 8, 16, 32], "final_rounding": ["rz", "rne", "ru", "rd"]},
+                  name="exact-sum")
+    pairwise = Space(base.replace(align_rounding="rne", normalisation="every_add", align_bits=0,
+                                  final_rounding="rne", overflow="ieee", zero_sign="ieee",
+                                  product_overflow="inf"),
+                     {"block_size": [1, 2, 4, 8, 16], "add_order": ["sequential", "pairwise"],
+                      "subnormals": ["keep", "flush", "flush_every_step"]}, name="pairwise-adds")
+    return [late, exact, pairwise]
 
 
 def parse_scales(scales: str) -> tuple[str, int]:

@@ -13,6 +13,8 @@ hand-made tests use, plus random ones, each kind aimed at a parameter:
   chained      equal products spread over every position: block boundaries
   edges        a product in [2, 4) and one bit 20-30 places below it: the
                alignment point (raw or normalised products, alignment bits)
+  signed zeros zero inputs and c of either sign: the sign of a zero sum,
+               -0 inputs read as +0
 
 Every vector lies in the given input domain (checked with
 ``Domain.contains``); the result is deterministic for a seed.
@@ -172,9 +174,32 @@ def _edge_rows(rng, fin, fc, k, domain, n):
         yield a, b, c
 
 
+def _signed_zero_rows(rng, fin, fc, k, domain, n):
+    """Zero inputs and c of either sign, every other row with one non-zero
+    product and c its negation rounded toward zero: the sign of a zero sum
+    (zero_sign), and units that read a -0 input as +0 (flushing at every
+    step). Formats without -0 (fnuz) get +0 only."""
+    lo, hi = _exp_bounds(fin, domain)
+    zeros_in = [z for z in (0, 1 << (fin.bits - 1)) if fin.classify(z) == "zero"]
+    zeros_c = [z for z in (0, 1 << (fc.bits - 1)) if fc.classify(z) == "zero"]
+    for i in range(n):
+        a = [rng.choice(zeros_in) for _ in range(k)]
+        if i % 4 < 2:          # every product a zero of one sign
+            sign = rng.choice(zeros_in)
+            b = [x ^ sign for x in a]
+        else:
+            b = [rng.choice(zeros_in) for _ in range(k)]
+        c = rng.choice(zeros_c)
+        if i % 2:
+            pos = rng.randrange(k)
+            a[pos], b[pos] = _draw(rng, fin, lo, hi), _draw(rng, fin, lo, hi)
+            c = fc.round_value(-fin.value(a[pos]) * fin.value(b[pos]), "rz")
+        yield a, b, c
+
+
 KINDS = (("random", _random_rows, 0.2), ("cancelling", _cancelling_rows, 0.25),
          ("carries", _carry_rows, 0.1), ("tiny", _tiny_rows, 0.1), ("chained", _chained_rows, 0.1),
-         ("edges", _edge_rows, 0.1))
+         ("edges", _edge_rows, 0.1), ("signed zeros", _signed_zero_rows, 0.02))
 
 
 def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int = 4000,
