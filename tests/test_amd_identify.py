@@ -6,6 +6,7 @@ space."""
 from __future__ import annotations
 
 import pytest
+from checkout import RESULTS
 
 from tcsmt.identify.hypspace import HypSpace, single
 from tcsmt.identify.plan import build_plan, committed_plan, read_plan
@@ -136,3 +137,29 @@ def test_candidates_tell_flushing_at_every_step_from_flushing():
     a8, b8, _ = candidate_vectors(fnuz, get_format("float32"), 32, plan_domain(fnuz, p.fout), 500)
     assert not ((a8 == 0x80) | (b8 == 0x80)).any()
 
+
+FP8_SPACE = RESULTS / "plans" / "cdna3-fp8-bf8-space.toml"
+FP8_PLAN = RESULTS / "plans" / "e4m3fnuz-e5m2fnuz-fp32.json"
+
+
+@pytest.fixture(scope="module")
+def fp8_plan():
+    return read_plan(FP8_PLAN)
+
+
+def test_fp8_plan_is_built_from_its_space_file(fp8_plan):
+    """The committed CDNA3 fp8 x bf8 plan holds the space of its file and
+    runs on the 16x16x32 instruction (k = 32: two of CDNA3's blocks)."""
+    assert fp8_plan.space.digest() == single(load_space(FP8_SPACE)).digest()
+    assert fp8_plan.instruction == "v_mfma_f32_16x16x32_fp8_bf8" and fp8_plan.k == 32
+    assert (fp8_plan.fin.name, fp8_plan.fb.name) == ("float8_e4m3fnuz", "float8_e5m2fnuz")
+    assert sorted(i for cl in fp8_plan.classes for i in cl.members) == list(range(fp8_plan.space.size))
+
+
+def test_sim_recovers_cdna3_fp8_pair(fp8_plan):
+    """CDNA3's fp8 x bf8 model as the device: the tree ends in the class of
+    its values, and the class is proved one behaviour."""
+    rec = run_sim("cdna3-e4m3fnuz-e5m2fnuz-fp32", None, fp8_plan, prove=True, timeout=120)
+    assert rec["verdict"] == "recovered", rec
+    assert rec["projection_in_class"] and rec["outside_the_space"] == {}
+    assert rec["runs"] <= fp8_plan.stats["worst_case_runs"]
