@@ -79,3 +79,21 @@ def test_the_amd_model_has_mmasims_parameters(row):
         assert (p.F, p.late_frac_bits, p.block_size, p.final_rounding) == (a.F, a.F2, a.L_max, "rne")
         assert p.product_groups == (2 if kind == "MMA_GTR_FDPA" else 1)
         assert p.late_c_window == (a.F + 1 if kind == "MMA_GTR_FDPA" else None)
+
+
+@pytest.mark.parametrize("name", ["cdna1-fp32", "cdna2-fp32", "cdna3-fp32"])
+def test_fp32_fma_chains_run_batched_and_equal_the_scalar_simulator(name):
+    """An fp32 x fp32 product aligned by its leading one made a 98-bit word
+    in the alignment's one-shift form; its two-way form keeps every word
+    within 64 bits, so the batch simulator runs the FMA chains and gives the
+    scalar simulator's bits (random rows with specials and cancellations)."""
+    from tcsmt.hardware.random_rows import random_rows
+    from tcsmt.sim.batch import dot_batch
+    from tcsmt.sim.dot import dot_bits
+    p = find_model(name)
+    assert supported(p)
+    rows = random_rows(p, 4, 400, seed=3)
+    got = dot_batch(p, rows.a, rows.b, rows.c)
+    want = [dot_bits(p, [int(x) for x in rows.a[i]], [int(x) for x in rows.b[i]], int(rows.c[i]))
+            for i in range(400)]
+    assert [int(x) for x in got] == want

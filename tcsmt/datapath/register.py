@@ -43,13 +43,15 @@ def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
     d0 = t.frac + 1 if t.lead else 0           # how far exp may exceed e_max
     l0 = keep - t.frac + d0                    # static left shift
     lpos, lneg = max(0, l0), max(0, -l0)
-    x = I.concat(t.sig, I.const(0, lpos)) if lpos else t.sig
-    # dynamic right shift: (e_max - exp) + d0 + lneg, >= 0 for non-zero terms
-    amount = I.add(I.sub(e_max, t.exp), I.const(d0 + lneg, ew))
-    y = bv.lshr_by(I, x, amount)
-    mag = bv.resize_u(I, y, rw)
+    if I.width(t.sig) + lpos > NARROW_WORD:
+        mag, lost = _shift_two_way(I, t, e_max, lpos, d0 + lneg, rw, ew)
+    else:
+        x = I.concat(t.sig, I.const(0, lpos)) if lpos else t.sig
+        # dynamic right shift: (e_max - exp) + d0 + lneg, >= 0 for non-zero terms
+        amount = I.add(I.sub(e_max, t.exp), I.const(d0 + lneg, ew))
+        mag = bv.resize_u(I, bv.lshr_by(I, x, amount), rw)
+        lost = bv.shifted_out(I, x, amount) if mode != "truncate" else None
     if mode != "truncate":
-        lost = bv.shifted_out(I, x, amount)
         one = I.const(1, rw)
         if mode == "floor":
             mag = I.ite(I.and_(lost, t.sign), I.add(mag, one), mag)
@@ -58,6 +60,27 @@ def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
     if rl > keep:
         mag = I.shl(mag, I.const(rl - keep, rw))
     return bv.neg_if(I, t.sign, mag)
+
+
+NARROW_WORD = 64
+"""The widest word ``align`` builds for its one-shift form (a significand
+padded with the static left shift, shifted right once: 98 bits for an
+fp32 x fp32 product aligned by its leading one); wider ones take the
+two-way form, whose words are the register's or the significand's width
+(the batch interpreter's words are 64 bits)."""
+
+
+def _shift_two_way(I, t: Term, e_max, lpos: int, bias: int, rw: int, ew: int):
+    """(sig << lpos) >> ((e_max - exp) + bias), low rw bits, and whether a
+    one bit was shifted out, without the padded word: the significand
+    shifted right by the difference when it is positive, else left."""
+    w = max(I.width(t.sig), rw)
+    x = bv.resize_u(I, t.sig, w)
+    sh = I.sub(I.add(I.sub(e_max, t.exp), I.const(bias, ew)), I.const(lpos, ew))
+    right = I.slt(I.const(0, ew), sh)
+    y = I.ite(right, bv.lshr_by(I, x, sh), bv.shl_by(I, x, I.neg(sh)))
+    lost = I.and_(right, bv.shifted_out(I, x, sh))
+    return bv.resize_u(I, y, rw), lost
 
 
 def specials(I, terms: list[Term]):
