@@ -244,3 +244,16 @@ def test_probe_of_a_scaled_plan_carries_the_scales(scaled, tmp_path):
     src = (tmp_path / "probe.cu").read_text()
     assert "kind::mxf4nvf4" in ins.name and count == len(plan.vectors)
     assert "block_scale" in src and "scale_vec::4X" in src
+
+
+def test_window_rows_reach_the_window_below_the_largest_term():
+    """The aimed rows tell apart windows of 35 and 33 fraction bits below
+    the largest term (MMA-Sim's NVFP4 reading and align_bits 10); every
+    scale is positive."""
+    from tcsmt.search.candidates import window_rows
+    p = find_model("blackwell-nvfp4")
+    a, b, c, sa, sb = window_rows(p.fin, p.fb, p.fc, p.fscale, 16, 64, 200, seed=9)
+    assert all(p.fscale.value(int(x)) > 0 for x in np.concatenate([sa.ravel(), sb.ravel()]))
+    q = p.replace(align_bits=10)
+    d1, d2 = (dot_batch(m, a, b, c, sa_bits=sa, sb_bits=sb) for m in (p, q))
+    assert (d1 != d2).sum() >= 3

@@ -43,7 +43,7 @@ from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.model.formats import Format, get_format
 from tcsmt.model.params import ModelParams
-from tcsmt.search.candidates import candidate_scales, candidate_vectors
+from tcsmt.search.candidates import candidate_scales, candidate_vectors, window_rows
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 
@@ -170,9 +170,7 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     ins, k = plan_k(space, instruction)
     p0 = models[0]
     domain = plan_domain(p0.fin, p0.fout)
-    a, b, c = candidate_vectors(p0.fin, p0.fc, k, domain, pool_size, seed)
-    sa = candidate_scales(p0.fscale, a.shape[0], p0.scale_count(k), seed)
-    sb = candidate_scales(p0.fscale, a.shape[0], p0.scale_count(k), seed + 1)
+    a, b, c, sa, sb = plan_candidates(p0, k, domain, pool_size, seed)
     _say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors"
               + (f" with {p0.fscale.name} scales per {p0.scale_block}" if p0.fscale else ""))
     what = f"{len(models)} hypotheses on {a.shape[0]} candidates (batches)"
@@ -204,6 +202,23 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     plan.stats = tree_stats(plan, time.monotonic() - t0, a.shape[0], search.summary(),
                             t_eval)
     return plan
+
+
+WINDOW_SHARE = 0.25
+"""The share of a block-scaled plan's candidates aimed at the window below
+the largest term (tcsmt.search.candidates.window_rows)."""
+
+
+def plan_candidates(p: ModelParams, k: int, domain: Domain, size: int, seed: int):
+    """a, b, c and the scales (None without) of a plan's candidate vectors;
+    with block scales, WINDOW_SHARE more rows aimed at the window."""
+    a, b, c = candidate_vectors(p.fin, p.fc, k, domain, size, seed)
+    sa = candidate_scales(p.fscale, a.shape[0], p.scale_count(k), seed)
+    sb = candidate_scales(p.fscale, a.shape[0], p.scale_count(k), seed + 1)
+    if p.fscale is None:
+        return a, b, c, None, None
+    more = window_rows(p.fin, p.fb, p.fc, p.fscale, p.scale_block, k, int(size * WINDOW_SHARE), seed)
+    return tuple(np.concatenate([x, y]) for x, y in zip((a, b, c, sa, sb), more))
 
 
 def _row_scales(sa, sb, n: int) -> tuple:

@@ -254,3 +254,72 @@ def candidate_scales(fs: Format | None, rows: int, n: int, seed: int = 0):
         for j in range(n):
             out[r, j] = rng.choice(pool)
     return out
+
+
+def _power_codes(fs: Format) -> dict[int, int]:
+    """exponent -> the code of 2^exponent in a scale format (exact powers only)."""
+    out = {}
+    for x in range(1 << fs.bits):
+        v = fs.value(x) if fs.classify(x) not in ("nan", "inf") else 0
+        if v > 0 and (v.numerator == 1 or v.denominator == 1) and v.numerator & (v.numerator - 1) == 0 \
+                and v.denominator & (v.denominator - 1) == 0:
+            out.setdefault(_exponent(v), x)
+    return out
+
+
+def window_rows(fin: Format, fb: Format, fc: Format, fs: Format, block: int, k: int, n: int,
+                seed: int = 0):
+    """Block-scaled rows aimed at the window below the largest term: one
+    large product in the first scale block (the largest power-of-two
+    scales), and in a later block a few small products of random signs
+    scaled to lie 28 to 42 exponents below it, one to four per group of 4,
+    with c zero, a small integer, or near the large product (so it may set
+    the window, or cancel it). a, b [n, k], c [n], sa, sb [n, k / block]."""
+    rng = random.Random(seed + 23)
+    pw = _power_codes(fs)
+    lo, hi = min(pw), max(pw)
+    ns = k // block
+    normal_a = [x for x in range(1 << fin.bits) if fin.classify(x) == "normal"]
+    normal_b = [x for x in range(1 << fb.bits) if fb.classify(x) == "normal"]
+    a = np.zeros((n, k), dtype=np.uint64)
+    b = np.zeros((n, k), dtype=np.uint64)
+    c = np.zeros(n, dtype=np.uint64)
+    sa = np.full((n, ns), pw[0] if 0 in pw else pw[lo], dtype=np.uint64)
+    sb = sa.copy()
+    for i in range(n):
+        sa[i, 0], sb[i, 0] = pw[hi], pw[hi - rng.randint(0, 2)]
+        a[i, 0], b[i, 0] = rng.choice(normal_a), rng.choice(normal_b)
+        top = _exponent(fin.value(int(a[i, 0])) * fb.value(int(b[i, 0]))) + hi + hi
+        j = rng.randrange(1, ns) if ns > 1 else 0
+        gap = rng.randint(28, 42)
+        x, y = rng.choice(normal_a[:4] or normal_a), rng.choice(normal_b[:4] or normal_b)
+        need = top - gap - _exponent(fin.value(x) * fb.value(y))
+        s1 = max(lo, min(hi, need // 2))
+        sa[i, j], sb[i, j] = pw[s1], pw[max(lo, min(hi, need - s1))]
+        for g in rng.sample(range(block // 4 or 1), rng.randint(1, max(1, block // 4))):
+            for _ in range(rng.randint(1, 4)):
+                m = j * block + 4 * g + rng.randrange(4)
+                a[i, m] = rng.choice([x, _negate(fin, x)])
+                b[i, m] = y
+        kind = i % 3
+        if kind == 1:
+            c[i] = _near(fc, fin.value(int(a[i, 0])) * fb.value(int(b[i, 0])) * Fraction(2) ** (2 * hi - 1)
+                         * rng.choice((-1, 1)), rng)
+        elif kind == 2:
+            c[i] = _near(fc, Fraction(rng.randint(-8, 8)), rng)
+    return a, b, c, sa, sb
+
+
+def _exponent(v: Fraction) -> int:
+    v = abs(v)
+    e = v.numerator.bit_length() - v.denominator.bit_length()
+    return e if Fraction(2) ** e <= v else e - 1
+
+
+def _negate(fmt: Format, x: int) -> int:
+    return x ^ (1 << (fmt.bits - 1))
+
+
+def _near(fc: Format, v: Fraction, rng) -> int:
+    """c's bits for about v (rounded toward zero into fc), a few units off."""
+    return fc.round_value(v * (1 + Fraction(rng.randint(-4, 4), 1 << 20)), "rz")
