@@ -19,7 +19,7 @@ from tcsmt.errors import UserError
 from tcsmt.hardware.harness import observations_from_hwdata, read_vectors, simulated_observations
 from tcsmt.hardware.observations import parse_observations
 from tcsmt.identify.evaluate import evaluate
-from tcsmt.identify.hypspace import identification_space, single
+from tcsmt.identify.hypspace import identification_space, single, space_for
 from tcsmt.identify.narrow import identify
 from tcsmt.identify.plan import build_plan, committed_plan, read_plan, write_plan
 from tcsmt.identify.plantree import leaves
@@ -63,9 +63,11 @@ _PLANS: dict = {}
 
 def cached_plan(formats: str):
     """A committed plan, read once per test session (reading checks the hash
-    of its 15456 hypotheses: a few seconds)."""
+    of its 15456 hypotheses: a few seconds). FORMATS may end in
+    @SCALE/BLOCK for a block-scaled plan."""
     if formats not in _PLANS:
-        path = committed_plan(formats)
+        fmts, _, scales = formats.partition("@")
+        path = committed_plan(fmts, scales or None)
         assert path is not None, f"no committed plan for {formats} (tcsmt plan --formats {formats})"
         _PLANS[formats] = read_plan(path)
     return _PLANS[formats]
@@ -127,18 +129,21 @@ def test_plan_separates_every_class_and_is_a_vectors_file(small):
 
 def _committed_formats() -> list[str]:
     """fp16:fp32 (required), and every other committed plan of an
-    identification space (not those built from a space file)."""
+    identification space (not those built from a space file): IN-OUT.json,
+    or IN-OUT-SCALExBLOCK.json as IN:OUT@SCALE/BLOCK."""
     found = {"fp16:fp32"}
     for p in sorted((ROOT / "results" / "plans").glob("*.json")):
         if json.loads(p.read_text())["space"]["name"].startswith(("identify-", "default-")):
-            found.add(p.stem.replace("-", ":", 1))
+            fin, fout, *scaled = p.stem.split("-")
+            found.add(f"{fin}:{fout}" + ("@" + scaled[0].replace("x", "/") if scaled else ""))
     return sorted(found)
 
 
 @pytest.mark.parametrize("formats", _committed_formats())
 def test_committed_plans_cover_their_space(formats):
     plan = cached_plan(formats)
-    assert plan.space.digest() == identification_space(formats).digest()
+    fmts, _, scales = formats.partition("@")
+    assert plan.space.digest() == space_for(fmts, None, scales or None).digest()
     assert plan.stats["worst_case_runs"] <= 12
     assert sorted(j for j, _ in leaves(plan.tree)) == list(range(len(plan.classes)))
     assert sorted(i for cl in plan.classes for i in cl.members) == list(range(plan.space.size))
