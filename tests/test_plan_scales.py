@@ -21,7 +21,8 @@ from tcsmt.hardware.vectors import read_vectors
 from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import identification_space, scaled_space, single, space_for
 from tcsmt.identify.narrow import identify
-from tcsmt.identify.plan import _Search, build_plan, committed_plan, read_plan, write_plan
+from tcsmt.identify.plan import build_plan, committed_plan, read_plan, write_plan
+from tcsmt.identify.plansearch import Search
 from tcsmt.identify.simdevice import run_sim
 from tcsmt.identify.space import Space, load_space, neutral_base
 from tcsmt.model.catalogue import find_model
@@ -167,7 +168,7 @@ def test_witness_outputs_skip_twins_and_equal_a_full_run():
     a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 200, seed=4)
     ev = evaluate(models, a[:150], b[:150], c[:150], workers=1)
     from tcsmt.identify.plan import PlanClass, Vector
-    search = _Search(models, ev.shape, 16, Domain(), 0.0, None)
+    search = Search(models, ev.shape, 16, Domain(), 0.0, None)
     open_class = search.mark(PlanClass(list(range(len(models)))))
     assert open_class.status == "open" and len(search.circuits(open_class.members)) < len(models)
     vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]))
@@ -226,6 +227,19 @@ def test_sim_recovers_the_fp8_defaults(arch):
     rec = run_sim(arch, "e4m3:fp32", plan, prove=False)
     assert rec["projection_in_class"], rec
     assert rec["runs"] <= plan.stats["worst_case_runs"]
+
+
+@pytest.mark.parametrize("arch", FP8_DEFAULTS)
+def test_sim_proves_the_fp8_defaults(arch):
+    """With the proofs: the class is one circuit, and the device's floor
+    (min_exponent, which the space does not vary) changes nothing on the
+    plan's domain, by two solvers."""
+    plan = committed("e4m3:fp32")
+    rec = run_sim(arch, "e4m3:fp32", plan, prove=True, timeout=300)
+    assert rec["verdict"] == "recovered", rec
+    lemmas = rec["device_proof"]["lemmas"]
+    assert [lem["parameter"] for lem in lemmas] == ["min_exponent"]
+    assert lemmas[0]["verdict"] == "unsat" and len(lemmas[0]["proved_by"]) >= 2
 
 
 def test_plan_name_carries_the_scales():

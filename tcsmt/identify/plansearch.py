@@ -1,0 +1,159 @@
+"""The solver search of a plan on the classes the candidates leave together.
+
+One query per difference pattern (the parameters a class's members
+disagree on) per round, as independent jobs of tcsmt.runner; every
+witness is replayed, run on the hypotheses of the classes still open (one
+per circuit), and the classes split; a class the solvers prove equal is
+"proved". tcsmt.identify.plan.build_plan calls ``Search(...).run``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+from tcsmt import runner
+from tcsmt.enums import Verdict
+from tcsmt.identify.evaluate import evaluate
+from tcsmt.identify.plan import (
+    MAX_ROUNDS,
+    MAX_SEARCH_HYPS,
+    SEARCH_TIMEOUT,
+    PlanClass,
+    _say,
+    classes_of,
+    vector_arrays,
+)
+from tcsmt.model.params import ModelParams
+from tcsmt.search.domain import Domain
+from tcsmt.search.vectors import Hypothesis, Vector
+
+
+class Search:
+    """Solver search on the open classes, one class per difference pattern
+    (the parameters its members disagree on) per round: a witness for one
+    class of a pattern usually splits the others of that pattern too, and
+    every witness is run on one member per circuit of every open class."""
+
+    def __init__(self, models, shape, k, domain, budget, log):
+        self.models, self.shape, self.k, self.domain = models, shape, k, domain
+        self.budget, self.log = budget, log
+        self.spent = 0.0
+        self.counts = {"queries": 0, "sat": 0, "unsat": 0, "unknown": 0}
+        self.dead: set[tuple] = set()      # patterns whose query found no witness
+        self.dtype = np.uint32 if models[0].fout.bits <= 32 else np.uint64
+
+    def circuits(self, members: list[int]) -> list[int]:
+        """One member per distinct circuit (by the evaluator's twin numbers)."""
+        seen: dict[int, int] = {}
+        for i in members:
+            seen.setdefault(int(self.shape[i]), i)
+        return list(seen.values())
+
+    def pattern(self, members: list[int]) -> tuple:
+        ms = [self.models[i] for i in members]
+        keys = ms[0].parameter_dict()
+        return tuple(sorted(k for k in keys if len({str(getattr(m, k)) for m in ms}) > 1))
+
+    def mark(self, cl: PlanClass) -> PlanClass:
+        if len(cl.members) > 1:
+            cl.status = "identical" if len(self.circuits(cl.members)) == 1 else "open"
+        return cl
+
+    def run(self, groups: list[list[int]]):
+        classes = [self.mark(PlanClass(g)) for g in groups]
+        extra: list[Vector] = []
+        extra_out = np.zeros((len(self.models), 0), dtype=self.dtype)
+        for rnd in range(MAX_ROUNDS):
+            todo: dict[tuple, PlanClass] = {}
+            for cl in sorted((c for c in classes if c.status == "open"), key=lambda c: -len(c.members)):
+                pat = self.pattern(cl.members)
+                if pat not in self.dead:
+                    todo.setdefault(pat, cl)
+            if not todo or self.spent >= self.budget:
+                break
+            found = self.search_round(todo)
+            if not found:
+                continue
+            extra += found
+            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes)], axis=1)
+            classes = self.split(classes, extra_out)
+            _say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
+                           f"{sum(cl.status == 'open' for cl in classes)} open")
+        for cl in classes:
+            if cl.status == "open" and not cl.note:
+                cl.note = ("not split by the candidates" + (" or the solvers' search" if
+                           self.pattern(cl.members) in self.dead else "") + "; not proved equal")
+        return classes, extra, extra_out
+
+    def search_round(self, todo: dict[tuple, PlanClass]) -> list[Vector]:
+        """One query per pattern, as independent jobs (tcsmt.runner), as many
+        as the budget left holds if each took its whole timeout."""
+        room = max(1, math.ceil((self.budget - self.spent) / SEARCH_TIMEOUT))
+        asked = list(todo.items())[:room]
+        circs = [self.circuits(cl.members)[:MAX_SEARCH_HYPS] for _, cl in asked]
+        tasks = [runner.Task(", ".join(pat), partial(_search_job, [self.models[i] for i in circ],
+                                                     self.k, self.domain))
+                 for (pat, _), circ in zip(asked, circs)]
+        found: list[Vector] = []
+        for (pat, cl), circ, done in zip(asked, circs, runner.run(tasks)):
+            verdict, seconds, proved_by, vector = done.result()
+            self.spent += seconds
+            self.counts["queries"] += 1
+            self.counts[verdict] = self.counts.get(verdict, 0) + 1
+            _say(self.log, f"  search {', '.join(pat)}: {verdict} ({seconds:.1f} s)")
+            if verdict == Verdict.SAT:
+                found.append(vector)
+                continue
+            self.dead.add(pat)
+            if verdict == Verdict.UNSAT and len(circ) == len(self.circuits(cl.members)):
+                cl.status, cl.proved_by = "proved", proved_by
+            elif verdict == Verdict.UNSAT:
+                cl.note = f"the first {len(circ)} circuits proved equal; the others not asked"
+        return found
+
+    def outputs_on(self, vecs: list[Vector], classes: list[PlanClass]) -> np.ndarray:
+        """[models, len(vecs)] outputs: one member per circuit of an open
+        class, and the first member of every other class (its members are
+        equal: one circuit, or proved), copied to the rest (hypotheses that
+        build one circuit compute one function: the first evaluation's
+        twins are not run again)."""
+        a, b, c, sa, sb = vector_arrays(vecs)
+        run = sorted({i for cl in classes
+                      for i in (self.circuits(cl.members) if cl.status == "open" else cl.members[:1])})
+        _say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
+        ev = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
+        out = np.zeros((len(self.models), len(vecs)), dtype=self.dtype)
+        out[run] = ev.outputs
+        twin = {int(self.shape[i]): i for i in run}
+        for cl in classes:
+            if cl.status != "open":
+                out[cl.members] = out[cl.members[0]]
+            else:
+                out[cl.members] = out[[twin[int(self.shape[i])] for i in cl.members]]
+        return out
+
+    def split(self, classes: list[PlanClass], extra_out: np.ndarray) -> list[PlanClass]:
+        new: list[PlanClass] = []
+        for cl in classes:
+            if cl.status != "open":
+                new.append(cl)
+                continue
+            new += [self.mark(PlanClass(g)) for g in classes_of(extra_out, cl.members)]
+        return new
+
+    def summary(self) -> dict:
+        return {**self.counts, "seconds": round(self.spent, 1), "budget_seconds": self.budget,
+                "timeout_per_query": SEARCH_TIMEOUT,
+                "patterns_without_witness": [list(p) for p in sorted(self.dead)]}
+
+
+def _search_job(models: list[ModelParams], k: int, domain: Domain):
+    """One class's query (in a worker): (verdict, seconds, proved_by, the
+    replayed witness or None)."""
+    from tcsmt.search.diff import run_diff
+    out = run_diff([Hypothesis(f"H{j}", m) for j, m in enumerate(models)], k, domain,
+                   timeout=SEARCH_TIMEOUT)
+    return str(out.verdict), out.seconds, list(out.proved_by), out.vector if out.verdict == "sat" else None
