@@ -13,11 +13,10 @@ prints (tcsmt.api): ``tcsmt.diff``, ``tcsmt.find``, ``tcsmt.check``, ``tcsmt.cov
 tcsmt.models, tcsmt.properties and tcsmt.regen are packages of their own).
 """
 
-__version__ = "0.1.0"
-
 from tcsmt.model.catalogue import all_models, find_model  # noqa: E402
 from tcsmt.model.params import ModelParams, load_model  # noqa: E402
 from tcsmt.sim.dot import Result, dot, model  # noqa: E402
+from tcsmt.version import __version__  # noqa: E402,F401
 
 API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul",
        "diff": "diff", "equiv": "equiv", "replay": "replay", "find": "find",

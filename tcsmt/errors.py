@@ -1,13 +1,27 @@
-"""The errors tcsmt raises, under one root.
+"""The errors tcsmt raises, under one root. A caller catches a kind; the
+command line prints one line and exits with the root's code.
 
     TcsmtError
-      UserError            bad input: the CLI prints ``error: <message>``
-        ModelFileError     and exits with 2; nothing already written is touched
-        WidthError   (tcsmt.interp.words: a model too wide for 64-bit words)
-      InternalError        a bug in tcsmt or in a solver: ``internal error: ...``,
-        WitnessError       exit 3, nothing written
+      UserError              bad input: the CLI prints ``error: <message>`` and
+        ModelFileError       exits with 2; nothing already written is touched
+        UnknownModel         no model, architecture or reference of that name
+        FormatMismatch       formats of rows, arrays or models that do not fit
+        ShapeError           operands of the wrong shape or length
+        BadFile              a file that cannot be read as what it claims to be
+        BadOption            an option or environment value out of range
+        SolverMissing        a solver that is not installed or will not start
+        SolverTimeout        no answer within the time given
+        OutputRefused        an output path tcsmt will not write
+        BudgetExceeded       work whose memory would pass what is available
+        WidthError    (tcsmt.interp.words: a model too wide for 64-bit words)
+      InternalError          a bug in tcsmt or in a solver: ``internal error: ...``,
+        WitnessError         exit 3, nothing written
         DataBranchError (tcsmt.interp.ints: the datapath branched on data)
 """
+
+__all__ = ["BadFile", "BadOption", "BudgetExceeded", "FormatMismatch", "InternalError",
+           "ModelFileError", "OutputRefused", "ShapeError", "SolverMissing", "SolverTimeout",
+           "TcsmtError", "UnknownModel", "UserError", "WitnessError"]
 
 
 class TcsmtError(Exception):
@@ -27,6 +41,51 @@ class UserError(TcsmtError):
 
 class ModelFileError(UserError):
     """A model file that is malformed or incomplete; names the file and key."""
+
+
+class UnknownModel(UserError):
+    """No shipped model, architecture, reference model or model file of that
+    name (the message lists what there is)."""
+
+
+class FormatMismatch(UserError):
+    """Formats that do not fit together: rows, arrays or a second model in
+    other formats than the model reads, or a format a model has no variant for."""
+
+
+class ShapeError(UserError):
+    """Operands of the wrong shape or length: a and b of different lengths,
+    matrices whose inner dimensions differ, scales that do not cover K."""
+
+
+class BadFile(UserError):
+    """A file that cannot be read as what it claims to be (missing, not
+    UTF-8, not JSON, wrong schema, too large to be one)."""
+
+
+class BadOption(UserError):
+    """An option or environment variable whose value is not taken: not a
+    number, not finite, out of range."""
+
+
+class SolverMissing(UserError):
+    """A solver that is not installed, or whose process will not start."""
+
+
+class SolverTimeout(UserError):
+    """No solver answered within the time given; the message says how to
+    give more."""
+
+
+class OutputRefused(UserError):
+    """An output path tcsmt will not write: a file the command reads, a
+    device, pipe or socket it would replace, an existing file without
+    --force."""
+
+
+class BudgetExceeded(UserError):
+    """Work whose estimated peak memory passes what the machine has free;
+    the message names the estimate and what is available."""
 
 
 class InternalError(TcsmtError):

@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tcsmt"
 
 # lowest first; rooms on one line may not import each other either
 ORDER = [
-    {"errors"}, {"enums"}, {"processes"}, {"fileio"}, {"invocation"},
+    {"version"}, {"errors"}, {"enums"}, {"processes"}, {"fileio"}, {"invocation"},
     {"runner"},                 # independent jobs: local processes or a Dask cluster
     {"model"},
     {"datapath"},

@@ -26,7 +26,7 @@ from importlib import metadata
 
 import numpy as np
 
-from tcsmt import __version__, runner
+from tcsmt import runner
 from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_atomic, write_json_atomic
 from tcsmt.hardware import mmasim
@@ -35,6 +35,7 @@ from tcsmt.model.catalogue import find_model
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.batch import dot_batch, supported
 from tcsmt.sim.dot import dot_bits
+from tcsmt.version import tool
 
 SCHEMA = "tcsmt-mmasim-agreement/2"
 NAN_AS_CLASS = {"MMA_FMA": "NaN compared as a class: MMA-Sim's fp64 path is the host's C fma, "
@@ -224,7 +225,7 @@ def merge(old: list[dict], new: list[dict]) -> list[dict]:
 
 def document(rows: list[dict], versions: dict) -> dict:
     """The tcsmt-mmasim-agreement/2 document of these rows, totals counted."""
-    return {"schema": SCHEMA, "tool": {"name": "tcsmt", "version": __version__},
+    return {"schema": SCHEMA, "tool": tool(),
             "mmasim": versions, "seeds": sorted({r["seed"] for r in rows}),
             "vectors_per_configuration": min((r["vectors"] for r in rows), default=0),
             "row_kinds": list(KINDS), "configurations": len(rows),

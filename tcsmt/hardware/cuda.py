@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt import __version__
 from tcsmt.hardware.instructions import Instruction, register_element
 from tcsmt.hardware.program import data_section, main_section
+from tcsmt.version import __version__
 
 HEADER = Template("""\
 // tcsmt hardware probe: $count dot products, each one $unit running one

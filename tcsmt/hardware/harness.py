@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcsmt import __version__
 from tcsmt.errors import UserError
 from tcsmt.hardware.instructions import Instruction
 from tcsmt.hardware.observations import SCHEMA, observation_dict
 from tcsmt.hardware.vectors import VectorSet, parse_vectors, random_vectors, read_vectors
 from tcsmt.model.formats import get_format
+from tcsmt.version import __version__
 
 __all__ = ["VectorSet", "build_command", "cuda_program", "observations_from_hwdata",
            "parse_vectors", "program", "random_vectors", "read_vectors",

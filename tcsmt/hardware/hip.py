@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt import __version__
 from tcsmt.hardware.cuda import d00, mask, term_table
 from tcsmt.hardware.instructions import Instruction
 from tcsmt.hardware.mfma import builtin
 from tcsmt.hardware.program import data_section, main_section
 from tcsmt.model.formats import get_format
+from tcsmt.version import __version__
 
 HEADER = Template("""\
 // tcsmt hardware probe: $count dot products, each one wavefront running one

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt import __version__
 from tcsmt.hardware.calibration import calibration_vectors
 from tcsmt.hardware.instructions import Instruction
 from tcsmt.model.formats import Format, get_format
+from tcsmt.version import __version__
 
 DATA = Template("""\
 #define NVEC $nvec

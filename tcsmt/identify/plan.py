@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-from tcsmt import __version__
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder, read_json
 from tcsmt.hardware.instructions import choose_instruction
@@ -43,6 +42,7 @@ from tcsmt.model.params import ModelParams
 from tcsmt.search.candidates import candidate_scales, candidate_vectors, window_rows
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Vector
+from tcsmt.version import tool
 
 SCHEMA = "tcsmt-plan/1"
 SEARCH_TIMEOUT = 4.0       # seconds of solver search per open class and round
@@ -289,7 +289,7 @@ def plan_record(plan: Plan) -> dict:
     first, then what identify needs."""
     return {
         "schema": SCHEMA,
-        "tool": {"name": "tcsmt", "version": __version__},
+        "tool": tool(),
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "formats": formats_record(plan.space.base),
         **({"scale_block": plan.scale_block} if plan.scale_block else {}),

@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from tcsmt import __version__, fileio
+from tcsmt import fileio
 from tcsmt.enums import FileStatus, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
@@ -78,6 +78,7 @@ from tcsmt.model.formats import Format, get_format, parse_bits
 from tcsmt.model.params import OPTIONAL_INT_KEYS, ModelParams, params_from_dict
 from tcsmt.search.vectors import Hypothesis, Vector, outputs, separated_pairs
 from tcsmt.sim.dot import Result
+from tcsmt.version import tool
 
 SCHEMA = "tcsmt-result/2"
 VERDICTS = tuple(Verdict)
@@ -123,7 +124,7 @@ def solver_versions() -> dict[str, str]:
 def run_record(seconds: float, proved_by: list[str] = (), solver: dict | None = None,
                smt2_sha256: str = "", **details) -> dict:
     """The volatile part of a result: how the answer was obtained this time."""
-    return {"tool": {"name": "tcsmt", "version": __version__},
+    return {"tool": tool(),
             "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "seconds": round(seconds, 3), "proved_by": list(proved_by), "solver": solver or {},
             "smt2_sha256": smt2_sha256, **details}
