@@ -102,9 +102,10 @@ def test_round_array_equals_the_exact_rounding(fmt, mode):
         assert list(inf) == [np.inf, -np.inf]
 
 
-def test_round_array_refuses_tf32_and_unknown_modes():
-    with pytest.raises(UserError):
-        round_array(np.ones(2), get_format("tf32"), "rne")
+def test_round_array_rounds_into_tf32_and_refuses_unknown_modes():
+    got = round_array(np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11]), get_format("tf32"), "rne")
+    assert got.dtype == np.float32 and list(got) == [1.0, 1 + 2.0 ** -9]      # ties to even
+    assert round_array(np.float32([1 + 2.0 ** -11]), get_format("tf32"), "ru")[0] == 1 + 2.0 ** -10
     with pytest.raises(UserError, match="unknown rounding"):
         round_array(np.ones(2), get_format("float16"), "nearest")
     same = np.ones(2, ml_dtypes.bfloat16)

@@ -15,6 +15,7 @@ ORDER = [
     {"datapath"},
     {"interp"},
     {"sim", "smt"},
+    {"quant"},                  # rounding and block-scaled quantisation, before a unit reads operands
     {"torch"},                  # a unit's arithmetic under PyTorch: through the simulators
     {"accuracy"},               # the error of a unit's results against exact sums
     {"search"},

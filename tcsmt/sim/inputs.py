@@ -8,7 +8,13 @@ ties to even; for rz, ru and rd the result is moved one step, where the
 nearest value lies on the wrong side of x, to its neighbour in the
 format's order of encodings (which is the order of values). Overflow
 follows ``Format.round_value``: infinity, or the largest finite number
-where the mode rounds toward zero; fn formats give NaN.
+where the mode rounds toward zero; fn formats give NaN, formats without
+NaN or infinity (fp6, fp4) the largest finite number. tf32 and xf32 have
+no dtype of their own: x is rounded in float64 to a multiple of the
+format's quantum at its exponent (exact: every such multiple is a
+float64) and handed back as float32 whose low 13 bits are zero. The scale
+format ue8m0 (float8_e8m0fnu: powers of two, no sign) takes positive
+values; ue4m3 is rounded as float8_e4m3fn (the unit ignores its sign bit).
 
 ``ModelledArray`` is D as a NumPy array that carries ``.model``, the
 ModelParams that computed it.
@@ -51,16 +57,15 @@ def round_array(x, fmt: Format, mode: str = "rne", name: str = "x") -> np.ndarra
     if mode not in ROUNDING_MODES:
         raise UserError(f"unknown rounding {mode!r} for {name} (known: {', '.join(ROUNDING_MODES)})")
     want = dtype_of(fmt)
-    if fmt.container_bits:
-        raise UserError(f"{name}: rounding into {fmt.name} is not supported; round into float16 or "
-                        "bfloat16, or pass float32 to a tf32 model")
     x = np.asarray(x)
-    if x.dtype == want:
+    if x.dtype == want and not fmt.storage_shift:
         return x
     try:
         xf = x.astype(np.float64)
     except (TypeError, ValueError):
         raise UserError(f"{name} has dtype {x.dtype}: pass numbers") from None
+    if fmt.storage_shift:
+        return _round_quantum(xf, fmt, mode).astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
         r = xf.astype(want)
     if mode == "rne":
@@ -68,10 +73,37 @@ def round_array(x, fmt: Format, mode: str = "rne", name: str = "x") -> np.ndarra
     return _step(xf, r, fmt, mode)
 
 
+_TO_INTEGER = {"rne": np.rint, "rz": np.trunc, "ru": np.ceil, "rd": np.floor}
+
+
+def _round_quantum(x: np.ndarray, fmt: Format, mode: str) -> np.ndarray:
+    """x rounded into fmt with ``mode``, as float64 values: x divided by the
+    quantum of its binade (2^(e - frac_bits), e no lower than emin),
+    rounded to an integer, multiplied back (all exact in float64 for a
+    format of up to 52 fraction bits); past the largest finite number,
+    infinity or that number as Format.round_value says."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        mag = np.abs(x)
+        e = np.floor(np.log2(np.where((mag > 0) & np.isfinite(mag), mag, 1.0)))
+        e = np.maximum(e, fmt.emin)
+        q = np.exp2(e - fmt.frac_bits)
+        # log2 may land one off near a power of two: keep x / q in [2^frac, 2^(frac + 1))
+        q = np.where(mag / q >= 2.0 ** (fmt.frac_bits + 1), q * 2, q)
+        q = np.where((mag / q < 2.0 ** fmt.frac_bits) & (e > fmt.emin), q / 2, q)
+        r = _TO_INTEGER[mode](x / q) * q
+        top = float(fmt.max_finite())
+        up = (r > 0) & (mode in ("rne", "ru")) | (r < 0) & (mode in ("rne", "rd"))
+        over = np.isfinite(x) & (np.abs(r) > top)
+        r = np.where(over, np.where(up, np.copysign(np.inf, r), np.copysign(top, r)), r)
+        return np.where(np.isfinite(x), r, x)
+
+
 def _step(x: np.ndarray, r: np.ndarray, fmt: Format, mode: str) -> np.ndarray:
     """r (x rounded to nearest) moved one encoding toward the side ``mode`` asks for."""
     bits = r.view(_uint(r.dtype.itemsize)).astype(np.int64)
-    top = np.int64(1) << np.int64(fmt.bits - 1)
+    # the sign bit: ue4m3 is rounded as float8_e4m3fn; ue8m0 has none
+    sign_at = fmt.bits - 1 if fmt.signed else fmt.storage_bits - 1 if fmt.container_bits else 63
+    top = np.int64(1) << np.int64(sign_at)
     sign = (bits & top) != 0
     key = np.where(sign, -(bits & (top - 1)), bits)           # encodings in the order of values
     rv = r.astype(np.float64)
@@ -84,6 +116,8 @@ def _step(x: np.ndarray, r: np.ndarray, fmt: Format, mode: str) -> np.ndarray:
     else:
         move = np.where(rv > x, -1, 0)
     move = np.where(np.isnan(x), 0, move).astype(np.int64)
+    if fmt.specials == "none":      # saturated at the largest finite number: no step past it
+        move = np.where((np.abs(rv) == float(fmt.max_finite())) & (move == np.sign(rv)), 0, move)
     key = key + move
     neg = (key < 0) | ((key == 0) & np.signbit(x))
     out = np.where(neg, top | np.abs(key), key)
