@@ -58,11 +58,12 @@ def projection(wall: float, stages: list[runner.Stage], workers: int | None) -> 
 
 def regen_run(arch: str, root: Path, workers: int) -> None:
     from tcsmt.regen import jobs as regen
+    from tcsmt.regen import plan as regen_plan
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(ROOT / "results" / arch, root / arch)
     for folder in ("compare-algorithms", "coverage"):
         shutil.copytree(ROOT / "results" / folder, root / folder)
-    plan = regen.plan_jobs([arch], None, 60.0, root)
+    plan = regen_plan.plan_jobs([arch], None, 60.0, root)
     out = regen.run_plan(plan, jobs=workers, force=True)
     bad = [o for o in out if o.status in ("failed", "lost")]
     if bad:

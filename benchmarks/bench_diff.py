@@ -38,7 +38,7 @@ import os
 import statistics
 import time
 
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
 from tcsmt.search.diff import FULL, default_k, diff_formula, run_diff
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis
@@ -78,7 +78,7 @@ def one(hyps, k, solver: str, timeout: float, ladder: bool) -> tuple[float, str]
 
 
 def bench_pair(a: str, b: str, sets: list[str], solvers: list[str], timeout: float) -> None:
-    pa, pb = resolve(a), resolve(b, overrides=sets)
+    pa, pb = choose(a), choose(b, overrides=sets)
     hyps = [Hypothesis("A", pa), Hypothesis("B", pb)]
     k = default_k(pa, pb)
     name = f"{pa.name} vs {pb.name}"

@@ -30,11 +30,11 @@ import os
 import resource
 import time
 
-from tcsmt.hardware.observations import read_observations
 from tcsmt.identify import narrow
 from tcsmt.identify.hypspace import space_for
 from tcsmt.identify.plan import committed_plan, read_plan
-from tcsmt.model.params import short_format
+from tcsmt.model.names import short_format
+from tcsmt.observed.observations import read_observations
 
 DEFAULT = ["results/hardware/H100/mma-f16-f32.json"]
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.sim import kernels
 from tcsmt.sim.batch import matmul
 from tcsmt.sim.npio import dtype_of, to_bits
@@ -98,7 +98,7 @@ def mmasim_op(case: Case, p, device: str = "cpu"):
     them (the operands converted to its tensors beforehand, not timed)."""
     import torch
 
-    from tcsmt.hardware.mmasim import operand, operation
+    from tcsmt.peer.mmasim import operand, operation
     torch.set_num_threads(kernels_threads())
     op = operation(*case.mmasim)
 
@@ -150,7 +150,7 @@ def line(label: str, products: int, first: float, best: float, cpu: float, ref: 
 
 
 def bench_case(case: Case, size: int, repeat: int, limit: int | None, have_mmasim: bool) -> None:
-    p = find_model(case.model)
+    p = choose(case.model)
     threads = kernels_threads()
     print(f"{case.label}, {size}^3 (M x N x K), {threads} cores, "
           f"load average {os.getloadavg()[0]:.1f}:")

@@ -17,7 +17,7 @@ import argparse
 import statistics
 import time
 
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.properties.registry import get_property
 from tcsmt.properties.run import hypotheses, resolve_base
 from tcsmt.search import find
@@ -52,7 +52,7 @@ def pair_query(prop_name, arch, formats, pair, solver, timeout):
 
 
 def carry_query(arch, formats, carry, solver, timeout):
-    base = find_model(arch, formats)
+    base = choose(arch, formats)
     t0 = time.monotonic()
     out = _witness(base, base.block_size, carry, Domain(), solver, timeout)
     return time.monotonic() - t0, out.verdict
@@ -90,7 +90,7 @@ def main():
     print("carry-bit proofs (tcsmt prove carry-bits, portfolio, UNSAT cross-checked by a second solver, "
           "witness for one bit fewer replayed)")
     for arch, formats in PROOFS:
-        base = find_model(arch, formats)
+        base = choose(arch, formats)
         t0 = time.monotonic()
         doc = prove_carry_bits(base, "portfolio", args.timeout)
         print(f"  {base.name:24} block {base.block_size:3}: {doc['query']['fewest']} carry bits, "

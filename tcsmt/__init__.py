@@ -13,8 +13,9 @@ prints (tcsmt.api): ``tcsmt.diff``, ``tcsmt.find``, ``tcsmt.check``, ``tcsmt.cov
 tcsmt.models, tcsmt.properties and tcsmt.regen are packages of their own).
 """
 
-from tcsmt.model.catalogue import all_models, find_model  # noqa: E402
-from tcsmt.model.params import ModelParams, load_model  # noqa: E402
+from tcsmt.model.catalogue import all_models, load_model  # noqa: E402
+from tcsmt.model.choose import choose as find_model  # noqa: E402
+from tcsmt.model.params import ModelParams  # noqa: E402
 from tcsmt.sim.dot import Result, dot, model  # noqa: E402
 from tcsmt.version import __version__  # noqa: E402,F401
 

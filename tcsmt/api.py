@@ -23,8 +23,10 @@ from pathlib import Path
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
-from tcsmt.model.catalogue import resolve, select_models
-from tcsmt.model.params import ModelParams, apply_overrides
+from tcsmt.model.catalogue import select_models
+from tcsmt.model.choose import choose
+from tcsmt.model.overrides import apply_overrides
+from tcsmt.model.params import ModelParams
 from tcsmt.smt.service import DEFAULT_TIMEOUT
 
 # ---------------------------------------------------------------------------
@@ -76,7 +78,7 @@ def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "a
     conformance --json`` writes ({"summary": {"rows", "judged", "matched",
     "not_judged": {why: rows}...}, "folders": [{"device", "folder",
     "output", "model", "rows", "matched", "judged", "mismatches", "notes"...}]})."""
-    from tcsmt.hardware import conformance as cf
+    from tcsmt.judge import conformance as cf
     reports = cf.run(folder, arch, engine, limit)
     return {"schema": "tcsmt-conformance/2", "summary": cf.summary(reports),
             "folders": [dict(r.__dict__) for r in reports]}
@@ -104,7 +106,7 @@ def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, 
     tcsmt.sim.batch.matmul), without ``.model``."""
     import numpy as np
 
-    from tcsmt.sim import batch
+    from tcsmt.sim import batch, chunked
     from tcsmt.sim.inputs import round_array, with_model
     from tcsmt.sim.npio import dtype_of
     if model is not None and arch is not None:
@@ -112,7 +114,7 @@ def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, 
     spec = model if arch is None else arch
     if spec is None:
         raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
-    lazy = any(batch.is_dask(x) for x in (A, B, C))       # dask arrays stay dask arrays
+    lazy = any(chunked.is_dask(x) for x in (A, B, C))     # dask arrays stay dask arrays
     if not lazy:
         A, B = np.asarray(A), np.asarray(B)
     p = matmul_model(spec, formats, overrides, A, B, C, round_inputs)
@@ -125,8 +127,13 @@ def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, 
             raise UserError("round_inputs is not taken with dask arrays: round A and B first")
         A, B, C = (round_array(x, f, round_inputs, n) for x, f, n in ((A, p.fin, "A"), (B, p.fb, "B"),
                                                                       (C, p.fc, "C")))
-    D = batch.matmul(A, B, C if lazy else np.asarray(C), arch=p, backend=backend, progress=progress, **kw)
-    return D if lazy else with_model(D, p)
+    if lazy:
+        batch.check_shapes(A, B, C)
+        batch.check_supported(p, A.shape[1])
+        return chunked.matmul_dask(A, B, C, p, backend, kw.get("scale_a"), kw.get("scale_b"),
+                                   max_memory=kw.get("max_memory") or chunked.TASK_MEMORY)
+    D = batch.matmul(A, B, np.asarray(C), arch=p, backend=backend, progress=progress, **kw)
+    return with_model(D, p)
 
 
 def matmul_model(spec, formats, overrides, A, B, C=None, round_inputs: str | None = None) -> ModelParams:
@@ -135,12 +142,12 @@ def matmul_model(spec, formats, overrides, A, B, C=None, round_inputs: str | Non
     a bare architecture or a narrower model."""
     import numpy as np
 
-    from tcsmt.sim.dot import model as resolve_model
-    from tcsmt.sim.npio import _is_model_spec, dtype_of, model_for_arrays
+    from tcsmt.model.choose import choose, is_architecture
+    from tcsmt.sim.npio import dtype_of, model_for_arrays
     wide = lambda x: x.dtype in (np.float32, np.float64)  # noqa: E731
-    bare = isinstance(spec, str) and formats is None and not _is_model_spec(spec)
+    bare = isinstance(spec, str) and formats is None and is_architecture(spec)
     if round_inputs or (bare and (wide(A) or wide(B))):
-        p = resolve_model(spec, formats, list(overrides or []))
+        p = choose(spec, formats, list(overrides or []))
         if round_inputs:
             return p
         raise UserError(f"A and B are {A.dtype}; {spec}'s default model {p.name} reads {p.in_format}: "
@@ -191,7 +198,7 @@ def _comparison_params(models, formats, sets) -> list[ModelParams]:
     """Each model's record; without ``formats``, a reference model (exact,
     fma-chain...) takes the formats of the first model that is not one."""
     from tcsmt.model.reference import is_reference, reference_like
-    params = [resolve(m, formats, s) for m, s in zip(models, sets)]
+    params = [choose(m, formats, s) for m, s in zip(models, sets)]
     hardware = next((p for m, p in zip(models, params) if not is_reference(m)), None)
     if formats or hardware is None:
         return params
@@ -221,7 +228,7 @@ def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=
     by default); ``emit_smt2`` gets the SMT-LIB text of the question (some
     pair differs) before solving. No answer in time is a UserError."""
     from tcsmt.fileio import write_text_atomic
-    from tcsmt.hardware.validated import outside_notes
+    from tcsmt.observed.validated import outside_notes
     from tcsmt.report.documents import diff_document
     from tcsmt.search import separation as sep
     from tcsmt.search.diff import default_k, diff_models
@@ -303,7 +310,7 @@ def prove_carry_bits(arch: str, *, formats: str | None = None, overrides=(),
     with the replayed witness that one fewer is not enough."""
     from tcsmt.report.documents import carry_proof_document, prior_vectors
     from tcsmt.search.prove import prove_carry_bits as prove
-    base = resolve(arch, formats, list(overrides))
+    base = choose(arch, formats, list(overrides))
     old = prior_vectors(prior) if prior else []
     proof = prove(base, solver, timeout, cross_check, old[0] if old else None)
     return carry_proof_document(proof, _command(command))
@@ -341,7 +348,7 @@ def check(source: str | Path, models=(), *, overrides=(), show: int = 3,
     architectures or model files (one, or a list); none: the architecture
     of the observations' device. Each model's ``matched``/``rows`` and its
     first ``show`` mismatches, explained stage by stage."""
-    from tcsmt.hardware.check import check as run
+    from tcsmt.judge.check import check as run
     models = [models] if isinstance(models, (str, Path)) else list(models)
     return run(source, [str(m) for m in models], list(overrides), show, limit)
 
@@ -378,7 +385,8 @@ def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
     "counts": {status: n}}. ``progress(name, done,
     total)`` is called as queries finish."""
     from tcsmt.regen import jobs as rg
-    plan = rg.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
+    from tcsmt.regen import plan as regen_plan
+    plan = regen_plan.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
     outcomes = sorted(rg.run_plan(plan, jobs, force, progress), key=lambda o: o.name)
     counts: dict[str, int] = {}
     for o in outcomes:

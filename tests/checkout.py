@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tcsmt.hardware import recorded
+from tcsmt.observed import recorded
 
 ROOT = Path(__file__).resolve().parent.parent
 HWDATA = ROOT / "data" / "hwdata"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from tcsmt import matmul
-from tcsmt.hardware.mmasim import operation
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import Format
+from tcsmt.peer.mmasim import operation
 from tcsmt.sim.npio import from_bits
 
 pytestmark = pytest.mark.mmasim
@@ -82,7 +82,7 @@ def is_nan(bits: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("name,arch,shape,nan_class", JUDGED, ids=[j[0] for j in JUDGED])
 def test_gemm_128x128x256_equals_mmasim(name, arch, shape, nan_class):
-    p = find_model(name)
+    p = choose(name)
     op = operation("MFMA", arch, shape)
     A, B, C = operands(p, seed=14)
     D = matmul(A, B, C, model=p)

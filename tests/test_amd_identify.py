@@ -13,7 +13,7 @@ from tcsmt.identify.plan import build_plan, committed_plan, read_plan
 from tcsmt.identify.report import projection
 from tcsmt.identify.simdevice import run_sim
 from tcsmt.identify.space import Space, default_space, load_space, neutral_base
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 
 _PLANS: dict = {}
 
@@ -88,7 +88,7 @@ def test_no_prove_never_says_recovered_for_a_device_off_its_class(tmp_path):
     plan's tree to a class; without a proof that is not a recovery."""
     (tmp_path / "small.toml").write_text(SMALL)
     plan = build_plan(single(load_space(tmp_path / "small.toml")), pool_size=600, solver_budget=0)
-    dev = find_model("hopper-fp16-fp32").replace(subnormals="flush_inputs", name="flushing")
+    dev = choose("hopper-fp16-fp32").replace(subnormals="flush_inputs", name="flushing")
     rec = run_sim(dev, None, plan, prove=False)
     assert "cls" in rec, rec                       # the walk reaches a class
     assert not rec["projection_in_class"]
@@ -106,12 +106,12 @@ def test_projection_is_the_closest_part_not_the_one_with_fewest_axes():
                               product_overflow="inf"),
                  {"block_size": [4, 8], "final_rounding": ["rz", "rne"]}, name="c-late")
     space = HypSpace([default_space("fp16:fp32"), late])
-    idx, outside = projection(space, find_model("cdna2-fp16-fp32"))
+    idx, outside = projection(space, choose("cdna2-fp16-fp32"))
     assert idx is None
     assert "subnormals" in outside and "add_order" in outside
     assert "align_rounding" not in outside and "normalisation" not in outside
     assert "c_placement" not in outside
-    idx, outside = projection(space, find_model("cdna3-fp16-fp32"))
+    idx, outside = projection(space, choose("cdna3-fp16-fp32"))
     assert space.models()[idx].name.startswith("c-late:") and outside == []
 
 

@@ -1,5 +1,5 @@
 """The AMD models against MMA-Sim (Xie et al., arXiv 2511.10909): every
-MFMA configuration of tcsmt.hardware.mmasim.PAIRS on a slice of the
+MFMA configuration of tcsmt.peer.mmasim.PAIRS on a slice of the
 agreement run (`tcsmt agreement cdna1 cdna2 cdna3` runs 100 000 vectors
 each), and every AMD model's parameters against those MMA-Sim's
 mmasim/amd/sim.py gives its instruction.
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from tcsmt.hardware import agreement
-from tcsmt.hardware.mmasim import PAIRS, operation
-from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.catalogue import all_models
+from tcsmt.model.choose import choose
+from tcsmt.peer import agreement
+from tcsmt.peer.mmasim import PAIRS, operation
 from tcsmt.sim.batch import supported
 
 pytestmark = pytest.mark.mmasim
@@ -38,7 +39,7 @@ def test_every_amd_configuration_agrees(row):
     NaN compared as a class where MMA-Sim computes in the host's float
     arithmetic (the FMA chains, CDNA1's binary64 sums, CDNA2's binary32
     steps)."""
-    n = SLICE if supported(find_model(row[0])) else 40
+    n = SLICE if supported(choose(row[0])) else 40
     res = agreement.compare(row, n, seed=2)
     assert res["vectors"] == n
     assert res["reasons"].get("unexplained", 0) == 0, res["examples"][:3]
@@ -61,7 +62,7 @@ TYPES = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "f
 
 @pytest.mark.parametrize("row", AMD, ids=lambda r: f"{r[0]}:{r[3]}")
 def test_the_amd_model_has_mmasims_parameters(row):
-    p = find_model(row[0])
+    p = choose(row[0])
     op = operation(*row[1:])
     a = op.arithmetic_op
     kind = type(a).__name__
@@ -87,10 +88,10 @@ def test_fp32_fma_chains_run_batched_and_equal_the_scalar_simulator(name):
     in the alignment's one-shift form; its two-way form keeps every word
     within 64 bits, so the batch simulator runs the FMA chains and gives the
     scalar simulator's bits (random rows with specials and cancellations)."""
-    from tcsmt.hardware.random_rows import random_rows
+    from tcsmt.observed.random_rows import random_rows
     from tcsmt.sim.batch import dot_batch
     from tcsmt.sim.dot import dot_bits
-    p = find_model(name)
+    p = choose(name)
     assert supported(p)
     rows = random_rows(p, 4, 400, seed=3)
     got = dot_batch(p, rows.a, rows.b, rows.c)

@@ -3,7 +3,7 @@ the recorded GPU outputs, and itself under every way of running it.
 
 - Recorded data: for every shipped model with a data folder, the batch
   outputs equal the recorded d on every row (except the known problems of
-  data/hwdata/README.md, applied by tcsmt.hardware.recorded's rules) and the scalar
+  data/hwdata/README.md, applied by tcsmt.observed.recorded's rules) and the scalar
   outputs on a sample of rows (all rows in the slow test).
 - Generated rows (tests/batch_cases.py) for every shipped model: batch and
   scalar agree bit for bit.
@@ -26,12 +26,13 @@ from checkout import read as recording
 from model_sample import MODELS as SAMPLE
 
 from tcsmt.errors import UserError
-from tcsmt.hardware import conformance
-from tcsmt.hardware import recorded as hwdata
-from tcsmt.hardware.random_rows import random_rows
 from tcsmt.interp import trace as interp_trace
-from tcsmt.model.catalogue import all_models, arch_for_device, find_model
+from tcsmt.judge import conformance
+from tcsmt.model.catalogue import all_models, arch_for_device
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import get_format
+from tcsmt.observed import recorded as hwdata
+from tcsmt.observed.random_rows import random_rows
 from tcsmt.sim import batch
 from tcsmt.sim.batch import dot_batch, matmul, supported
 from tcsmt.sim.dot import dot_bits, model
@@ -51,7 +52,7 @@ def scalar(p, a, b, c, sa=None, sb=None) -> np.ndarray:
 
 def generated(p, n: int, k: int, seed: int):
     """Rows of tests/batch_cases.py; for models with their own b format or
-    scales, tcsmt.hardware.random_rows' (every format, scales included)."""
+    scales, tcsmt.observed.random_rows' (every format, scales included)."""
     if p.scale_format is None and p.fb.name == p.fin.name:
         return (*rows(p, n, k, seed), None, None)
     r = random_rows(p, k, n, seed)
@@ -147,7 +148,7 @@ def test_generated_rows_many(p):
 def test_generated_rows_reach_their_corners():
     """The generator's rows are what they claim: subnormal results, ties of
     fp16 outputs, infinities and NaNs all occur."""
-    p = find_model("ampere-fp16-fp16")
+    p = choose("ampere-fp16-fp16")
     a, b, c = rows(p, 8 * len(KINDS), p.block_size, seed=3)
     d = dot_batch(p, a, b, c)
     kinds = {p.fout.classify(int(x)) for x in d}
@@ -169,7 +170,7 @@ def test_generated_rows_reach_their_corners():
 @pytest.mark.parametrize("name", ["volta-fp16-fp16", "hopper-fp16-fp32", "hopper-e4m3-fp32",
                                   "cdna3-bf16-fp32", "blackwell-e4m3-fp32-mma"])
 def test_recorded_program_equals_direct_run(name, monkeypatch):
-    p = find_model(name)
+    p = choose(name)
     a, b, c = rows(p, 48, 2 * p.block_size + 1, seed=11)
     direct = dot_batch(p, a, b, c, engine="direct")
     assert np.array_equal(dot_batch(p, a, b, c, engine="replay"), direct)
@@ -185,13 +186,13 @@ def test_models_wider_than_64_bits_are_refused():
         z = np.zeros((2, 3), dtype=np.uint64)
         with pytest.raises(UserError, match=rf"{p.name}.*at most 64 bits"):
             dot_batch(p, z, z, np.zeros(2, dtype=np.uint64))
-    p = find_model("ampere-fp64")
+    p = choose("ampere-fp64")
     with pytest.raises(UserError, match="ampere-fp64.*64 bits"):
         matmul(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)), arch=p)
 
 
 def test_dot_batch_input_errors():
-    p = find_model("hopper-fp16-fp32")
+    p = choose("hopper-fp16-fp32")
     z = np.zeros((3, 4), dtype=np.uint64)
     with pytest.raises(UserError, match="bit pattern"):
         dot_batch(p, z + 0x10000, z, np.zeros(3, dtype=np.uint64))
@@ -231,7 +232,7 @@ def rand(shape, dtype, seed, scale=1.0):
     ("cdna3", np.float16, np.float32, "cdna3-fp16-fp32"),
 ])
 def test_matmul_chooses_the_model_by_dtype_and_chains_along_k(arch, dtype, c_dtype, want):
-    p = find_model(want)
+    p = choose(want)
     m, k, n = 3, 2 * p.block_size + 3, 4
     A, B, C = rand((m, k), dtype, 1), rand((k, n), dtype, 2), rand((m, n), c_dtype, 3)
     D = matmul(A, B, C, arch=arch)
@@ -241,7 +242,7 @@ def test_matmul_chooses_the_model_by_dtype_and_chains_along_k(arch, dtype, c_dty
 
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (1, 17, 1), (5, 1, 3), (2, 33, 1), (1, 8, 9)])
 def test_matmul_shapes(m, k, n):
-    p = find_model("hopper-fp16-fp32")
+    p = choose("hopper-fp16-fp32")
     A, B, C = rand((m, k), np.float16, m), rand((k, n), np.float16, k), rand((m, n), np.float32, n)
     scalar_matmul_check(p, A, B, C, matmul(A, B, C, arch="hopper"))
 
@@ -249,7 +250,7 @@ def test_matmul_shapes(m, k, n):
 def test_matmul_tiles_give_the_same_result():
     A, B, C = rand((37, 40), np.float16, 1), rand((40, 29), np.float16, 2), rand((37, 29), np.float32, 3)
     whole = matmul(A, B, C, arch="ampere")
-    small = matmul(A, B, C, arch="ampere", max_memory=3 * batch.bytes_per_sample(find_model("ampere"), 40))
+    small = matmul(A, B, C, arch="ampere", max_memory=3 * batch.bytes_per_sample(choose("ampere"), 40))
     direct = matmul(A, B, C, arch="ampere", engine="direct", max_memory=200_000)
     assert np.array_equal(whole.view(np.uint32), small.view(np.uint32))
     assert np.array_equal(whole.view(np.uint32), direct.view(np.uint32))
@@ -271,7 +272,7 @@ def test_matmul_reads_tf32_as_the_top_19_bits():
     assert not np.array_equal(A, A_cut)
     D = matmul(A, B, C, arch="ampere")
     assert np.array_equal(D.view(np.uint32), matmul(A_cut, B_cut, C, arch="ampere").view(np.uint32))
-    scalar_matmul_check(find_model("ampere-tf32-fp32"), A_cut, B_cut, C, D)
+    scalar_matmul_check(choose("ampere-tf32-fp32"), A_cut, B_cut, C, D)
 
 
 def test_matmul_errors():
@@ -317,4 +318,4 @@ def test_matmul_1024_cubed_peak_memory():
     tracemalloc.stop()
     print(f"1024^3 hopper fp16 GEMM: peak of traced allocations {peak / 2**20:.0f} MiB")
     assert peak < batch.DEFAULT_MEMORY + 64 * 2**20
-    scalar_matmul_check(find_model("hopper-fp16-fp32"), A, B, C, D, cells=[(0, 0), (511, 7), (1023, 1023)])
+    scalar_matmul_check(choose("hopper-fp16-fp32"), A, B, C, D, cells=[(0, 0), (511, 7), (1023, 1023)])

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from test_probe_programs import _host_run, _nvcc
 
-from tcsmt.hardware.calibration import calibration_vectors
-from tcsmt.hardware.harness import program, write_probe
-from tcsmt.hardware.vectors import read_vectors
 from tcsmt.model.formats import get_format
+from tcsmt.observed.vectors import read_vectors
+from tcsmt.probes.calibration import calibration_vectors
+from tcsmt.probes.harness import program, write_probe
 from tcsmt.report import results
 
 FOLDER = Path(__file__).resolve().parent.parent / "results" / "blackwell-readings"

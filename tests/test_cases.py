@@ -21,9 +21,9 @@ from tcsmt.cases import compare as cp
 from tcsmt.cases import coverage as cv
 from tcsmt.errors import UserError, WitnessError
 from tcsmt.interp.ints import INT
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 
-VOLTA = find_model("volta", "fp16:fp32")
+VOLTA = choose("volta", "fp16:fp32")
 
 
 def f32(x) -> int:
@@ -163,7 +163,7 @@ def test_cli_compare_algorithms_errors():
     with pytest.raises(UserError, match="unknown architecture"):
         cp.arch_model("pascal")
     with pytest.raises(ValueError, match="not an fp16-input, fp32-accumulate model"):
-        al.setup(find_model("hopper", "e4m3:fp32"))
+        al.setup(choose("hopper", "e4m3:fp32"))
 
 
 @pytest.mark.slow
@@ -245,8 +245,8 @@ def test_unknown_suite_and_property():
 
 
 def test_regen_plans_the_case_studies(tmp_path):
-    from tcsmt.regen import jobs as regen
-    plan = regen.plan_jobs(["volta"], None, 60.0, tmp_path)
+    from tcsmt.regen import plan as regen_plan
+    plan = regen_plan.plan_jobs(["volta"], None, 60.0, tmp_path)
     names = {j.name for j in plan.jobs}
     assert {"compare-algorithms/volta-k4", "compare-algorithms/volta-k4-reproduce",
             "coverage/fasi-v100"} <= names

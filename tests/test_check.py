@@ -1,7 +1,7 @@
 """tcsmt check: observations, recorded folders and result files against models.
 
 The observations are our own H100 runs (results/hardware/H100) and the
-recorded data (data/hwdata); the scalar interpreter (tcsmt.hardware.observations.compare)
+recorded data (data/hwdata); the scalar interpreter (tcsmt.observed.observations.compare)
 is the independent count the batch simulator's is checked against.
 """
 
@@ -15,8 +15,8 @@ from cli_run import run
 
 import tcsmt
 from tcsmt.errors import UserError
-from tcsmt.hardware.check import check, load_rows
-from tcsmt.hardware.observations import compare, read_observations
+from tcsmt.judge.check import check, load_rows
+from tcsmt.observed.observations import compare, read_observations
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "results" / "hardware" / "H100"

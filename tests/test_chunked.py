@@ -13,7 +13,8 @@ da = pytest.importorskip("dask.array")
 from tcsmt import matmul  # noqa: E402
 from tcsmt.datapath import split_step  # noqa: E402
 from tcsmt.errors import UserError  # noqa: E402
-from tcsmt.model.catalogue import all_models, find_model  # noqa: E402
+from tcsmt.model.catalogue import all_models  # noqa: E402
+from tcsmt.model.choose import choose  # noqa: E402
 from tcsmt.sim import chunked  # noqa: E402
 from tcsmt.sim.batch import supported  # noqa: E402
 from tcsmt.sim.dot import dot_bits  # noqa: E402
@@ -46,7 +47,7 @@ def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
 def test_a_cut_dot_product_chains_through_its_result(name):
     """The datapath's own claim, scalar: a dot product cut at split_step
     multiples, each part's d the next part's c, gives the bits of the whole."""
-    p = find_model(name)
+    p = choose(name)
     step = split_step(p)
     rng = np.random.default_rng(3)
     k = 3 * step + step // 2
@@ -61,16 +62,16 @@ def test_a_cut_dot_product_chains_through_its_result(name):
 
 
 def test_k_parts_cut_at_the_step():
-    p = find_model("ampere-fp16-fp32")                 # blocks of 8
+    p = choose("ampere-fp16-fp32")                 # blocks of 8
     assert chunked.k_parts(p, 100, 20) == [(0, 16), (16, 32), (32, 48), (48, 64), (64, 80), (80, 96),
                                           (96, 100)]
     assert chunked.k_parts(p, 100, 3) == [(k0, min(100, k0 + 8)) for k0 in range(0, 100, 8)]
-    assert chunked.k_parts(find_model("hopper-e4m3-fp32"), 100, 20) == [(0, 100)]
+    assert chunked.k_parts(choose("hopper-e4m3-fp32"), 100, 20) == [(0, 100)]
 
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_dask_arrays_give_the_bits_of_numpy_arrays(name):
-    p = find_model(name)
+    p = choose(name)
     A, B, C = operands(p, 37, 90, 29)
     want = matmul(A, B, C, arch=p, backend="numpy")
     D = matmul(da.from_array(A, chunks=(16, 40)), da.from_array(B, chunks=(40, 7)), C, arch=p,
@@ -83,7 +84,7 @@ def test_dask_arrays_give_the_bits_of_numpy_arrays(name):
 
 
 def test_dask_input_errors_are_one_line():
-    p = find_model("ampere-fp16-fp32")
+    p = choose("ampere-fp16-fp32")
     A, B, C = operands(p, 4, 8, 3)
     with pytest.raises(UserError, match="A's columns must equal B's rows"):
         matmul(da.from_array(A), da.from_array(B[:5]), C, arch=p)
@@ -94,7 +95,7 @@ def test_dask_input_errors_are_one_line():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [m.name for m in MODELS])
 def test_every_model_on_dask_arrays(name):
-    p = find_model(name)
+    p = choose(name)
     A, B, C = operands(p, 33, 150, 17, seed=5)
     got = chunked.matmul_dask(A, B, C, p, "numpy", tile=(16, 16), k_part=40).compute(scheduler="sync")
     assert same_bits(got, matmul(A, B, C, arch=p, backend="numpy"))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from cli_run import script, tcsmt
 
-from tcsmt.model.params import load_model
+from tcsmt.model.catalogue import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "models").glob("*.toml"))

@@ -20,7 +20,7 @@ from tcsmt import all_models, datapath, model
 from tcsmt.datapath import bv
 from tcsmt.errors import ModelFileError
 from tcsmt.interp.ints import INT, DataBranchError
-from tcsmt.model.params import CHOICES
+from tcsmt.model.choices import CHOICES
 from tcsmt.sim.dot import dot_bits, explain
 
 I = INT

@@ -10,8 +10,8 @@ import json
 from cli_run import run
 
 from tcsmt import api
-from tcsmt.hardware.validated import outside_notes
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
+from tcsmt.observed.validated import outside_notes
 from tcsmt.report import results
 from tcsmt.search.domain import make_domain
 from tcsmt.search.varied import avoiding
@@ -74,10 +74,10 @@ def test_the_same_model_twice_gets_unique_ids():
 
 
 def test_outside_the_validated_inputs_is_noted():
-    fp8 = resolve("hopper-e4m3-fp32")
+    fp8 = choose("hopper-e4m3-fp32")
     one = {"hex": "0x38", "decimal": "1"}
     vec = lambda c: {"a": [one], "b": [one], "c": {"hex": "", "decimal": c}}  # noqa: E731
-    notes = outside_notes([fp8, resolve("hopper-e4m3-fp32-mma")], [vec("0"), vec("2")])
+    notes = outside_notes([fp8, choose("hopper-e4m3-fp32-mma")], [vec("0"), vec("2")])
     assert len(notes) == 1 and "hopper-e4m3-fp32 " in notes[0] and "--c-sign zero" in notes[0]
     assert "vector(s) 1 " in notes[0]
     assert outside_notes([fp8], [vec("0"), vec("-0")]) == []
@@ -92,7 +92,7 @@ def test_the_note_reaches_the_document():
 
 
 def test_avoiding_leaves_out_the_earlier_vectors():
-    p = resolve("volta")
+    p = choose("volta")
     v = Vector((0x3C00,), (0x3C00,), 0)
     d = avoiding(make_domain(), [v], c_too=True)
     assert not d.contains(p.fin, p.fc, [0x3C00], [0x3C00], 0x3F800000)      # same products

@@ -30,7 +30,7 @@ from tcsmt.datapath import bv
 from tcsmt.datapath.exact import register_bits
 from tcsmt.datapath.register import specials
 from tcsmt.datapath.terms import Fixed
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import Format, get_format
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import dot_bits
@@ -42,7 +42,7 @@ MODES = ("rne", "rz", "ru", "rd")
 
 
 def exact_model(fin: str, block: int, mode: str = "rne", fout: str = "float32", fc: str = "float32"):
-    return find_model("ampere-fp16-fp32").replace(
+    return choose("ampere-fp16-fp32").replace(
         name=f"exact-{fin}-{fout}-{mode}", in_format=fin, c_format=fc, out_format=fout,
         block_size=block, align_rounding="exact", final_rounding=mode, carry_bits=None,
         min_exponent=None, overflow="ieee", zero_sign="ieee", product_overflow="keep")

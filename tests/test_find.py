@@ -20,7 +20,7 @@ import pytest
 from cli_run import script, tcsmt
 
 from tcsmt.model.formats import get_format
-from tcsmt.model.params import params_from_dict
+from tcsmt.model.load import params_from_dict
 from tcsmt.sim.dot import Result, dot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,13 +323,14 @@ def test_regen_plans_the_models_beside_the_architectures(tmp_path):
     """A model named (not an architecture) has its files under its own name,
     and a property that does not apply to it says why in its own words."""
     from tcsmt.regen import jobs as regen_jobs
-    plan = regen_jobs.plan_jobs(["blackwell-e2m1-fp32"], ["align-bits", "exact-accumulation"],
+    from tcsmt.regen import plan as regen_plan
+    plan = regen_plan.plan_jobs(["blackwell-e2m1-fp32"], ["align-bits", "exact-accumulation"],
                                 30.0, tmp_path)
     assert [j.path.relative_to(tmp_path).as_posix() for j in plan.jobs] == \
         ["blackwell-e2m1-fp32/align-bits.json"]
     [skipped] = plan.skipped
     assert skipped.name == "blackwell-e2m1-fp32/exact-accumulation" and "fp16 output" in skipped.note
-    everything = regen_jobs.plan_jobs(None, ["carry-bits-proof"], 30.0, tmp_path)
+    everything = regen_plan.plan_jobs(None, ["carry-bits-proof"], 30.0, tmp_path)
     named = {j.name.split("/")[0] for j in everything.jobs}
     assert set(regen_jobs.MODELS) <= named and "blackwell" in named
 

@@ -16,7 +16,12 @@ import pytest
 from checkout import hwdata_dir
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.harness import (
+from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.nvidia import DEFAULTS
+from tcsmt.instructions.table import choose_instruction, instruction_by_name
+from tcsmt.model.formats import get_format
+from tcsmt.observed.observations import compare, parse_observations, read_observations
+from tcsmt.probes.harness import (
     observations_from_hwdata,
     parse_vectors,
     random_vectors,
@@ -24,11 +29,7 @@ from tcsmt.hardware.harness import (
     simulated_observations,
     write_probe,
 )
-from tcsmt.hardware.instructions import Instruction, choose_instruction, instruction_by_name
-from tcsmt.hardware.nvidia import DEFAULTS
-from tcsmt.hardware.observations import compare, parse_observations, read_observations
-from tcsmt.hardware.program import MAIN
-from tcsmt.model.formats import get_format
+from tcsmt.probes.program import MAIN
 from tcsmt.sim.dot import dot_bits, model
 
 ROOT = Path(__file__).resolve().parent.parent

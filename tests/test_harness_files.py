@@ -16,11 +16,11 @@ from cli_run import run
 from test_probe_programs import _host_run
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.calibration import calibration_vectors
-from tcsmt.hardware.harness import add_model_hypothesis
-from tcsmt.hardware.instructions import instruction_by_name
-from tcsmt.hardware.vectors import read_vectors
+from tcsmt.instructions.table import instruction_by_name
 from tcsmt.model.formats import get_format
+from tcsmt.observed.vectors import read_vectors
+from tcsmt.probes.calibration import calibration_vectors
+from tcsmt.probes.harness import add_model_hypothesis
 from tcsmt.sim.dot import dot_bits, model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +142,7 @@ def test_shipped_plan_is_found_after_a_plain_install(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     "--no-build-isolation", "--target", str(target), str(ROOT)],
                    check=True, capture_output=True, timeout=900)
-    code = ("from tcsmt.hardware.vectors import read_vectors; import tcsmt; "
+    code = ("from tcsmt.observed.vectors import read_vectors; import tcsmt; "
             "print(len(read_vectors('fp16-fp32').vectors), tcsmt.__file__)")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}, timeout=300)

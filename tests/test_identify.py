@@ -16,9 +16,6 @@ import pytest
 
 from tcsmt.cli.main import main
 from tcsmt.errors import UserError
-from tcsmt.hardware.harness import observations_from_hwdata, read_vectors, simulated_observations
-from tcsmt.hardware.observations import parse_observations
-from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import identification_space, single, space_for
 from tcsmt.identify.narrow import identify
 from tcsmt.identify.plan import build_plan, committed_plan, read_plan, write_plan
@@ -26,10 +23,14 @@ from tcsmt.identify.plantree import leaves
 from tcsmt.identify.report import projection
 from tcsmt.identify.simdevice import run_sim
 from tcsmt.identify.space import load_space
-from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.catalogue import all_models, load_model
+from tcsmt.model.choose import choose
 from tcsmt.model.modelfile import KEY_ORDER
-from tcsmt.model.params import LATER_DEFAULTS, load_model
+from tcsmt.model.params import LATER_DEFAULTS
+from tcsmt.observed.observations import parse_observations
+from tcsmt.probes.harness import observations_from_hwdata, read_vectors, simulated_observations
 from tcsmt.sim.batch import dot_batch
+from tcsmt.sim.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 HWDATA = ROOT / "data" / "hwdata"
@@ -201,7 +202,7 @@ def test_simulated_probe_output_identifies_with_the_committed_plan(tmp_path, cap
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["verdict"] == "identified", out
     plan = fp16_plan
-    idx, _ = projection(plan.space, find_model("ampere-fp16-fp32"))
+    idx, _ = projection(plan.space, choose("ampere-fp16-fp32"))
     assert plan.models()[idx].name in rep["consistent"]["names"] or rep["consistent"]["hypotheses"] > 40
     assert rep["consistent"]["parameters"]["block_size"] == [8]
     assert rep["plan_rows_walked"] >= 1
@@ -215,7 +216,7 @@ def test_simulated_probe_output_identifies_with_the_committed_plan(tmp_path, cap
 def test_sim_recovers_every_default_model(arch, fp16_plan):
     """The loop ends in the class that holds the model's values on the
     space's axes (the proof that the class is the model is slow, below)."""
-    p = find_model(arch)
+    p = choose(arch)
     plan = fp16_plan
     rec = run_sim(arch, None, plan, prove=False)
     assert rec["runs"] <= plan.stats["worst_case_runs"]
@@ -227,7 +228,7 @@ def test_sim_recovers_every_default_model(arch, fp16_plan):
 
 
 def test_sim_recovers_cdna3_in_the_late_c_part(fp16_plan):
-    p = find_model("cdna3")
+    p = choose("cdna3")
     plan = fp16_plan
     rec = run_sim("cdna3", None, plan, prove=False)
     assert rec["outside_the_space"] == {} and rec["projection_in_class"], rec
@@ -240,7 +241,7 @@ def test_sim_device_outside_the_space_is_named(small):
     aligned terms): the loop stops at the run whose output no branch holds
     and names the closest outputs."""
     _, plan = small
-    dev = find_model("hopper-fp16-fp32").replace(align_rounding="rne", name="odd")
+    dev = choose("hopper-fp16-fp32").replace(align_rounding="rne", name="odd")
     rec = run_sim(dev, None, plan, prove=False)
     assert rec["verdict"] == "outside the space", rec
     assert rec["failure"]["closest"] and rec["outside_the_space"] == {"align_rounding": "rne"}
@@ -282,7 +283,7 @@ def test_floor_lemma_finds_a_floor_that_acts():
     point of small products."""
     from tcsmt.identify.lemmas import floor_lemma
     from tcsmt.identify.plan import plan_domain
-    p = find_model("ampere").replace(min_exponent=-20)
+    p = choose("ampere").replace(min_exponent=-20)
     assert floor_lemma(p, 16, plan_domain(p.fin, p.fout), 60)["verdict"] == "sat"
 
 
@@ -353,8 +354,8 @@ def test_a_wrong_observation_names_the_row_and_the_closest(small, tmp_path, caps
 def test_observations_off_the_plan_are_evaluated(small):
     """Rows that are not plan vectors: every hypothesis is run on them."""
     _, plan = small
-    p = find_model("hopper-fp16-fp32")
-    from tcsmt.hardware.harness import random_vectors
+    p = choose("hopper-fp16-fp32")
+    from tcsmt.probes.harness import random_vectors
     vec = random_vectors({"in": "float16", "c": "float32", "out": "float32"}, 16, 40, 9)
     rows = []
     for n, v in enumerate(vec["vectors"]):
@@ -384,7 +385,7 @@ def test_bad_shapes_are_one_line_errors(small, tmp_path, capsys):
         row["d"] = row["d"]
     bad.write_text(json.dumps(data))
     with pytest.raises(UserError, match="the observations are bfloat16"):
-        from tcsmt.hardware.observations import read_observations
+        from tcsmt.observed.observations import read_observations
         identify(read_observations(bad), read_plan(path).space, read_plan(path))
     code, out = run_cli(capsys, "identify", "--device", "gpu0")
     assert code == 2 and "sim:ARCH" in out
@@ -400,7 +401,7 @@ def test_recorded_folder_narrows_to_a_set_with_the_shipped_model(tmp_path):
     space = single(load_space(space_file))
     obs = parse_observations(observations_from_hwdata(HWDATA / "A100" / "fp16", limit=300))
     res = identify(obs, space, None)
-    idx, outside = projection(space, find_model("ampere-fp16-fp32"))
+    idx, outside = projection(space, choose("ampere-fp16-fp32"))
     assert idx in res.consistent and outside == []
     assert len(res.consistent) < space.size
 
@@ -421,7 +422,7 @@ def test_recorded_folder_in_the_default_space(folder, model):
     obs = parse_observations(observations_from_hwdata(HWDATA / folder))
     space = identification_space(f"{obs.fin.name}:fp32")
     res = identify(obs, space, None)
-    idx, _ = projection(space, find_model(model))
+    idx, _ = projection(space, choose(model))
     assert idx in res.consistent
 
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from tcsmt import model
 from tcsmt.model.formats import Format, get_format
-from tcsmt.model.params import apply_overrides
+from tcsmt.model.overrides import apply_overrides
 from tcsmt.sim.dot import dot_bits, to_bits
 
 F16, F32, F64 = get_format("float16"), get_format("float32"), get_format("float64")

@@ -20,12 +20,13 @@ import pytest
 from checkout import hwdata_dir, hwdata_folders
 
 from tcsmt.errors import UserError
-from tcsmt.hardware import recorded as hwdata
-from tcsmt.hardware.conformance import model_for, prepare_c
 from tcsmt.interp.kernel_source import _full_segment, cpu_segments, cpu_source
 from tcsmt.interp.program import record
 from tcsmt.interp.rolling import roll
-from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.judge.conformance import model_for, prepare_c
+from tcsmt.model.catalogue import all_models
+from tcsmt.model.choose import choose
+from tcsmt.observed import recorded as hwdata
 from tcsmt.sim.batch import dot_batch, matmul, supported
 from tcsmt.sim.npio import dtype_of, to_bits
 
@@ -88,7 +89,7 @@ def gemm_models():
 @pytest.mark.parametrize("name", ["hopper-fp16-fp32", "volta-fp16-fp16", "ada-e4m3-fp32",
                                   "blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3"])
 def test_a_program_of_many_blocks_rolls_into_one_loop_per_block(name):
-    p = find_model(name)
+    p = choose(name)
     prog = record(p, 8 * p.block_size)
     _, _, tile, _, _ = cpu_segments(prog, p.block_size)
     loop = roll(tile.code, tile.sources, tile.sinks, tile.counts)
@@ -100,7 +101,7 @@ def test_a_program_of_many_blocks_rolls_into_one_loop_per_block(name):
 
 @pytest.mark.parametrize("name", ["hopper-fp16-fp32", "blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3"])
 def test_a_program_with_a_partial_last_block_rolls_over_the_whole_blocks(name):
-    p = find_model(name)
+    p = choose(name)
     prog = record(p, 8 * p.block_size + 5)
     for seg in cpu_segments(prog, p.block_size)[:3]:
         loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
@@ -111,7 +112,7 @@ def test_a_program_taking_products_out_of_order_rolls_with_listed_rows():
     """Hopper's mma.sync fp8 takes the products with k mod 4 in {0, 1}
     first, then the others: A's words are read at rows that jump back at
     the middle of K, so the loop reads them from a table of rows."""
-    p = find_model("hopper-e4m3-fp32-mma")
+    p = choose("hopper-e4m3-fp32-mma")
     prog = record(p, 8 * p.block_size)
     segments = cpu_segments(prog, p.block_size)[:3] + (_full_segment(prog, p.block_size),)
     listed = 0
@@ -126,7 +127,7 @@ def test_a_program_taking_products_out_of_order_rolls_with_listed_rows():
 def test_the_scales_are_read_once_per_block_in_the_loop():
     """NVFP4: blocks of 64 products, one scale per 16: each repetition reads
     scales 4j .. 4j + 3 of A (in the A part) and of B (in the B part)."""
-    p = find_model("blackwell-nvfp4")
+    p = choose("blackwell-nvfp4")
     prog = record(p, 8 * p.block_size)
     part_a, part_b, _, _, _ = cpu_segments(prog, p.block_size)
     for seg, source in ((part_a, "sa"), (part_b, "sb")):
@@ -137,7 +138,7 @@ def test_the_scales_are_read_once_per_block_in_the_loop():
 
 
 def test_a_program_without_repetition_is_not_rolled():
-    p = find_model("hopper-fp16-fp32")
+    p = choose("hopper-fp16-fp32")
     prog = record(p, p.block_size)
     _, _, tile, _, _ = cpu_segments(prog, p.block_size)
     assert roll(tile.code, tile.sources, tile.sinks, tile.counts) is None
@@ -148,7 +149,7 @@ def test_a_program_without_repetition_is_not_rolled():
 # ---------------------------------------------------------------------------
 
 def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75):
-    p = find_model(name)
+    p = choose(name)
     A, B, C = operands(p, m, k, n, seed)
     SA, SB = scales(p, m, k, n, seed) if p.scale_format else (None, None)
     want = matmul(A, B, C, arch=p, backend="numpy", scale_a=SA, scale_b=SB)
@@ -166,7 +167,7 @@ def test_cpu_gemm_in_small_tiles_and_tasks_of_several_tiles_equals_numpy():
     column of 5 tiles (the last one partial) and A's part for each tile."""
     from tcsmt.sim import kernels
     from tcsmt.sim.batch import matmul_bits
-    p = find_model("hopper-fp16-fp32")
+    p = choose("hopper-fp16-fp32")
     A, B, C = operands(p, 37, 2 * 16 + 5, 300, 4)
     at, bt, ct = to_bits(A, p.fin, "A").T, to_bits(B, p.fb, "B"), to_bits(C, p.fc, "C")
     assert kernels._group((37, 300), (8, 8), 1) == 5
@@ -181,7 +182,7 @@ def test_cpu_gemm_of_nvfp4_with_random_scales_equals_numpy():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", gemm_models())
 def test_cpu_gemm_equals_numpy_on_every_model(name):
-    p = find_model(name)
+    p = choose(name)
     for k in (p.block_size - 1, 3 * p.block_size + 1):
         check_gemm(name, k, seed=k)
 
@@ -228,7 +229,7 @@ def random_rows(p, n: int, k: int, seed: int):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3-e5m2"])
 def test_rows_kernel_with_scales_equals_numpy(name):
-    p = find_model(name)
+    p = choose(name)
     a, b, c, sa, sb = random_rows(p, 300, 2 * p.block_size + 7, 3)
     want = dot_batch(p, a, b, c, sa_bits=sa, sb_bits=sb)
     got = dot_batch(p, a, b, c, sa_bits=sa, sb_bits=sb, backend="cpu")
@@ -246,7 +247,7 @@ def test_cpu_kernel_equals_numpy_on_every_recorded_row(device, folder, out):
 
 
 def test_unknown_backend_is_a_user_error():
-    p = find_model("hopper-fp16-fp32")
+    p = choose("hopper-fp16-fp32")
     A, B, C = operands(p, 2, 3, 2, 0)
     with pytest.raises(UserError, match="unknown backend"):
         matmul(A, B, C, arch=p, backend="fpga")
@@ -262,13 +263,13 @@ import sys, warnings
 import numpy as np
 sys.path.insert(0, {tests!r})
 from test_kernels import operands, same_bits, scales
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.sim.batch import matmul
 from tcsmt.sim import kernels
 assert kernels.cuda_available()
 warnings.simplefilter("ignore", RuntimeWarning)   # NumPy scalars wrap, and say so
 for name, k in {cases!r}:
-    p = find_model(name)
+    p = choose(name)
     A, B, C = operands(p, 5, k, 6, k)
     SA, SB = scales(p, 5, k, 6, k) if p.scale_format else (None, None)
     want = matmul(A, B, C, arch=p, backend="numpy", scale_a=SA, scale_b=SB)
@@ -297,5 +298,5 @@ def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
 
 @pytest.mark.slow
 def test_cuda_kernel_equals_numpy_under_the_simulator_on_every_model(tmp_path):
-    cases = [(name, 2 * find_model(name).block_size + 1) for name in gemm_models()]
+    cases = [(name, 2 * choose(name).block_size + 1) for name in gemm_models()]
     run_cuda_simulator(cases, tmp_path)

@@ -1,6 +1,8 @@
 """The package's rooms and the way data flows through them: a lower room
 never imports a higher one (the model does not import the searches, SMT
-does not import result files), and tcsmt/ keeps few top-level modules."""
+does not import result files), no module imports itself back through others
+(no import circle, inside a room either), and tcsmt/ keeps few top-level
+modules."""
 
 import ast
 from pathlib import Path
@@ -21,7 +23,11 @@ ORDER = [
     {"search"},
     {"report"},
     {"properties"},
-    {"hardware"},
+    {"instructions"},           # the matrix instructions a probe runs: tables, layouts
+    {"observed"},               # what units returned: recorded data, observations, vector files
+    {"probes"},                 # writing CUDA and HIP probes
+    {"judge"},                  # rows against models: check, conformance
+    {"peer"},                   # MMA-Sim, the peer simulator: its instruction map, agreement
     {"identify"},
     {"cases"},
     {"regen"},
@@ -37,9 +43,24 @@ def room_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "tcsmt" else None
 
 
-def imports(path: Path):
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under ``if TYPE_CHECKING:`` (names for type
+    hints, never imported when the program runs)."""
+    out = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
+def imports(path: Path):
+    """(module, line) of every import in a file, at the top or inside a
+    function alike; imports for type checking only are left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hints = _type_checking_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in hints:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module:
             if node.module == "tcsmt":
                 for a in node.names:
@@ -76,3 +97,83 @@ def test_no_room_imports_a_room_above_it():
 def test_few_modules_at_the_top():
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(top) <= 12, top
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the tcsmt modules it imports (``from tcsmt.x import y``
+    counts as importing tcsmt.x.y where that is a module, else tcsmt.x)."""
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {m: set() for m in paths}
+    for m, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        hints = _type_checking_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in hints:
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    target = full if full in paths else node.module
+                    if target in paths:
+                        graph[m].add(target)
+            elif isinstance(node, ast.Import):
+                graph[m] |= {a.name for a in node.names if a.name in paths}
+        graph[m].discard(m)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: strongly connected groups of more than one module."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle():
+    """No module imports itself back through others, the package face
+    (tcsmt/__init__.py) included: a module that needs the version imports
+    tcsmt.version, not tcsmt."""
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_room_ships():
+    """`pip install .` installs the packages pyproject.toml lists: a room left
+    out of the list would be missing from every non-editable install."""
+    import tomllib
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    rooms = {module_name(p.parent) for p in PACKAGE.rglob("__init__.py")}
+    assert rooms <= listed, f"add to [tool.setuptools] packages: {sorted(rooms - listed)}"

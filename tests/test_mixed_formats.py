@@ -9,14 +9,14 @@ import pytest
 
 from tcsmt import matmul
 from tcsmt.errors import ModelFileError
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import get_format
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import dot_bits
 
 
 def mixed():
-    return find_model("ada-e4m3-fp32").replace(name="ada-e4m3-e5m2", b_format="float8_e5m2")
+    return choose("ada-e4m3-fp32").replace(name="ada-e4m3-e5m2", b_format="float8_e5m2")
 
 
 def test_b_is_read_in_its_own_format():
@@ -46,6 +46,6 @@ def test_matmul_takes_b_in_its_dtype():
 def test_labels_and_validation():
     p = mixed()
     assert p.formats_label == "e4m3,e5m2:fp32"
-    assert find_model("ada-e4m3-fp32").formats_label == "e4m3:fp32"
+    assert choose("ada-e4m3-fp32").formats_label == "e4m3:fp32"
     with pytest.raises(ModelFileError, match="b_format"):
         p.replace(b_format="float7")

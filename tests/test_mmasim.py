@@ -1,6 +1,6 @@
 """tcsmt against MMA-Sim (Xie et al., arXiv 2511.10909), an independent
 bit-accurate simulator: every configuration of the model -> MMA-Sim table
-(tcsmt.hardware.mmasim.PAIRS) on a slice of the agreement run (`tcsmt
+(tcsmt.peer.mmasim.PAIRS) on a slice of the agreement run (`tcsmt
 agreement` runs 100 000 vectors each), every model's parameters against
 those MMA-Sim's sim.py gives its instruction, and random GEMMs through
 tcsmt.matmul, block-scaled ones included.
@@ -23,9 +23,9 @@ from model_sample import MODELS as SAMPLE
 
 from tcsmt import matmul
 from tcsmt.errors import UserError
-from tcsmt.hardware import agreement, mmasim
-from tcsmt.hardware.mmasim import PAIRS, operation
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
+from tcsmt.peer import agreement, mmasim
+from tcsmt.peer.mmasim import PAIRS, operation
 from tcsmt.sim.batch import supported
 from tcsmt.sim.npio import dtype_of, to_bits
 
@@ -85,7 +85,7 @@ def test_a_difference_is_replayed_and_explained():
 def test_the_agreement_document_and_its_table(tmp_path):
     doc = agreement.agreement(["blackwell-nvfp4", "ampere"], n=50, seed=3)
     assert doc["configurations"] == len(doc["rows"]) == 1 + sum(
-        1 for r in PAIRS if find_model(r[0]).arch == "ampere")
+        1 for r in PAIRS if choose(r[0]).arch == "ampere")
     path, md = agreement.write(doc, str(tmp_path / "agreement.json"))
     text = open(md).read()
     assert "blackwell-nvfp4" in text and "| model | MMA-Sim |" in text
@@ -125,7 +125,7 @@ RHO = {"RZ-FP32": ("rz", "float32", None), "RZ-E8M13": ("rz", "float32", 13),
 
 @pytest.mark.parametrize("row", NV, ids=lambda r: f"{r[0]}:{r[3]}")
 def test_the_model_has_mmasims_parameters(row):
-    p = find_model(row[0])
+    p = choose(row[0])
     op = operation(*row[1:])
     a = op.arithmetic_op
     assert (p.fin.name, p.fb.name) == (PTX[op.a_type_ptx], PTX[op.b_type_ptx])
@@ -180,8 +180,8 @@ def operands(p, m: int, k: int, n: int, seed: int):
             c.astype(np.float32).astype(fc))
 
 
-GEMM_ROWS = [r for r in NV if find_model(r[0]) in SAMPLE and find_model(r[0]).scale_format is None
-             and supported(find_model(r[0]))]          # fp64 needs words over 64 bits
+GEMM_ROWS = [r for r in NV if choose(r[0]) in SAMPLE and choose(r[0]).scale_format is None
+             and supported(choose(r[0]))]          # fp64 needs words over 64 bits
 
 
 @pytest.mark.parametrize("row", GEMM_ROWS, ids=lambda r: f"{r[0]}:{r[3]}")
@@ -199,8 +199,8 @@ def test_compiled_cpu_kernel_equals_mmasim(row):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("row", [r for r in NV if find_model(r[0]).scale_format is None
-                                 and supported(find_model(r[0]))], ids=lambda r: f"{r[0]}:{r[3]}")
+@pytest.mark.parametrize("row", [r for r in NV if choose(r[0]).scale_format is None
+                                 and supported(choose(r[0]))], ids=lambda r: f"{r[0]}:{r[3]}")
 def test_compiled_cpu_kernel_equals_mmasim_on_every_pair(row):
     pytest.importorskip("numba")
     check_against_mmasim(row, 1, "cpu")
@@ -208,7 +208,7 @@ def test_compiled_cpu_kernel_equals_mmasim_on_every_pair(row):
 
 def check_against_mmasim(row, seed: int, backend: str):
     name, cls, arch, shape = row
-    p = find_model(name)
+    p = choose(name)
     op = operation(cls, arch, shape)
     m, n, k = 12, 10, 2 * p.block_size + 5
     A, B, C = operands(p, m, k, n, seed)
@@ -240,7 +240,7 @@ def test_block_scaled_nvfp4_gemm_equals_mmasim(backend):
     """The issue's judgement: a random 128x128x256 GEMM of e2m1 with ue4m3
     scales per 16 products, through tcsmt.matmul, equals MMA-Sim bit for
     bit, with the NumPy interpretation and with the compiled CPU kernel."""
-    p = find_model("blackwell-nvfp4")
+    p = choose("blackwell-nvfp4")
     rng = np.random.default_rng(11)
     m = n = 128
     k = 256
@@ -266,7 +266,7 @@ def test_block_scaled_mxf8f6f4_e4m3_e5m2_gemm_equals_mmasim(backend):
     """e4m3 x e5m2 under kind::mxf8f6f4 (ue8m0 per 32 products), 128x128x256:
     MMA-Sim runs k32 instructions, each D the next C; tcsmt.matmul chains
     its blocks of 32 the same way."""
-    p = find_model("blackwell-mxf8f6f4-e4m3-e5m2")
+    p = choose("blackwell-mxf8f6f4-e4m3-e5m2")
     rng = np.random.default_rng(12)
     m = n = 128
     k = 256

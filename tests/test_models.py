@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from tcsmt.errors import ModelFileError, UserError
-from tcsmt.model.catalogue import all_models, architectures, find_model, models_dir
-from tcsmt.model.params import FIELD_NAMES, REQUIRED, load_model
+from tcsmt.model.catalogue import all_models, architectures, load_model, models_dir
+from tcsmt.model.choose import choose
+from tcsmt.model.params import FIELD_NAMES, REQUIRED
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 FILES = sorted(MODELS.glob("*.toml"))
@@ -68,7 +69,7 @@ def test_every_architecture_has_exactly_one_default_model():
     for arch in architectures():
         defaults = [m.name for m in all_models() if m.arch == arch and m.default]
         assert len(defaults) == 1, (arch, defaults)
-        assert find_model(arch).name == defaults[0]
+        assert choose(arch).name == defaults[0]
 
 
 # ---------------------------------------------------------------------------
@@ -225,7 +226,7 @@ def test_the_facts_table_covers_every_published_model():
     """Every model is in FACTS, or is one of MMA-Sim's configurations (its
     parameters are checked against MMA-Sim's in test_mmasim.py), or is a
     named reading of an open question (-mma, -sftensor)."""
-    from tcsmt.hardware.mmasim import PAIRS
+    from tcsmt.peer.mmasim import PAIRS
     named = {m.name for m in all_models() if not m.name.endswith(("-mma", "-sftensor"))}
     assert set(FACTS) <= named
     assert named - set(FACTS) <= {r[0] for r in PAIRS}
@@ -234,7 +235,7 @@ def test_the_facts_table_covers_every_published_model():
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_published_block_size_and_alignment_bits(name):
     block, align, carry, _line = FACTS[name]
-    m = find_model(name)
+    m = choose(name)
     assert m.block_size in (block if isinstance(block, tuple) else (block,))
     if align is not None:
         assert m.align_bits == align
@@ -269,11 +270,11 @@ def test_the_common_nvidia_block_model(m):
 
 def test_fp8_on_ada_and_hopper_keeps_13_fraction_bits():
     for name in ("ada-e4m3-fp32", "ada-e5m2-fp32", "hopper-e4m3-fp32", "hopper-e5m2-fp32"):
-        assert find_model(name).final_frac_bits == 13
+        assert choose(name).final_frac_bits == 13
 
 
 def test_ampere_fp64_is_an_ieee_fma_chain():
-    m = find_model("ampere-fp64")
+    m = choose("ampere-fp64")
     assert (m.normalisation, m.align_rounding, m.final_rounding) == ("every_add", "rne", "rne")
 
 
@@ -283,9 +284,9 @@ def test_cdna3_adds_c_late_then_rounds_to_nearest_even():
             assert m.c_placement == "late" and m.final_rounding == "rne"
             assert (m.F, m.late_frac_bits) == (24, 31)            # FACTS: 24 bits, then 31
     for name in ("cdna3-e4m3fnuz-fp32", "cdna3-e5m2fnuz-e4m3fnuz-fp32"):
-        m = find_model(name)       # FACTS: even and odd products apart; c dropped below max - 25
+        m = choose(name)       # FACTS: even and odd products apart; c dropped below max - 25
         assert (m.product_groups, m.late_c_window, m.block_size) == (2, 25, 16)
-    assert find_model("cdna3-e5m2fnuz-e4m3fnuz-fp32").fb.name == "float8_e4m3fnuz"
+    assert choose("cdna3-e5m2fnuz-e4m3fnuz-fp32").fb.name == "float8_e4m3fnuz"
 
 
 def test_cdna1_sums_exactly_and_cdna2_adds_pairwise_with_flushing():
@@ -308,15 +309,15 @@ def test_every_amd_device_of_the_issue_has_its_architecture():
 
 def test_alignment_exponent_floors():
     """FACTS: 'about -132 on A100, -133 on H100/B200 for fp32 output'."""
-    assert find_model("ampere-fp16-fp32").min_exponent == -132
+    assert choose("ampere-fp16-fp32").min_exponent == -132
     for name in ("hopper-fp16-fp32", "blackwell-fp16-fp32"):
-        assert find_model(name).min_exponent == -133
+        assert choose(name).min_exponent == -133
 
 
 def test_a_model_file_with_base_differs_by_its_keys_alone(tmp_path):
     path = tmp_path / "hopper-wide.toml"
     path.write_text('# source: a test\nbase = "hopper-fp16-fp32"\n# source: a test\nalign_bits = 3\n')
-    base = find_model("hopper-fp16-fp32")
+    base = choose("hopper-fp16-fp32")
     m = load_model(path)
     diff = {k for k, v in m.parameter_dict().items() if v != base.parameter_dict()[k]}
     assert diff == {"align_bits"} and m.align_bits == 3
@@ -354,7 +355,7 @@ def test_model_save_writes_base_and_one_changed_key(tmp_path):
     for line in (ln for ln in text.splitlines() if re.match(r"^[a-z_]+ = ", ln)):
         before = text.splitlines()[text.splitlines().index(line) - 1]
         assert before.startswith("# source:"), line
-    saved, base = load_model(path), find_model("hopper-fp16-fp32")
+    saved, base = load_model(path), choose("hopper-fp16-fp32")
     differs = [k for k in FIELD_NAMES if getattr(saved, k) != getattr(base, k)]
     assert sorted(differs) == ["align_bits", "default", "description", "name"]
     (tmp_path / "sub").mkdir()
@@ -378,8 +379,8 @@ def test_model_save_refuses_in_one_line(tmp_path, args, match):
 
 
 def test_params_documents_every_parameter_from_the_record():
+    from tcsmt.model.choices import CHOICES
     from tcsmt.model.paramdoc import DESCRIPTIVE, parameter_docs
-    from tcsmt.model.params import CHOICES
     docs = {d["name"]: d for d in parameter_docs()}
     assert set(docs) == set(FIELD_NAMES) - set(DESCRIPTIVE)
     for name, d in docs.items():

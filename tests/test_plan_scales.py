@@ -15,21 +15,21 @@ import numpy as np
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.harness import simulated_observations
-from tcsmt.hardware.observations import parse_observations
-from tcsmt.hardware.vectors import read_vectors
-from tcsmt.identify.evaluate import evaluate
 from tcsmt.identify.hypspace import identification_space, scaled_space, single, space_for
 from tcsmt.identify.narrow import identify
 from tcsmt.identify.plan import build_plan, committed_plan, read_plan, write_plan
 from tcsmt.identify.plansearch import Search
 from tcsmt.identify.simdevice import run_sim
 from tcsmt.identify.space import Space, load_space, neutral_base
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
+from tcsmt.observed.observations import parse_observations
+from tcsmt.observed.vectors import read_vectors
+from tcsmt.probes.harness import simulated_observations
 from tcsmt.search.candidates import candidate_scales, candidate_vectors
 from tcsmt.search.domain import Domain
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import dot_bits
+from tcsmt.sim.evaluate import evaluate
 
 SMALL_SCALED = """
 base = "blackwell-nvfp4"
@@ -96,7 +96,7 @@ def test_scaled_observations_identify_the_model(scaled, model, tmp_path):
     assert all("scale_a" in row for row in data["observations"])
     obs = parse_observations(json.loads(json.dumps(data)))
     res = identify(obs, plan.space, plan)
-    p = find_model(model)
+    p = choose(model)
     names = {plan.models()[i].name for i in res.consistent}
     assert res.verdict == "identified" and f"group_size=16,align_bits=12,zero_sign={p.zero_sign}" in names
     rec = run_sim(model, None, plan, prove=False)
@@ -110,7 +110,7 @@ def test_a_wrong_scale_is_seen(scaled):
     path, plan = scaled
     data = simulated_observations(path, "blackwell-nvfp4", instruction="tcgen05")
     rows = data["observations"]
-    p = find_model("blackwell-nvfp4")
+    p = choose("blackwell-nvfp4")
     for row in rows:     # the first row whose d moves when scale_a[0] doubles
         sa = [int(x, 16) for x in row["scale_a"]]
         new = [sa[0] + (1 << p.fscale.frac_bits)] + sa[1:]
@@ -143,7 +143,7 @@ def test_scaled_space_evaluation_equals_the_batch_simulator():
 
 
 def test_evaluation_refuses_models_with_other_scales():
-    ms = [find_model("blackwell-nvfp4"), find_model("blackwell-mxf4nvf4-b16")]
+    ms = [choose("blackwell-nvfp4"), choose("blackwell-mxf4nvf4-b16")]
     a = np.zeros((1, 64), dtype=np.uint64)
     with pytest.raises(UserError, match="share their formats and scales"):
         evaluate(ms, a, a, np.zeros(1, dtype=np.uint64), sa=np.zeros((1, 4)), sb=np.zeros((1, 4)))
@@ -167,7 +167,8 @@ def test_witness_outputs_skip_twins_and_equal_a_full_run():
     models = Space(neutral_base("fp16:fp32"), axes).models()
     a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 200, seed=4)
     ev = evaluate(models, a[:150], b[:150], c[:150], workers=1)
-    from tcsmt.identify.plan import PlanClass, Vector
+    from tcsmt.identify.classes import PlanClass
+    from tcsmt.search.vectors import Vector
     search = Search(models, ev.shape, 16, Domain(), 0.0, None)
     open_class = search.mark(PlanClass(list(range(len(models)))))
     assert open_class.status == "open" and len(search.circuits(open_class.members)) < len(models)
@@ -244,15 +245,15 @@ def test_sim_proves_the_fp8_defaults(arch):
 
 def test_plan_name_carries_the_scales():
     from tcsmt.identify.plan import space_plan_name
-    assert space_plan_name(find_model("blackwell-nvfp4")) == "e2m1-fp32-ue4m3x16.json"
-    assert space_plan_name(find_model("hopper-e4m3-fp32")) == "e4m3-fp32.json"
+    assert space_plan_name(choose("blackwell-nvfp4")) == "e2m1-fp32-ue4m3x16.json"
+    assert space_plan_name(choose("hopper-e4m3-fp32")) == "e4m3-fp32.json"
     assert Path(str(committed_plan("fp16:fp32"))).name == "fp16-fp32.json"
 
 
 def test_probe_of_a_scaled_plan_carries_the_scales(scaled, tmp_path):
     """tcsmt harness on a scaled plan writes a tcgen05 block-scaled probe
     whose vectors hold the plan's scales."""
-    from tcsmt.hardware.harness import write_probe
+    from tcsmt.probes.harness import write_probe
     path, plan = scaled
     ins, count = write_probe(path, tmp_path / "probe.cu", "tcgen05")
     src = (tmp_path / "probe.cu").read_text()
@@ -265,7 +266,7 @@ def test_window_rows_reach_the_window_below_the_largest_term():
     the largest term (MMA-Sim's NVFP4 reading and align_bits 10); every
     scale is positive."""
     from tcsmt.search.candidates import window_rows
-    p = find_model("blackwell-nvfp4")
+    p = choose("blackwell-nvfp4")
     a, b, c, sa, sb = window_rows(p.fin, p.fb, p.fc, p.fscale, 16, 64, 200, seed=9)
     assert all(p.fscale.value(int(x)) > 0 for x in np.concatenate([sa.ravel(), sb.ravel()]))
     q = p.replace(align_bits=10)

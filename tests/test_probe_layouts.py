@@ -16,13 +16,13 @@ from fractions import Fraction
 
 import pytest
 
-from tcsmt.hardware.calibration import calibration_vectors
-from tcsmt.hardware.cuda_tcgen05 import instruction_descriptor
-from tcsmt.hardware.harness import program
-from tcsmt.hardware.instructions import all_instructions, instruction_by_name
-from tcsmt.hardware.layouts import check_layout
-from tcsmt.hardware.vectors import random_vectors, read_vectors
+from tcsmt.instructions.layouts import check_layout
+from tcsmt.instructions.table import all_instructions, instruction_by_name
 from tcsmt.model.formats import get_format
+from tcsmt.observed.vectors import random_vectors, read_vectors
+from tcsmt.probes.calibration import calibration_vectors
+from tcsmt.probes.cuda_tcgen05 import instruction_descriptor
+from tcsmt.probes.harness import program
 
 ALL = all_instructions()
 
@@ -191,8 +191,8 @@ def test_f8f6f4_containers_hold_fp4_in_bits_5_2():
 
 
 def _vectors_for_src(ins):
-    from tcsmt.hardware.observations import parse_format_set
-    from tcsmt.hardware.vectors import VectorSet
+    from tcsmt.observed.observations import parse_format_set
+    from tcsmt.observed.vectors import VectorSet
     fs = parse_format_set(ins.formats(), "t")
     return VectorSet(fs, [([0] * ins.k, [0] * ins.k, 0)], ins.name, "t", "", ins.scale_block,
                      [([], [])])

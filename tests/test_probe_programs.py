@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tcsmt.hardware.calibration import calibration_vectors
-from tcsmt.hardware.cuda_async import WRITER, chunk_geometry
-from tcsmt.hardware.harness import program, simulated_observations, write_probe
-from tcsmt.hardware.instructions import all_instructions, instruction_by_name
-from tcsmt.hardware.observations import parse_observations
-from tcsmt.hardware.program import data_section, main_section
-from tcsmt.hardware.vectors import random_vectors, read_vectors
+from tcsmt.instructions.table import all_instructions, instruction_by_name
 from tcsmt.model.formats import get_format
+from tcsmt.observed.observations import parse_observations
+from tcsmt.observed.vectors import random_vectors, read_vectors
+from tcsmt.probes.calibration import calibration_vectors
+from tcsmt.probes.cuda_async import WRITER
+from tcsmt.probes.fragments import chunk_geometry
+from tcsmt.probes.harness import program, simulated_observations, write_probe
+from tcsmt.probes.program import data_section, main_section
 
 ALL = all_instructions()
 
@@ -394,7 +395,7 @@ NVFP4 = ["in_format=float4_e2m1fn", "scale_format=ue4m3", "scale_block=16"]
 def test_probe_says_which_hypothesis_the_device_followed(tmp_path, name, models, k):
     """Models given as hypotheses: a device that computes the first one is
     reported as following it on every vector, the second where they agree."""
-    from tcsmt.hardware.harness import add_model_hypothesis
+    from tcsmt.probes.harness import add_model_hypothesis
     from tcsmt.sim.dot import model
     ins = instruction_by_name(name)
     data = random_vectors(ins.formats(), k, 40, 17, exp_range=(-14, 2), scale_block=ins.scale_block)
@@ -414,7 +415,7 @@ def test_probe_says_which_hypothesis_the_device_followed(tmp_path, name, models,
     assert [(h["id"], h["matched"]) for h in out["hypotheses"]] == [(params[0].name, 40),
                                                                    (params[1].name, agree)]
     assert all(params[0].name in r["matches"] for r in out["observations"])
-    from tcsmt.hardware.harness import add_model_hypothesis as again
+    from tcsmt.probes.harness import add_model_hypothesis as again
     with pytest.raises(Exception, match="given twice"):
         again(vs, ins, params[0])
 

@@ -14,7 +14,7 @@ from cli_run import run
 
 import tcsmt
 from tcsmt.errors import UserError
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import Format, get_format
 from tcsmt.sim.dot import dot_bits
 
@@ -51,7 +51,7 @@ WIDE = Format("exact", 15, 700)       # holds every partial sum of these tests e
 
 @pytest.mark.parametrize("fin,fout", PAIRS)
 def test_exact_is_the_exact_sum_rounded_once(fin, fout):
-    p = find_model("exact", f"{fin}:{fout}")
+    p = choose("exact", f"{fin}:{fout}")
     assert (p.block_size, p.align_rounding, p.final_rounding) == (256, "exact", "rne")
     rng = random.Random(f"exact {fin} {fout}")
     for _ in range(100):
@@ -66,7 +66,7 @@ def test_exact_is_the_exact_sum_rounded_once(fin, fout):
 
 @pytest.mark.parametrize("fin,fout", PAIRS)
 def test_fma_chain_is_the_ieee_fma_chain(fin, fout):
-    p = find_model("fma-chain", f"{fin}:{fout}")
+    p = choose("fma-chain", f"{fin}:{fout}")
     assert (p.block_size, p.normalisation, p.acc_format) == (1, "every_add", fout)
     rng = random.Random(f"chain {fin} {fout}")
     for _ in range(150):
@@ -81,7 +81,7 @@ def test_fma_chain_is_the_ieee_fma_chain(fin, fout):
 
 @pytest.mark.parametrize("fin,fout", PAIRS)
 def test_fma_pairwise_is_a_tree_of_rounded_pair_sums(fin, fout):
-    p = find_model("fma-pairwise", f"{fin}:{fout}")
+    p = choose("fma-pairwise", f"{fin}:{fout}")
     rng = random.Random(f"pairwise {fin} {fout}")
     for _ in range(150):
         k = rng.choice([1, 2, 3, 4, 7, 16])
@@ -97,8 +97,8 @@ def test_references_differ_where_they_should():
     f16, f32 = get_format("float16"), get_format("float32")
     tiny = f16.round_value(Fraction(1, 2 ** 12))                    # tiny * tiny = 2^-24
     a, b, c = [tiny, tiny], [tiny, tiny], f32.round_value(Fraction(1))
-    chain = dot_bits(find_model("fma-chain"), a, b, c)
-    pairwise = dot_bits(find_model("fma-pairwise"), a, b, c)
+    chain = dot_bits(choose("fma-chain"), a, b, c)
+    pairwise = dot_bits(choose("fma-pairwise"), a, b, c)
     assert f32.value(chain) == 1 and f32.value(pairwise) == 1 + Fraction(1, 2 ** 23)
 
 
@@ -109,7 +109,7 @@ def test_exact_rounds_once_where_the_others_round_twice():
     f16, f32 = get_format("float16"), get_format("float32")
     h, t = f16.round_value(Fraction(1, 2 ** 12)), f16.round_value(Fraction(1, 2 ** 24))
     a, b, c = [h, t], [h, t], f32.round_value(Fraction(1))
-    got = {name: f32.value(dot_bits(find_model(name), a, b, c))
+    got = {name: f32.value(dot_bits(choose(name), a, b, c))
            for name in ("exact", "fma-chain", "fma-pairwise")}
     assert got == {"exact": 1 + Fraction(1, 2 ** 23), "fma-chain": 1, "fma-pairwise": 1}
     r = run(["check", "results/hardware/H100/mma-f16-f32.json", "--arch", "exact",
@@ -122,7 +122,7 @@ def test_references_wherever_a_model_is():
     B = np.random.default_rng(1).standard_normal((40, 3)).astype(np.float16)
     C = np.zeros((4, 3), np.float32)
     D = tcsmt.matmul(A, B, C, model="fma-chain")
-    chain = find_model("fma-chain", "fp16:fp32")
+    chain = choose("fma-chain", "fp16:fp32")
     ref = np.array([[R.dot([int(x) for x in A[i].view(np.uint16)], [int(y) for y in B[:, j].view(np.uint16)],
                            0, in_fmt=chain.fin, c_fmt=chain.fc, acc_fmt=chain.facc, out_fmt=chain.fout,
                            mode="rne", block_size=1) for j in range(3)] for i in range(4)], dtype=np.uint32)
@@ -130,7 +130,7 @@ def test_references_wherever_a_model_is():
     r = run(["check", "results/hardware/H100/mma-f16-f32.json", "--arch", "hopper",
              "--arch", "fma-chain", "--limit", "100", "--show", "0"])
     assert "fma-chain-fp16-fp32 (for fma-chain):" in r.output and "100/100" in r.output
-    assert find_model("fma-pairwise", "e4m3:fp16").fc.name == "float16"
+    assert choose("fma-pairwise", "e4m3:fp16").fc.name == "float16"
 
 
 def test_diff_takes_the_other_models_formats():
@@ -141,4 +141,4 @@ def test_diff_takes_the_other_models_formats():
 
 def test_unknown_formats_are_one_line_errors():
     with pytest.raises(UserError, match="unknown float format"):
-        find_model("fma-chain", "fp17:fp32")
+        choose("fma-chain", "fp17:fp32")

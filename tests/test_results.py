@@ -18,7 +18,7 @@ from cli_run import run
 
 from tcsmt.enums import FileStatus
 from tcsmt.errors import UserError
-from tcsmt.model.params import params_from_dict
+from tcsmt.model.load import params_from_dict
 from tcsmt.report import results
 from tcsmt.report.results import make_result, validate, write_result
 from tcsmt.search.vectors import Hypothesis, Vector

@@ -17,13 +17,13 @@ import pytest
 
 from tcsmt import datapath
 from tcsmt.errors import ModelFileError, UserError
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import get_format
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import dot, dot_bits, explain
 from tcsmt.smt.terms import SmtInterp, evaluate
 
-BASE = find_model("blackwell-e4m3-fp32")
+BASE = choose("blackwell-e4m3-fp32")
 MXF4 = BASE.replace(name="t-mxf4", in_format="e2m1", scale_format="ue8m0", scale_block=32,
                     group_size=16, block_size=64, align_bits=12, min_exponent=-139)
 NVF4 = MXF4.replace(name="t-nvf4", scale_format="ue4m3", scale_block=16)

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from tcsmt.errors import UserError
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import get_format
 from tcsmt.properties.registry import get_property
 from tcsmt.properties.run import hypotheses, resolve_base
@@ -21,7 +21,7 @@ from tcsmt.search.vectors import all_pairs, separated_by
 from tcsmt.sim.dot import dot_bits
 
 NEW = ("group-size", "scale-specials", "c-entry", "scale-point")
-SCALED = [m for m in MODELS if resolve(m).scale_format is not None]
+SCALED = [m for m in MODELS if choose(m).scale_format is not None]
 F32 = get_format("float32")
 
 
@@ -57,7 +57,7 @@ def test_targeted_pool_separates_every_pair(name, model):
 
 
 def _nvfp4(**sets):
-    return resolve("blackwell-nvfp4", overrides=[f"{k}={v}" for k, v in sets.items()])
+    return choose("blackwell-nvfp4", overrides=[f"{k}={v}" for k, v in sets.items()])
 
 
 ONE, NAN, ZERO, BIG, TINY = 0x38, 0x7F, 0x00, 0x7E, 0x01     # ue4m3: 1, NaN, 0, 448, 2^-9

@@ -9,7 +9,7 @@ import pytest
 
 from tcsmt.errors import UserError
 from tcsmt.interp.ints import INT
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
 from tcsmt.report import results
 from tcsmt.search import pool
 from tcsmt.search.diff import run_diff
@@ -21,7 +21,7 @@ from tcsmt.smt.abstraction import bounds
 
 
 def _hyps(name: str, sets_b: list[str]) -> list[Hypothesis]:
-    return [Hypothesis("A", resolve(name)), Hypothesis("B", resolve(name, overrides=sets_b))]
+    return [Hypothesis("A", choose(name)), Hypothesis("B", choose(name, overrides=sets_b))]
 
 
 def test_diff_of_scaled_models_finds_a_witness_with_scales(tmp_path):
@@ -51,14 +51,14 @@ def test_diff_of_scaled_models_finds_a_witness_with_scales(tmp_path):
 
 
 def test_decode_reads_the_scales_and_fills_absent_ones_with_one():
-    p = resolve("blackwell-mxf4")
+    p = choose("blackwell-mxf4")
     vec = decode({"a0": 2, "b0": 2, "sa0": 0x80}, 64, p)
     assert vec.sa == (0x80, 0x7f) and vec.sb == (0x7f, 0x7f)
 
 
 def test_models_that_scale_differently_are_refused():
-    hs = [Hypothesis("A", resolve("blackwell-mxf4nvf4-b16")),
-          Hypothesis("B", resolve("blackwell-mxf4nvf4-b32"))]
+    hs = [Hypothesis("A", choose("blackwell-mxf4nvf4-b16")),
+          Hypothesis("B", choose("blackwell-mxf4nvf4-b32"))]
     with pytest.raises(UserError, match="scale differently"):
         separation_formula(hs, 64, Domain())
 

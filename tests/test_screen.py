@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tcsmt.identify.evaluate import evaluate, screen, screening_order
 from tcsmt.identify.hypspace import identification_space
 from tcsmt.search.candidates import candidate_vectors
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import model
+from tcsmt.sim.evaluate import evaluate, screen, screening_order
 
 
 def test_screen_keeps_the_hypotheses_the_batch_simulator_keeps():
@@ -38,9 +38,9 @@ def test_screening_rows_rule_out_more_than_the_rows_with_most_products():
     """On the H100 e4m3 rows, the rows with the most products leave about
     half of the hypotheses; the rows chosen by the pilot hypotheses leave
     fewer, and the screening on them keeps exactly what those rows keep."""
-    from tcsmt.hardware.observations import read_observations
-    from tcsmt.identify.evaluate import screening_rows
     from tcsmt.identify.narrow import row_arrays
+    from tcsmt.observed.observations import read_observations
+    from tcsmt.sim.evaluate import screening_rows
     root = Path(__file__).resolve().parent.parent
     obs = read_observations(root / "results/hardware/H100/mma-e4m3-f32.json")
     a, b, c, d = row_arrays(obs)

@@ -16,8 +16,9 @@ import pytest
 import sftensor_reference as ref
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.random_rows import random_rows
-from tcsmt.model.catalogue import all_models, resolve
+from tcsmt.model.catalogue import all_models
+from tcsmt.model.choose import choose
+from tcsmt.observed.random_rows import random_rows
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import dot_bits
 
@@ -47,14 +48,14 @@ def check_rows(p, rd, a, b, c, sa, sb) -> list[int]:
 def test_every_reading_of_block_scaled_kinds_has_its_model():
     assert len(SFTENSOR) == 29
     for name in SFTENSOR:
-        p = resolve(name)
+        p = choose(name)
         assert not p.default and p.scale_format is not None
         assert "sf-tensor/tcgen05" in open(p.source_file).read()
 
 
 @pytest.mark.parametrize("name", SFTENSOR)
 def test_random_rows_equal_the_reference(name):
-    p = resolve(name)
+    p = choose(name)
     n = 60 if name in WINDOW else 24
     rows = random_rows(p, p.block_size, n, seed=3)
     mask = (1 << p.fscale.bits) - 1
@@ -190,7 +191,7 @@ def differs(rows, p, r1: ref.Reading, r2: ref.Reading) -> int:
 def test_rows_aimed_at_each_rule_equal_the_reference(name, rules):
     """The rows reach every rule (the reference without it gives other bits
     on some of them) and the model follows the reference on all of them."""
-    p = resolve(name)
+    p = choose(name)
     rows = aimed_rows(p, 80, seed=5)
     more = (floor_rows(p, 80, seed=6), c_window_rows(p, 80, seed=7)) if p.group_floor is not None \
         else (nvfp4_group_rows(p, 80, seed=8),) if p.scale_format == "ue4m3" else ()
@@ -204,13 +205,13 @@ def test_c_alone_keeps_its_sign_and_nan_scales_give_the_canonical_nan():
     """MODEL.md: with no non-zero product d is C's word (-0 stays -0, where
     MMA-Sim's reading adds +0); a NaN scale gives 0x7fffffff."""
     for name in ("blackwell-mxf4-sftensor", "blackwell-nvfp4-sftensor", "blackwell-mxf8f6f4-e4m3-sftensor"):
-        p = resolve(name)
+        p = choose(name)
         k, ns = p.block_size, p.scale_count(p.block_size)
         one = p.fscale.bias << p.fscale.frac_bits
         assert dot_bits(p, [0] * k, [3] * k, 0x80000000, [one] * ns, [one] * ns) == 0x80000000
         nan = next(x for x in range(1 << p.fscale.bits) if p.fscale.classify(x) == "nan")
         assert dot_bits(p, [2] * k, [2] * k, 0, [nan] + [one] * (ns - 1), [one] * ns) == 0x7FFFFFFF
-    mma = resolve("blackwell-mxf4")
+    mma = choose("blackwell-mxf4")
     assert dot_bits(mma, [0] * 64, [3] * 64, 0x80000000, [0x7F] * 2, [0x7F] * 2) == 0
 
 
@@ -222,4 +223,4 @@ def test_c_alone_keeps_its_sign_and_nan_scales_give_the_canonical_nan():
 ])
 def test_window_parameters_are_checked(sets, word):
     with pytest.raises(UserError, match=word):
-        resolve("blackwell-mxf4", overrides=sets)
+        choose("blackwell-mxf4", overrides=sets)

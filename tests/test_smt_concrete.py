@@ -21,11 +21,11 @@ from model_sample import MODELS as SAMPLE
 from model_sample import scales_for
 
 from tcsmt import datapath
-from tcsmt.hardware import conformance
-from tcsmt.hardware import recorded as hwdata
+from tcsmt.judge import conformance
 from tcsmt.model.catalogue import all_models, arch_for_device
 from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
+from tcsmt.observed import recorded as hwdata
 from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
 from tcsmt.smt.smtlib import evaluation_formula

@@ -13,7 +13,7 @@ from cli_run import run
 
 from tcsmt import api
 from tcsmt.errors import WitnessError
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
 from tcsmt.report import results
 from tcsmt.search.diff import default_k, run_diff
 from tcsmt.search.domain import Domain, make_domain
@@ -29,7 +29,7 @@ two_solvers = pytest.mark.skipif(len({"bitwuzla", "z3"} & set(INSTALLED)) < 2,
 
 
 def hyps(a: str, b: str, sets_b=()) -> list[Hypothesis]:
-    return [Hypothesis("A", resolve(a)), Hypothesis("B", resolve(b, overrides=list(sets_b)))]
+    return [Hypothesis("A", choose(a)), Hypothesis("B", choose(b, overrides=list(sets_b)))]
 
 
 def assert_replays(out, hs, k):
@@ -101,7 +101,7 @@ def test_the_witness_lies_in_the_domain():
 def test_three_hypotheses_give_a_vector_that_separates_some_pair(tmp_path):
     """The shape issue 4 builds on: N hypotheses, a result file holding all."""
     hs = hyps("volta", "volta", ["carry_bits=1"]) + [
-        Hypothesis("C", resolve("volta", overrides=["align_bits=1"]))]
+        Hypothesis("C", choose("volta", overrides=["align_bits=1"]))]
     out = run_diff(hs, 4, Domain(), timeout=120, pairs=[(0, 1), (0, 2)])
     assert out.verdict == "sat"
     outs = outputs(out.vector, hs)

@@ -25,9 +25,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.harness import random_vectors
-from tcsmt.hardware.instructions import choose_instruction
+from tcsmt.instructions.table import choose_instruction
 from tcsmt.model.formats import Format, get_format
+from tcsmt.probes.harness import random_vectors
 from tcsmt.sim.dot import to_bits
 
 TOTAL = 2000

@@ -31,7 +31,7 @@ REFERENCE = ("the exact value of C + A @ B for the same (rounded) inputs, from i
 def _models(specs, formats, overrides) -> list[ModelParams]:
     """The models; without ``formats``, a reference model (fma-chain...)
     takes the formats of the first model that is not one."""
-    from tcsmt.model.params import apply_overrides
+    from tcsmt.model.overrides import apply_overrides
     from tcsmt.model.reference import is_reference, reference_like
     params = [resolve_model(s, formats, list(overrides or [])) for s in specs]
     hardware = next((p for s, p in zip(specs, params) if not is_reference(s)), None)

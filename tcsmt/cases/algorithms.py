@@ -54,7 +54,7 @@ from fractions import Fraction
 
 from tcsmt import datapath
 from tcsmt.datapath import Fixed, Term, bv
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
@@ -91,7 +91,7 @@ def setup(tc: ModelParams) -> Setup:
 
 
 def reference_model() -> ModelParams:
-    return find_model("ampere-fp64")
+    return choose("ampere-fp64")
 
 
 # ---------------------------------------------------------------------------

@@ -54,7 +54,8 @@ from tcsmt.cases import algorithms as al
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError, WitnessError
 from tcsmt.fileio import read_json
-from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.model.catalogue import all_models
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import format_value
 from tcsmt.model.params import ModelParams
 from tcsmt.report.documents import cross_checked, solver_record
@@ -95,7 +96,7 @@ def fp16_fp32_models() -> list[ModelParams]:
 
 
 def arch_model(arch: str) -> ModelParams:
-    p = find_model(arch, "fp16:fp32")
+    p = choose(arch, "fp16:fp32")
     if (p.fin.name, p.fc.name, p.fout.name) != ("float16", "float32", "float32"):
         raise UserError(f"{p.name}: the methods need fp16 inputs with fp32 c and output")
     return p

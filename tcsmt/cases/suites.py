@@ -128,7 +128,7 @@ def device_model(device: str, formats: Formats) -> ModelParams:
     """The shipped model of a device's architecture in the given formats
     (the plain ARCH-IN-OUT one where the architecture has variants)."""
     from tcsmt.model.catalogue import all_models
-    from tcsmt.model.params import short_format
+    from tcsmt.model.names import short_format
     arch = DEVICE_ARCH.get(device)
     if arch is None:
         raise UserError(f"unknown device {device!r} (known: {', '.join(DEVICE_ARCH)})")

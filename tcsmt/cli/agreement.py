@@ -1,5 +1,5 @@
 """``tcsmt agreement``: tcsmt's models against MMA-Sim, measured, written
-to results/mmasim-agreement.json and .md (tcsmt.hardware.agreement)."""
+to results/mmasim-agreement.json and .md (tcsmt.peer.agreement)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def agreement_cmd(names, vectors, seed, output, fresh):
     compare bit for bit, and write the table. A table already at FILE.json
     keeps its rows for the configurations not run (so it can be built in
     parts). Needs MMA-Sim (pip install torch==2.13.0 && pip install mmasim)."""
-    from tcsmt.hardware.agreement import agreement, check_output, read_previous, write
+    from tcsmt.peer.agreement import agreement, check_output, read_previous, write
 
     check_output(output)
     previous = None if fresh else read_previous(output)

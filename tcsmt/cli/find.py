@@ -86,9 +86,9 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
     """Prove the fewest carry bits with which ARCH's block accumulator gives
     the same bits as an unbounded one for every finite input, with a
     replayed witness that one bit fewer is not enough."""
-    from tcsmt.model.catalogue import resolve
+    from tcsmt.model.choose import choose
 
-    base = resolve(arch, formats, list(overrides))
+    base = choose(arch, formats, list(overrides))
     path = Path(output) if output else Path("results") / (base.arch if base.default else base.name) \
         / "carry-bits-proof.json"
     doc = api.prove_carry_bits(arch, formats=formats, overrides=overrides, solver=solver,

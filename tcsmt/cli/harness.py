@@ -50,8 +50,9 @@ def harness(vectors, target, output, instruction, models, formats, list_instruct
       tcsmt harness plan.json --target hip -o probe.hip           (AMD Instinct)
       tcsmt harness diff.json --instruction tcgen05 -o b200.cu    (B200, sm_100a)
     """
-    from tcsmt.hardware.harness import build_command, write_probe
-    from tcsmt.hardware.instructions import all_instructions, default_names
+    from tcsmt.instructions.table import all_instructions, default_names
+    from tcsmt.probes.build import build_command
+    from tcsmt.probes.harness import write_probe
 
     if list_instructions:
         defaults = default_names()

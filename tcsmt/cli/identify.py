@@ -109,8 +109,8 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
 
 
 def _load_observations(path: str, output: str, limit: int | None):
-    from tcsmt.hardware.harness import observations_from_hwdata
-    from tcsmt.hardware.observations import parse_observations, read_observations
+    from tcsmt.observed.observations import parse_observations, read_observations
+    from tcsmt.probes.harness import observations_from_hwdata
     p = Path(path)
     if p.is_dir():
         data = observations_from_hwdata(p, output, limit=limit)
@@ -125,7 +125,7 @@ def _choose_plan(plan_file, formats, space_file, obs):
     """(space, plan or None) for the observations."""
     from tcsmt.identify.hypspace import space_for
     from tcsmt.identify.plan import committed_plan, read_plan
-    from tcsmt.model.params import short_format
+    from tcsmt.model.names import short_format
     if plan_file and space_file:
         raise UserError("give --plan or --space, not both (a plan carries its space)")
     if plan_file:
@@ -216,7 +216,7 @@ def _finish_identified(res, prove, timeout, model_file, no_model_file) -> dict:
     from tcsmt.identify.plan import plan_domain
     from tcsmt.identify.report import distinct_circuits, prove_class
     from tcsmt.model.modelfile import identified_sources, model_for_class, render, slug, write_model
-    from tcsmt.model.params import short_format
+    from tcsmt.model.names import short_format
     models = res.space.models()
     members = [models[i] for i in res.classes[0]]
     status = res.class_status[0]
@@ -249,10 +249,10 @@ def _identify_sim(device, formats, plan_file, report, prove, timeout):
     from tcsmt.fileio import write_json_atomic
     from tcsmt.identify.plan import committed_plan, read_plan
     from tcsmt.identify.simdevice import parse_device, run_sim, sim_lines
-    from tcsmt.model.catalogue import find_model
-    from tcsmt.model.params import short_format
+    from tcsmt.model.choose import choose
+    from tcsmt.model.names import short_format
     arch = parse_device(device)
-    p = find_model(arch, formats)
+    p = choose(arch, formats)
     fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"
     scales = f"{short_format(p.scale_format)}/{p.scale_block}" if p.fscale is not None else None
     path = plan_file or committed_plan(fmts, scales)

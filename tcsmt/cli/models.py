@@ -151,7 +151,7 @@ def conformance_cmd(folder, arch, engine, limit, json_path):
     """Replay recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) through
     the models; exit 0 only if every judged row matches bit for bit."""
     from tcsmt.fileio import write_json_atomic
-    from tcsmt.hardware import conformance
+    from tcsmt.judge import conformance
 
     reports = conformance.run(folder, arch, engine, limit)
     failed = False

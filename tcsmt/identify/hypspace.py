@@ -63,7 +63,9 @@ from dataclasses import dataclass, field, replace
 
 from tcsmt.errors import UserError
 from tcsmt.identify.space import DEFAULT_AXES, Space, default_space, load_space, neutral_base
-from tcsmt.model.params import ModelParams, params_from_dict, short_format
+from tcsmt.model.load import params_from_dict
+from tcsmt.model.names import short_format
+from tcsmt.model.params import ModelParams
 
 
 @dataclass
@@ -201,11 +203,11 @@ SCALED_SPACES = {("float4_e2m1fn", "float32", "ue4m3", 16): "nvfp4"}
 
 def nvfp4_space() -> HypSpace:
     """NVFP4's identification space (see the module docstring)."""
-    from tcsmt.model.catalogue import find_model
+    from tcsmt.model.choose import choose
     neutral = {"name": "space-nvfp4", "arch": "space", "devices": (), "instruction": "",
                "description": "", "default": False}
-    a = find_model("blackwell-nvfp4").replace(**neutral)
-    b = find_model("blackwell-nvfp4-sftensor").replace(**neutral)
+    a = choose("blackwell-nvfp4").replace(**neutral)
+    b = choose("blackwell-nvfp4-sftensor").replace(**neutral)
     largest = Space(a, {"group_size": [1, 2, 4, 8, 16], "align_bits": [10, 11, 12, 13, 14],
                         "block_size": [32, 64], "min_exponent": [-139, None],
                         "zero_sign": ["all_positive", "keep_c"], "final_rounding": ["rz", "rne"]},

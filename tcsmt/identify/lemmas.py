@@ -105,7 +105,7 @@ def carry_lemma(p: ModelParams, timeout: float = 120.0) -> dict:
 
 
 def same_circuit(p: ModelParams, q: ModelParams, k: int) -> bool:
-    from tcsmt.identify.evaluate import trace
+    from tcsmt.sim.evaluate import trace
     ra, rb = trace([p, q], k)
     return ra.id == rb.id
 

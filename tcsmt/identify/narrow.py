@@ -7,7 +7,7 @@ reproduce every observed row bit for bit:
    along the plan's tree first: each observed d picks a branch, and only
    the classes below the last node reached are candidates. A d no branch
    holds is a row no hypothesis explains.
-2. Every candidate is run on every row (tcsmt.identify.evaluate), the
+2. Every candidate is run on every row (tcsmt.sim.evaluate), the
    scalar interpreter screening them on a few rows first. A plan class
    whose members build one circuit ("identical"), or were proved equal on
    the plan's domain ("proved") with every row inside that domain, is run
@@ -34,12 +34,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.observations import ObservationSet
-from tcsmt.identify.evaluate import SCREEN_ROWS, evaluate, screen, screening_rows
+from tcsmt.identify.classes import classes_of, say
 from tcsmt.identify.hypspace import HypSpace
-from tcsmt.identify.plan import Plan, classes_of
+from tcsmt.identify.plan import Plan
 from tcsmt.model.formats import Format
+from tcsmt.observed.observations import ObservationSet
 from tcsmt.search.vectors import Vector
+from tcsmt.sim.evaluate import SCREEN_ROWS, evaluate, screen, screening_rows
 
 STAGES = (64, 1024)     # rows of the first evaluation stages (see _staged)
 NEXT_POOL = 1500        # candidates tried for the next vector without a plan
@@ -71,8 +72,8 @@ class Identification:
 
 
 def check_formats(obs: ObservationSet, space: HypSpace) -> None:
-    from tcsmt.hardware.observations import check_scales
     from tcsmt.identify.plan import formats_record
+    from tcsmt.observed.observations import check_scales
     p = space.base
     if obs.formats() != formats_record(p):
         raise UserError(f"the observations are {obs.fin.name} x {(obs.fb or obs.fin).name} + "
@@ -160,7 +161,7 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     res = Identification(obs, source, space, plan)
     usable = plan is not None and plan.k == obs.k
     if plan is not None and not usable:
-        _say(log, f"the plan is for k = {plan.k}, the observations have k = {obs.k}: "
+        say(log, f"the plan is for k = {plan.k}, the observations have k = {obs.k}: "
                   "every hypothesis is run on every row instead")
         res.plan = None
     cand_classes: list[list[int]] | None = None
@@ -188,7 +189,7 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     res.consistent = sorted(i for i, ok in zip(idx, full) if ok)
     if not res.consistent and usable and len(under) < len(plan.classes):
         # the closest hypotheses may lie off the path the rows took: run them all
-        _say(log, "no hypothesis left on the plan's path: running every class for the closest ones")
+        say(log, "no hypothesis left on the plan's path: running every class for the closest ones")
         under = list(range(len(plan.classes)))
         sts = [("identical" if _all_plan_vectors(plan, obs) else cl.status) for cl in plan.classes]
         out, idx, match, end = _staged(models, [cl.members for cl in plan.classes], sts,
@@ -217,9 +218,6 @@ def _finite_scales(obs: ObservationSet) -> bool:
     return f is None or all(f.classify(x) != "nan" for r in obs.rows for x in r.scale_a + r.scale_b)
 
 
-def _say(log, text):
-    if log:
-        log(text)
 
 
 def _once(status: str, in_domain: bool) -> bool:
@@ -229,7 +227,7 @@ def _once(status: str, in_domain: bool) -> bool:
 
 def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress, sa=None, sb=None):
     """The candidates left after the scalar interpreter's screening rows
-    (tcsmt.identify.evaluate.screen), or None when screening would not pay
+    (tcsmt.sim.evaluate.screen), or None when screening would not pay
     (few hypotheses or rows) or leaves none (the batch stages then find the
     closest hypotheses)."""
     runs = [i for m, st in zip(cand_classes, statuses) for i in (m[:1] if _once(st, in_domain) else m)]
@@ -237,7 +235,7 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
         return None
     hyps = [models[i] for i in runs]
     rows = screening_rows(hyps, a, b, c, d, sa=sa, sb=sb)
-    _say(log, f"screening {len(runs)} hypotheses on rows {', '.join(map(str, rows))} "
+    say(log, f"screening {len(runs)} hypotheses on rows {', '.join(map(str, rows))} "
               "(scalar interpreter)")
     tick = progress and (lambda done, total: progress(f"screening {len(runs)} hypotheses", done, total))
     kept = {runs[j] for j in screen(hyps, a, b, c, d, progress=tick, order=rows, sa=sa, sb=sb)}
@@ -246,7 +244,7 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
     pairs = [(m, st) for m, st in pairs if m]
     if not pairs:
         return None
-    _say(log, f"{sum(len(m) for m, _ in pairs)} hypotheses left after screening")
+    say(log, f"{sum(len(m) for m, _ in pairs)} hypotheses left after screening")
     return [m for m, _ in pairs], [st for _, st in pairs]
 
 
@@ -286,7 +284,7 @@ def _run(models, cand_classes, statuses, in_domain, a, b, c, log, progress=None,
     for members, st in zip(cand_classes, statuses):
         runs += members[:1] if _once(st, in_domain) else members
     what = f"running {len(runs)} hypotheses on {a.shape[0]} rows"
-    _say(log, what)
+    say(log, what)
     tick = progress and (lambda done, total: progress(what, done, total))
     ev = evaluate([models[i] for i in runs], a, b, c, progress=tick, sa=sa, sb=sb)
     bad = set(ev.unsupported)                 # positions in runs
@@ -346,7 +344,7 @@ def _next_from_pool(res: Identification, models, log) -> None:
     ns = obs.k // obs.scale_block if obs.fscale is not None else 0
     sa, sb = (candidate_scales(obs.fscale, a.shape[0], ns, seed) for seed in (1, 2))
     group = res.consistent
-    _say(log, f"looking for the next vector: {len(group)} hypotheses on {a.shape[0]} candidates")
+    say(log, f"looking for the next vector: {len(group)} hypotheses on {a.shape[0]} candidates")
     ev = evaluate([models[i] for i in group], a, b, c, sa=sa, sb=sb)
     ok = [n for n in range(len(group)) if n not in set(ev.unsupported)]
     parts = classes_of(ev.outputs, ok)

@@ -6,7 +6,7 @@ hypothesis gives, the next one, until one class of hypotheses remains.
 
 1. Candidates: a few thousand vectors of the plan's input domain
    (tcsmt.search.candidates).
-2. Every hypothesis runs on every candidate (tcsmt.identify.evaluate); hypotheses
+2. Every hypothesis runs on every candidate (tcsmt.sim.evaluate); hypotheses
    with the same outputs on all of them form a class.
 3. The solvers look for an input that splits each class with more than
    one circuit in it (tcsmt.search.diff.run_diff: support restrictions first,
@@ -34,21 +34,21 @@ import numpy as np
 
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder, read_json
-from tcsmt.hardware.instructions import choose_instruction
-from tcsmt.identify.evaluate import evaluate
+from tcsmt.identify.classes import PlanClass, classes_of, say
 from tcsmt.identify.hypspace import HypSpace
+from tcsmt.identify.plansearch import Search
+from tcsmt.instructions.table import choose_instruction
 from tcsmt.model.formats import Format, get_format
 from tcsmt.model.params import ModelParams
 from tcsmt.search.candidates import candidate_scales, candidate_vectors, window_rows
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Vector
+from tcsmt.sim.evaluate import evaluate
 from tcsmt.version import tool
 
 SCHEMA = "tcsmt-plan/1"
-SEARCH_TIMEOUT = 4.0       # seconds of solver search per open class and round
 SOLVER_BUDGET = 240.0      # seconds of solver search per plan
-MAX_ROUNDS = 6
-MAX_SEARCH_HYPS = 6        # circuits of one class put into one solver query
+
 
 
 def plan_domain(fin: Format, fout: Format) -> Domain:
@@ -78,22 +78,6 @@ def plan_k(space: HypSpace, instruction: str | None = None):
                              scale=p.fscale.name if p.fscale else "",
                              scale_block=p.scale_block if p.fscale else 0)
     return ins, ins.k
-
-
-@dataclass
-class PlanClass:
-    members: list[int]                 # indices of hypotheses in the space
-    status: str = "single"             # single, identical, proved, open
-    proved_by: list[str] = field(default_factory=list)
-    note: str = ""
-
-    def record(self) -> dict:
-        d = {"members": self.members, "status": self.status}
-        if self.proved_by:
-            d["proved_by"] = self.proved_by
-        if self.note:
-            d["note"] = self.note
-        return d
 
 
 @dataclass
@@ -141,21 +125,6 @@ class Plan:
 # Building
 # ---------------------------------------------------------------------------
 
-def _say(log, text: str) -> None:
-    if log:
-        log(text)
-
-
-def classes_of(outputs: np.ndarray, members: list[int] | None = None) -> list[list[int]]:
-    """Hypotheses (rows of outputs, or the given rows) grouped by equal rows,
-    in order of their first member."""
-    rows = range(outputs.shape[0]) if members is None else members
-    groups: dict[bytes, list[int]] = {}
-    for i in rows:
-        groups.setdefault(outputs[i].tobytes(), []).append(int(i))
-    return list(groups.values())
-
-
 def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int = 4000,
                seed: int = 0, solver_budget: float = SOLVER_BUDGET, log=None,
                progress=None) -> Plan:
@@ -168,22 +137,21 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     p0 = models[0]
     domain = plan_domain(p0.fin, p0.fout)
     a, b, c, sa, sb = plan_candidates(p0, k, domain, pool_size, seed)
-    _say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors"
+    say(log, f"{len(models)} hypotheses, k = {k} ({ins.name}), {a.shape[0]} candidate vectors"
               + (f" with {p0.fscale.name} scales per {p0.scale_block}" if p0.fscale else ""))
     what = f"{len(models)} hypotheses on {a.shape[0]} candidates (batches)"
     tick = (lambda done, total: progress(what, done, total)) if progress else None
     ev = evaluate(models, a, b, c, progress=tick or _progress(log, "evaluated"), sa=sa, sb=sb)
     bad = set(ev.unsupported)
     if bad:
-        _say(log, f"{len(bad)} hypotheses need words wider than 64 bits and are left out")
+        say(log, f"{len(bad)} hypotheses need words wider than 64 bits and are left out")
     live = [i for i in range(len(models)) if i not in bad]
     groups = classes_of(ev.outputs, live)
     t_eval = time.monotonic() - t0
-    _say(log, f"{len(groups)} classes after the candidates ({t_eval:.0f} s)")
+    say(log, f"{len(groups)} classes after the candidates ({t_eval:.0f} s)")
     vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]),
                    *_row_scales(sa, sb, n)) for n in range(a.shape[0])]
     table = ev.outputs
-    from tcsmt.identify.plansearch import Search
     search = Search(models, ev.shape, k, domain, solver_budget, log)
     classes, extra, extra_out = search.run(groups)
     reps = [cl.members[0] for cl in classes]
@@ -224,17 +192,6 @@ def _row_scales(sa, sb, n: int) -> tuple:
     if sa is None:
         return ()
     return tuple(int(x) for x in sa[n]), tuple(int(x) for x in sb[n])
-
-
-def vector_arrays(vecs: list[Vector]):
-    """a, b, c and the scales (None without) of vectors as uint64 arrays."""
-    a = np.array([v.a for v in vecs], dtype=np.uint64)
-    b = np.array([v.b for v in vecs], dtype=np.uint64)
-    c = np.array([v.c for v in vecs], dtype=np.uint64)
-    if not vecs[0].sa:
-        return a, b, c, None, None
-    return (a, b, c, np.array([v.sa for v in vecs], dtype=np.uint64),
-            np.array([v.sb for v in vecs], dtype=np.uint64))
 
 
 def _progress(log, what: str):
@@ -333,8 +290,8 @@ def _pretty(rec: dict) -> str:
 
 def read_plan(path: str | Path) -> Plan:
 
-    from tcsmt.hardware.harness import parse_vectors
     from tcsmt.identify.hypspace import from_record
+    from tcsmt.probes.harness import parse_vectors
     data = read_json(path)
     where = str(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -376,7 +333,7 @@ def shipped_plans_dir() -> Path | None:
 
 def plan_name(fin: Format, fout: Format, fscale: Format | None = None, scale_block: int = 0) -> str:
     """IN-OUT.json, with -SCALExBLOCK for block scales (e2m1-fp32-ue4m3x16.json)."""
-    from tcsmt.model.params import short_format
+    from tcsmt.model.names import short_format
     scaled = f"-{short_format(fscale.name)}x{scale_block}" if fscale is not None else ""
     return f"{short_format(fin.name)}-{short_format(fout.name)}{scaled}.json"
 

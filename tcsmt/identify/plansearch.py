@@ -16,19 +16,19 @@ import numpy as np
 
 from tcsmt import runner
 from tcsmt.enums import Verdict
-from tcsmt.identify.evaluate import evaluate
-from tcsmt.identify.plan import (
+from tcsmt.identify.classes import (
     MAX_ROUNDS,
     MAX_SEARCH_HYPS,
     SEARCH_TIMEOUT,
     PlanClass,
-    _say,
     classes_of,
+    say,
     vector_arrays,
 )
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
+from tcsmt.sim.evaluate import evaluate
 
 
 class Search:
@@ -80,7 +80,7 @@ class Search:
             extra += found
             extra_out = np.concatenate([extra_out, self.outputs_on(found, classes)], axis=1)
             classes = self.split(classes, extra_out)
-            _say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
+            say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
                            f"{sum(cl.status == 'open' for cl in classes)} open")
         for cl in classes:
             if cl.status == "open" and not cl.note:
@@ -103,7 +103,7 @@ class Search:
             self.spent += seconds
             self.counts["queries"] += 1
             self.counts[verdict] = self.counts.get(verdict, 0) + 1
-            _say(self.log, f"  search {', '.join(pat)}: {verdict} ({seconds:.1f} s)")
+            say(self.log, f"  search {', '.join(pat)}: {verdict} ({seconds:.1f} s)")
             if verdict == Verdict.SAT:
                 found.append(vector)
                 continue
@@ -123,7 +123,7 @@ class Search:
         a, b, c, sa, sb = vector_arrays(vecs)
         run = sorted({i for cl in classes
                       for i in (self.circuits(cl.members) if cl.status == "open" else cl.members[:1])})
-        _say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
+        say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
         ev = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
         out = np.zeros((len(self.models), len(vecs)), dtype=self.dtype)
         out[run] = ev.outputs

@@ -113,7 +113,7 @@ def shipped_check(res: Identification, models: list[ModelParams] | None = None) 
 
 def distinct_circuits(models: list[ModelParams], k: int) -> list[ModelParams]:
     """One model per distinct circuit (the recording graph's root)."""
-    from tcsmt.identify.evaluate import trace
+    from tcsmt.sim.evaluate import trace
     roots = trace(models, k)
     seen: dict[int, ModelParams] = {}
     for r, m in zip(roots, models):

@@ -21,7 +21,7 @@ from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.identify.plan import Plan, formats_record, plan_vector_json
 from tcsmt.identify.report import projection, prove_class
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.dot import dot_bits
 
@@ -41,7 +41,7 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
             log=None) -> dict:
     """The loop with ``arch`` (an architecture or model name, or a
     ModelParams) as the device."""
-    p = arch if isinstance(arch, ModelParams) else find_model(arch, formats)
+    p = arch if isinstance(arch, ModelParams) else choose(arch, formats)
     arch = p.arch if isinstance(arch, ModelParams) else arch
     scales = (p.scale_block if p.fscale else 0, plan.scale_block)
     if formats_record(p) != formats_record(plan.space.base) or scales[0] != scales[1]:

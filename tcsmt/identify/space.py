@@ -22,7 +22,8 @@ from pathlib import Path
 from tcsmt.errors import UserError
 from tcsmt.fileio import read_toml
 from tcsmt.model.formats import get_format
-from tcsmt.model.params import FIELD_NAMES, ModelParams, params_from_dict
+from tcsmt.model.load import params_from_dict
+from tcsmt.model.params import FIELD_NAMES, ModelParams
 
 DEFAULT_AXES: dict[str, list] = {
     "block_size": [1, 2, 4, 8, 16, 32],
@@ -99,11 +100,11 @@ def default_space(formats: str) -> Space:
 
 
 def load_space(path: str | Path) -> Space:
-    from tcsmt.model.catalogue import find_model
+    from tcsmt.model.choose import choose
     data = read_toml(path)
     if "base" not in data:
         raise UserError(f"{path}: key 'base': missing (a model name or architecture)")
-    base = find_model(str(data["base"]), data.get("formats"))
+    base = choose(str(data["base"]), data.get("formats"))
     axes = data.get("axes", {})
     if not isinstance(axes, dict) or not axes:
         raise UserError(f"{path}: key 'axes': expected a table of parameter = [values]")

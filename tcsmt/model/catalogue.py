@@ -1,9 +1,10 @@
-"""The shipped architecture models: finding, listing and choosing them.
+"""The shipped architecture models: loading and listing them, and the
+devices each architecture covers.
 
 Model files live in ``models/`` of the source tree, installed as the package
-data ``tcsmt.models``. A model is named ``ARCH-IN-OUT`` (``ampere-fp16-fp32``);
-``--arch ampere`` picks the architecture's default model, and
-``--arch ampere --formats bf16:fp32`` another of its format pairs.
+data ``tcsmt.models``. A model is named ``ARCH-IN-OUT`` (``ampere-fp16-fp32``).
+Choosing one for a request (``--arch ampere``, ``--arch ampere --formats
+bf16:fp32``, a name, a file, the dtypes of arrays) is tcsmt.model.choose.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from tcsmt.errors import UserError
+from tcsmt.errors import UnknownModel, UserError
 from tcsmt.fileio import data_folder
-from tcsmt.model.formats import get_format
-from tcsmt.model.params import ModelParams, apply_overrides, load_model
-from tcsmt.model.params import short_format as short
-from tcsmt.model.reference import is_reference, reference_for
+from tcsmt.model.load import read_model_file
+from tcsmt.model.params import ModelParams
 
 
 def models_dir() -> Path:
@@ -26,6 +25,12 @@ def models_dir() -> Path:
     if d is None:
         raise UserError("no model files found: is tcsmt installed with its models?")
     return d
+
+
+def load_model(path: str | Path) -> ModelParams:
+    """A model file, checked completely (tcsmt.model.load); its ``base`` may
+    name a shipped model."""
+    return read_model_file(path, _shipped)
 
 
 @functools.cache
@@ -40,10 +45,10 @@ def all_models() -> list[ModelParams]:
 def select_models(archs=(), scaled: bool | None = None) -> list[ModelParams]:
     """The shipped models of the named architectures (all without names),
     only the block-scaled ones (scaled True) or only the others (False)."""
-    wanted = {ARCH_ALIASES.get(a.lower(), a.lower()) for a in archs}
+    wanted = {arch_name(a) for a in archs}
     unknown = wanted - set(architectures())
     if unknown:
-        raise UserError(f"unknown architecture {sorted(unknown)[0]!r} "
+        raise UnknownModel(f"unknown architecture {sorted(unknown)[0]!r} "
                         f"(known: {', '.join(architectures())})")
     return [m for m in all_models() if (not wanted or m.arch in wanted)
             and (scaled is None or (m.scale_format is not None) == scaled)]
@@ -57,55 +62,42 @@ def architectures() -> list[str]:
     return seen
 
 
-def _formats_match(m: ModelParams, formats: str) -> bool:
-    """Whether ``formats`` (IN:OUT, or A,B:OUT for different a and b
-    formats) names m's formats."""
-    fin, _, fout = formats.partition(":")
-    fa, _, fb = fin.partition(",")
-    try:
-        if get_format(fa).name != m.fin.name or get_format(fb or fa).name != m.fb.name:
-            return False
-        return not fout or get_format(fout).name == m.fout.name
-    except UserError:
-        raise UserError(f"bad --formats {formats!r}: expected IN:OUT such as fp16:fp32, "
-                        "or A,B:OUT such as e4m3fnuz,e5m2fnuz:fp32") from None
+def by_name() -> dict[str, ModelParams]:
+    """The shipped models by name."""
+    return {m.name: m for m in all_models()}
 
 
-def find_model(spec: str, formats: str | None = None) -> ModelParams:
-    """A model by file path, model name (ampere-bf16-fp32), architecture
-    name (ampere, with ``formats`` IN:OUT choosing among its models), or
-    reference name (fma-chain, in ``formats``; tcsmt.model.reference)."""
-    spec = spec.strip()
-    if spec.endswith(".toml") or "/" in spec:
-        return load_model(spec)
-    if is_reference(spec):
-        return reference_for(spec, formats)
-    models = all_models()
-    by_name = {m.name: m for m in models}
-    if spec in by_name and formats is None:
-        return by_name[spec]
-    arch = spec.lower()
-    if arch in ARCH_ALIASES:
-        arch = ARCH_ALIASES[arch]
-    mine = [m for m in models if m.arch == arch]
+def arch_name(spec: str) -> str:
+    """An architecture's name from a name or alias (h100 -> hopper)."""
+    arch = spec.strip().lower()
+    return ARCH_ALIASES.get(arch, arch)
+
+
+def models_of(spec: str) -> list[ModelParams]:
+    """The shipped models of an architecture (by name or alias), in file
+    order; UnknownModel naming what there is when it has none."""
+    arch = arch_name(spec)
+    mine = [m for m in all_models() if m.arch == arch]
     if not mine:
         known = ", ".join(architectures())
-        raise UserError(f"unknown architecture {spec!r} (known: {known}; `tcsmt models` lists them)")
-    if formats:
-        match = [m for m in mine if _formats_match(m, formats)]
-        plain = [m for m in match if m.name == f"{arch}-{short(m.in_format)}-{short(m.out_format)}"]
-        match = plain + [m for m in match if m not in plain]
-        if not match:
-            have = ", ".join(m.formats_label for m in mine)
-            raise UserError(f"{arch} has no model for formats {formats} (it has: {have})")
-        return match[0]
-    defaults = [m for m in mine if m.default]
-    return defaults[0] if defaults else mine[0]
+        raise UnknownModel(f"unknown architecture {spec!r} (known: {known}; `tcsmt models` lists them)")
+    return mine
 
 
-def resolve(spec: str, formats: str | None = None, overrides: list[str] | None = None) -> ModelParams:
-    """``find_model`` then ``--set`` overrides."""
-    return apply_overrides(find_model(spec, formats), list(overrides or []))
+def plain_name(m: ModelParams) -> str:
+    """ARCH-IN-OUT (ARCH-A-B-OUT): the name of an architecture's main model
+    for m's formats."""
+    return f"{m.arch}-{m.formats_label.replace(':', '-').replace(',', '-')}"
+
+
+def _shipped(name: str) -> ModelParams:
+    """A shipped model named by a file's ``base``: a model name, or an
+    architecture (its default model)."""
+    named = by_name().get(name.strip())
+    if named is not None:
+        return named
+    mine = models_of(name)
+    return next((m for m in mine if m.default), mine[0])
 
 
 # Device names that appear in recorded data, and what architecture they are.
@@ -119,6 +111,10 @@ DEVICE_ARCH = {
     "RTX 5090": "rtx-blackwell", "RTX PRO 6000": "rtx-blackwell",
     "MI300": "cdna3", "MI300X": "cdna3",
 }
+
+# NVIDIA compute capability of the recorded devices (what a probe reports as such).
+DEVICE_CC = {"V100": "7.0", "T4": "7.5", "A100": "8.0", "Ada": "8.9", "L40S": "8.9",
+             "H100": "9.0", "H200": "9.0", "B200": "10.0"}
 
 ARCH_ALIASES = {"lovelace": "ada", "ada-lovelace": "ada", "h100": "hopper", "a100": "ampere",
                 "v100": "volta", "b200": "blackwell", "mi300": "cdna3", "rtx5090": "rtx-blackwell",

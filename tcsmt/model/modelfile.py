@@ -15,7 +15,8 @@ from pathlib import Path
 
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_atomic
-from tcsmt.model.params import FIELD_NAMES, LATER_DEFAULTS, ModelParams, load_model
+from tcsmt.model.catalogue import load_model
+from tcsmt.model.params import FIELD_NAMES, LATER_DEFAULTS, ModelParams
 
 KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",
              "in_format", "b_format", "c_format", "out_format", "acc_format",
@@ -116,7 +117,7 @@ def derived_text(name: str, base: ModelParams, base_ref: str, overrides: list[st
     """A model file with ``base = "BASE_REF"`` and only what ``overrides``
     (``KEY=VALUE``) change, each key with its source line; and the model
     it describes (checked)."""
-    from tcsmt.model.params import apply_overrides, parse_override
+    from tcsmt.model.overrides import apply_overrides, parse_override
     changed = apply_overrides(base, list(overrides))
     keys = [k for k in KEY_ORDER if k in {parse_override(o)[0] for o in overrides}]
     same = [k for k in keys if getattr(changed, k) == getattr(base, k)]
@@ -143,10 +144,10 @@ def save_derived(path: str | Path, name: str, base_spec: str, formats: str | Non
     an architecture's model for ``formats``, or a model file) and changes
     ``overrides``; returns what was written. The file is checked with
     load_model before it replaces anything."""
-    from tcsmt.model.catalogue import find_model
+    from tcsmt.model.choose import choose
     if not overrides:
         raise UserError("nothing to save: give the changes with --set KEY=VALUE")
-    base = find_model(base_spec, formats)
+    base = choose(base_spec, formats)
     ref = base.name
     if base_spec.endswith(".toml") or "/" in base_spec:
         import os

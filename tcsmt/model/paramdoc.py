@@ -12,14 +12,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from tcsmt.model.params import (
-    CHOICES,
-    FIELD_NAMES,
-    FORMAT_KEYS,
-    OPTIONAL_FORMAT_KEYS,
-    OPTIONAL_INT_KEYS,
-    ModelParams,
-)
+from tcsmt.model.choices import CHOICES, FORMAT_KEYS, OPTIONAL_FORMAT_KEYS, OPTIONAL_INT_KEYS
+from tcsmt.model.params import FIELD_NAMES, ModelParams
 
 DESCRIPTIVE = ("name", "arch", "devices", "instruction", "description", "default")
 

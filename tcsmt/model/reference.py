@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from tcsmt.errors import UserError
 from tcsmt.model.formats import get_format
-from tcsmt.model.params import ModelParams, params_from_dict
+from tcsmt.model.load import params_from_dict
+from tcsmt.model.params import ModelParams
 
 IEEE = {"align_bits": 0, "carry_bits": None, "align_rounding": "rne",
         "normalisation": "every_add", "product_alignment": "raw", "final_rounding": "rne",
@@ -96,5 +97,5 @@ def reference_like(name: str, other: ModelParams) -> ModelParams:
 
 
 def short(name: str) -> str:
-    from tcsmt.model.params import short_format
+    from tcsmt.model.names import short_format
     return short_format(name)

@@ -17,8 +17,9 @@ from pathlib import Path
 from tcsmt.enums import PropertyKind
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
-from tcsmt.model.catalogue import find_model
-from tcsmt.model.params import ModelParams, apply_overrides
+from tcsmt.model.choose import choose
+from tcsmt.model.overrides import apply_overrides
+from tcsmt.model.params import ModelParams
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
 from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors, search_document
 from tcsmt.report.results import earlier
@@ -34,9 +35,9 @@ def resolve_base(prop: Property, arch: str, formats: str | None = None,
     model, or the format pair the property needs when the default does not
     apply, or the formats asked for; a model named (not an architecture) is
     that model, or the property's reason why it does not apply."""
-    base = find_model(arch, formats)
+    base = choose(arch, formats)
     if formats is None and prop.applies(base) and prop.formats and arch != base.name:
-        base = find_model(arch, prop.formats)      # an architecture: its pair the property asks for
+        base = choose(arch, prop.formats)      # an architecture: its pair the property asks for
     base = apply_overrides(base, list(overrides or []))
     prop.check(base)
     return base

@@ -74,8 +74,10 @@ from tcsmt import fileio
 from tcsmt.enums import FileStatus, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import write_json_atomic
+from tcsmt.model.choices import OPTIONAL_INT_KEYS
 from tcsmt.model.formats import Format, get_format, parse_bits
-from tcsmt.model.params import OPTIONAL_INT_KEYS, ModelParams, params_from_dict
+from tcsmt.model.load import params_from_dict
+from tcsmt.model.params import ModelParams
 from tcsmt.search.vectors import Hypothesis, Vector, outputs, separated_pairs
 from tcsmt.sim.dot import Result
 from tcsmt.version import tool

@@ -8,7 +8,7 @@ from fractions import Fraction
 from rich.table import Table
 
 from tcsmt.enums import Verdict
-from tcsmt.model.params import short_format
+from tcsmt.model.names import short_format
 from tcsmt.report.terminal import Column, console, csv_text, fit_table, print_fitting, terminal_width, wrap
 
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from tcsmt import datapath
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.model.params import ModelParams, apply_overrides
+from tcsmt.model.overrides import apply_overrides
+from tcsmt.model.params import ModelParams
 from tcsmt.search import diff
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain

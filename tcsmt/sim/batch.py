@@ -31,7 +31,6 @@ from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.backends import choose, dots_bits, gemm_bits
-from tcsmt.sim.chunked import TASK_MEMORY, is_dask, matmul_dask
 from tcsmt.sim.npio import from_bits, model_for_arrays, to_bits
 
 DEFAULT_MEMORY = 256 << 20
@@ -199,10 +198,8 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     all by default) or "cuda"; None takes the fastest available
     (tcsmt.sim.backends). Every backend gives the same bits.
 
-    With a dask array among A, B and C the result is a dask array, not yet
-    computed: tiles of D as tasks, chained along K as the unit chains its
-    blocks (tcsmt.sim.chunked; ``max_memory`` is then per task); computing
-    it (on a Dask cluster, or dask's local scheduler) gives the same bits.
+    Dask arrays are taken by ``tcsmt.matmul``, which hands them to
+    tcsmt.sim.chunked.
     ``progress(name, done, total)`` is called as tiles of D are done.
     """
     if model is not None and arch is not None:
@@ -210,21 +207,16 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     arch = model if arch is None else arch
     if arch is None:
         raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
-    if any(is_dask(x) for x in (A, B, C)):
-        p = model_for_arrays(arch, formats, overrides, A, C, B)
-        _check_shapes(A, B, C)
-        check_supported(p, A.shape[1])
-        return matmul_dask(A, B, C, p, backend, scale_a, scale_b, max_memory=max_memory or TASK_MEMORY)
     max_memory = max_memory or DEFAULT_MEMORY
     A, B, C = (np.asarray(x) for x in (A, B, C))
     p = model_for_arrays(arch, formats, overrides, A, C, B)
-    _check_shapes(A, B, C)
+    check_shapes(A, B, C)
     check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
     bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))        # [K, N]
     ct = to_bits(C, p.fc, "C")
     m, k = A.shape
-    sa, sb = _scale_bits(p, k, m, B.shape[1], scale_a, scale_b)
+    sa, sb = scale_bits(p, k, m, B.shape[1], scale_a, scale_b)
     out = matmul_bits(p, at, bt, ct, max_memory, engine, backend, threads, sa, sb, progress)
     return from_bits(out, p.fout)
 
@@ -257,7 +249,7 @@ def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
     return out
 
 
-def _scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
+def scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
     """The scales as bits, [S, M] for A and [S, N] for B (None, None
     without a scale format)."""
     s = p.scale_count(k)
@@ -277,7 +269,7 @@ def _scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
             np.ascontiguousarray(to_bits(SB, p.fscale, "scale_b")))
 
 
-def _check_shapes(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
+def check_shapes(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
     if A.ndim != 2 or B.ndim != 2 or C.ndim != 2:
         raise UserError(f"A, B and C must be 2-D; got {A.ndim}-D, {B.ndim}-D and {C.ndim}-D")
     (m, k), (k2, n) = A.shape, B.shape

@@ -28,6 +28,7 @@ import numpy as np
 from tcsmt.datapath import split_step
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams
+from tcsmt.sim.batch import check_shapes, check_supported, matmul_bits, scale_bits
 from tcsmt.sim.npio import from_bits, to_bits
 
 TILE = (512, 512)
@@ -61,7 +62,6 @@ def k_parts(p: ModelParams, k: int, k_part: int = K_PART) -> list[tuple[int, int
 def _tile(a, b, c, *scales, p: ModelParams, backend, max_memory: int):
     """One task: a [rows, part] and b [part, columns] bits, c [rows, columns]
     bits (C's, or the part before's D) -> D's bits."""
-    from tcsmt.sim.batch import matmul_bits
     sa = np.ascontiguousarray(scales[0].T) if scales else None
     sb = np.ascontiguousarray(scales[1]) if scales else None
     return matmul_bits(p, np.ascontiguousarray(a.T), np.ascontiguousarray(b), c, max_memory,
@@ -98,10 +98,9 @@ def _scales(da, p: ModelParams, k: int, scale_a, scale_b):
     """The scales' bits as dask arrays, [M, S] and [S, N] (none without a scale format)."""
     if not p.scale_count(k):
         return ()
-    from tcsmt.sim.batch import _scale_bits
     sa, sb = (x.compute() if is_dask(x) else x for x in (scale_a, scale_b))
     m, n = (sa.shape[0] if sa is not None else 0), (sb.shape[1] if sb is not None else 0)
-    at, bt = _scale_bits(p, k, m, n, sa, sb)
+    at, bt = scale_bits(p, k, m, n, sa, sb)
     return da.from_array(np.ascontiguousarray(at.T)), da.from_array(bt)
 
 
@@ -110,11 +109,11 @@ def matmul_on_cluster(address: str, A, B, C, p: ModelParams, backend: str | None
     """D (a NumPy array) computed as tiles on the Dask cluster at ``address``
     (tcsmt.matmul on dask arrays of A, B and C, chunked as its tasks read them)."""
     from tcsmt.runner.cluster import compute
-    from tcsmt.sim.batch import _check_shapes, matmul
     da = _dask_array()
-    _check_shapes(A, B, C)
+    check_shapes(A, B, C)
     tm, tn, kp = (max(1, min(x, t)) for x, t in ((A.shape[0], TILE[0]), (B.shape[-1], TILE[1]),
                                                  (A.shape[-1], K_PART)))
     A, B, C = (x if is_dask(x) else da.from_array(np.asarray(x), chunks=ch)
                for x, ch in ((A, (tm, kp)), (B, (kp, tn)), (C, (tm, tn))))
-    return compute(address, matmul(A, B, C, arch=p, backend=backend, scale_a=scale_a, scale_b=scale_b))
+    check_supported(p, A.shape[1])
+    return compute(address, matmul_dask(A, B, C, p, backend, scale_a, scale_b))

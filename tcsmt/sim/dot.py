@@ -14,7 +14,7 @@ from fractions import Fraction
 from tcsmt import datapath
 from tcsmt.errors import UserError
 from tcsmt.interp.ints import INT, IntBool, IntWord
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
 from tcsmt.model.exact import check_exponents, exact_power
 from tcsmt.model.formats import Format, format_value, get_format
 from tcsmt.model.params import ModelParams
@@ -44,13 +44,9 @@ class Result:
         return self.format.classify(self.bits)
 
 
-def model(spec: str | ModelParams, formats: str | None = None,
-          overrides: list[str] | None = None) -> ModelParams:
-    """The model record for an architecture or model name (or a file)."""
-    if isinstance(spec, ModelParams):
-        from tcsmt.model.params import apply_overrides
-        return apply_overrides(spec, list(overrides or []))
-    return resolve(spec, formats, overrides)
+model = choose
+"""``tcsmt.model(spec, formats, overrides)``: the model record for an
+architecture, a model name or file (tcsmt.model.choose.choose)."""
 
 
 def check_inputs(p: ModelParams, a, b, c) -> tuple[list[int], list[int], int]:

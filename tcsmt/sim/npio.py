@@ -15,12 +15,13 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from tcsmt.errors import UserError
-from tcsmt.model.catalogue import all_models, find_model
+from tcsmt.errors import FormatMismatch, UserError
+from tcsmt.model.catalogue import models_of
+from tcsmt.model.choose import Operands, choose_or_none
 from tcsmt.model.formats import Format, get_format
-from tcsmt.model.params import ModelParams, apply_overrides
-from tcsmt.model.reference import is_reference, reference_model
-from tcsmt.sim.dot import model as resolve_model
+from tcsmt.model.overrides import apply_overrides
+from tcsmt.model.params import ModelParams
+from tcsmt.model.reference import is_reference
 
 
 def dtype_of(fmt: Format) -> np.dtype:
@@ -56,9 +57,24 @@ def from_bits(bits: np.ndarray, fmt: Format) -> np.ndarray:
     return word.astype(_uint(want.itemsize)).view(want)
 
 
-def _is_model_spec(spec: str) -> bool:
-    spec = spec.strip()
-    return spec.endswith(".toml") or "/" in spec or spec in {m.name for m in all_models()}
+READ_ORDER = ("float16", "bfloat16", "tf32", "xf32", "float32", "float8_e4m3fn", "float8_e5m2",
+              "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
+              "float4_e2m1fn", "float64")
+"""Formats an input array may hold, in the order a reference model reads
+them (float32 arrays as tf32, as the other models read them)."""
+
+
+def formats_of(dtype: np.dtype, order=READ_ORDER) -> tuple[str, ...]:
+    """The formats whose values an array of this dtype holds."""
+    return tuple(f for f in order if _fits(get_format(f), dtype))
+
+
+def array_operands(A: np.ndarray, C: np.ndarray, B: np.ndarray | None = None) -> Operands:
+    """What A, B and C can hold, as tcsmt.model.choose takes it (C's formats
+    with float32 first: c and d of a reference model are in C's)."""
+    b = A.dtype if B is None else B.dtype
+    return Operands(formats_of(A.dtype), formats_of(b),
+                    tuple(f for f in ("float32", "float16", "float64") if _fits(get_format(f), C.dtype)))
 
 
 def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
@@ -66,58 +82,27 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
     """The model for a matrix product: ``arch`` a ModelParams, a model name
     or file, or an architecture whose model is chosen by ``formats`` or,
     without it, by the dtypes of A (input format), B (b format, where
-    given) and C (c format)."""
-    overrides = list(overrides or [])
-    if isinstance(arch, ModelParams):
-        return apply_overrides(arch, overrides)
-    if not isinstance(arch, str):
-        raise UserError(f"arch must be an architecture or model name, not {type(arch).__name__}")
+    given) and C (c format); block-scaled models are chosen by name."""
+    want = array_operands(A, C, B)
     if is_reference(arch) and formats is None:
-        return apply_overrides(_reference_for_arrays(arch, A, B, C), overrides)
-    if formats is not None or _is_model_spec(arch):
-        return resolve_model(arch, formats, overrides)
-    family = find_model(arch).arch
-    mine = [m for m in all_models() if m.arch == family and m.scale_format is None]
-    b_dtype = A.dtype if B is None else B.dtype
-    fits = [m for m in mine if _fits(m.fin, A.dtype) and _fits(m.fb, b_dtype)
-            and _fits(m.fc, C.dtype)]
-    if not fits:
+        if not want.a or not want.b:
+            bad = "A" if not want.a else "B"
+            raise FormatMismatch(f"{bad} has dtype {(A if bad == 'A' else B).dtype}, which no format "
+                                 "of tcsmt reads")
+        if not want.c:
+            raise FormatMismatch(f"C has dtype {C.dtype}; a reference model takes float32, float16 "
+                                 "or float64 C")
+    p = choose_or_none(arch, formats, want)
+    if p is None:
+        mine = models_of(arch)
         have = ", ".join(f"{m.formats_label} (a, b {dtype_of(m.fin).name}, c {dtype_of(m.fc).name})"
                          for m in mine if _has_dtype(m))
+        b_dtype = A.dtype if B is None else B.dtype
         b_part = f", B of dtype {b_dtype}" if b_dtype != A.dtype else ""
-        raise UserError(f"{family} has no model for A of dtype {A.dtype}{b_part} "
-                        f"and C of dtype {C.dtype} "
-                        f"(it has: {have}; block-scaled models are chosen by name)")
-    # the default model first, then the one named ARCH-IN-OUT (others are
-    # alternative hypotheses, such as blackwell-e4m3-fp32-mma)
-    fits.sort(key=lambda m: (not m.default, m.name != _plain_name(m)))
-    return apply_overrides(fits[0], overrides)
-
-
-def _reference_for_arrays(name: str, A: np.ndarray, B, C: np.ndarray) -> ModelParams:
-    """A reference model in the formats of the arrays' dtypes (float32 A
-    and B read as tf32, as the other models read them; c and d in C's)."""
-    def fmt(x: np.ndarray, what: str) -> str:
-        for f in ("float16", "bfloat16", "tf32", "float8_e4m3fn", "float8_e5m2",
-                  "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
-                  "float4_e2m1fn", "float64"):
-            try:
-                if dtype_of(get_format(f)) == x.dtype:
-                    return f
-            except UserError:
-                continue
-        raise UserError(f"{what} has dtype {x.dtype}, which no format of tcsmt reads")
-    fa = fmt(A, "A")
-    fb = fa if B is None else fmt(B, "B")
-    fc = {"float32": "float32", "float16": "float16", "float64": "float64"}.get(C.dtype.name)
-    if fc is None:
-        raise UserError(f"C has dtype {C.dtype}; a reference model takes float32, float16 or "
-                        "float64 C")
-    return reference_model(name, fa, fc, fc, fb if fb != fa else None)
-
-
-def _plain_name(m: ModelParams) -> str:
-    return f"{m.arch}-{m.formats_label.replace(':', '-').replace(',', '-')}"
+        raise FormatMismatch(f"{mine[0].arch} has no model for A of dtype {A.dtype}{b_part} "
+                             f"and C of dtype {C.dtype} (it has: {have}; block-scaled models are "
+                             "chosen by name)")
+    return apply_overrides(p, list(overrides or []))
 
 
 def _fits(fmt: Format, dtype: np.dtype) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tcsmt.model.catalogue import resolve
+from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
 from tcsmt.torch.bits import from_bits_cuda, from_bits_np, to_bits_cuda, to_bits_np
 
@@ -42,7 +42,7 @@ __all__ = ["matmul", "emulate", "model_of"]
 
 def model_of(model) -> ModelParams:
     """A ModelParams, a model name or file, or an architecture (its default model)."""
-    return model if isinstance(model, ModelParams) else resolve(model)
+    return model if isinstance(model, ModelParams) else choose(model)
 
 
 def matmul(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor | None = None, model="hopper",

@@ -19,7 +19,7 @@ Its layouts here number the rows of A, C and D (and the columns of B) of quad
 pair q as 8q..8q+7, so one bijection check covers all four products and only
 quad pair 0 holds the row and column the probe uses.
 
-The AMD MFMA layouts are in ``tcsmt.hardware.mfma``.
+The AMD MFMA layouts are in ``tcsmt.instructions.mfma``.
 """
 
 from __future__ import annotations

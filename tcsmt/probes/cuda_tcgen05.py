@@ -1,4 +1,4 @@
-"""The tcgen05.mma kernel of a probe (sm_100a; see ``tcsmt.hardware.cuda_async``).
+"""The tcgen05.mma kernel of a probe (sm_100a; see ``tcsmt.probes.cuda_async``).
 
 One CTA of 128 threads per vector: warp 0 allocates 32 columns of tensor
 memory; every thread writes its share of A (128 rows) and B (16 columns)
@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt.hardware.cuda import mask
-from tcsmt.hardware.cuda_async import chunk_geometry
-from tcsmt.hardware.instructions import Instruction
-from tcsmt.hardware.nvidia import SCALE_VEC
+from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.nvidia import SCALE_VEC
+from tcsmt.probes.fragments import chunk_geometry, mask
 
 M, N = 128, 16
 SFA_COL, SFB_COL = 16, 24

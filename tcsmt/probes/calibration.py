@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tcsmt.hardware.instructions import Instruction
+from tcsmt.instructions.instruction import Instruction
 from tcsmt.model.formats import Format, get_format
 
 

@@ -4,11 +4,11 @@ What is read (``load_rows``):
 
 * a probe's observations (schema ``tcsmt-observations/1``): the bits the
   device returned for each input;
-* a recorded folder ``DIR/DEVICE/FORMAT`` (``tcsmt.hardware.recorded``):
+* a recorded folder ``DIR/DEVICE/FORMAT`` (``tcsmt.observed.recorded``):
   one set of rows per recorded output format, the known problems of the
   recordings applied by rule and named;
 * any other file tcsmt writes that holds vectors (a result of diff, find,
-  prove, a coverage file, a plan; see ``tcsmt.hardware.vectors``): the
+  prove, a coverage file, a plan; see ``tcsmt.observed.vectors``): the
   outputs each of its hypotheses expects stand where observations would.
 
 Every model runs every row through the batch simulator
@@ -31,9 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.observations import FormatSet, check_scales, parse_observations
+from tcsmt.model.choose import Operands, choose_or_none, device_architecture, is_architecture
 from tcsmt.model.formats import Format, describe, format_value, get_format
-from tcsmt.model.params import ModelParams, short_format
+from tcsmt.model.names import short_format
+from tcsmt.model.params import ModelParams
+from tcsmt.observed.observations import FormatSet, check_scales, parse_observations
 
 SCHEMA = "tcsmt-check/1"
 
@@ -103,11 +105,11 @@ def rows_from_observations(obs, source: str, what: str = "observations") -> Rows
 
 def rows_from_recorded(folder: Path) -> list[Rows]:
     """One Rows per recorded output of a DEVICE/FORMAT folder, with the
-    recordings' known problems applied by rule (tcsmt.hardware.recorded):
+    recordings' known problems applied by rule (tcsmt.observed.recorded):
     Hopper fp8 rows get c = +0; for fp16 output c is rounded to fp16 (round
     to nearest even) as the recording did."""
-    from tcsmt.hardware.harness import DEVICE_CC
-    from tcsmt.hardware.recorded import F32, binary32_to_format, known_problems, read_folder
+    from tcsmt.model.catalogue import DEVICE_CC
+    from tcsmt.observed.recorded import F32, binary32_to_format, known_problems, read_folder
     rec = read_folder(folder)
     arch = device_architecture(rec.device) or "unknown"
     out = []
@@ -130,7 +132,7 @@ def rows_from_recorded(folder: Path) -> list[Rows]:
 
 def _rounded_c(c32: np.ndarray, fmt: Format) -> np.ndarray:
     """binary32 patterns rounded to nearest even into fmt (NaN stays NaN)."""
-    from tcsmt.hardware.recorded import F32
+    from tcsmt.observed.recorded import F32
     cache: dict[int, int] = {}
     out = np.empty(c32.shape, dtype=np.uint64)
     for i, w in enumerate(c32.tolist()):
@@ -168,8 +170,8 @@ def rows_from_vectors(vs, source: str) -> list[Rows]:
 def load_rows(path: str | Path) -> list[Rows]:
     """Every set of rows a file or recorded folder holds (see the module
     docstring); one-line UserErrors for anything else."""
-    from tcsmt.hardware.recorded import FOLDER_FORMATS
-    from tcsmt.hardware.vectors import find_vectors, parse_vector_file, read_json
+    from tcsmt.observed.recorded import FOLDER_FORMATS
+    from tcsmt.observed.vectors import find_vectors, parse_vector_file, read_json
     p = Path(path)
     if p.is_dir():
         if p.name.lower() not in FOLDER_FORMATS:
@@ -187,10 +189,11 @@ def load_rows(path: str | Path) -> list[Rows]:
 # Which model checks which rows
 # ---------------------------------------------------------------------------
 
-def _api_word(instruction: str) -> str:
-    """mma.sync, wgmma, wmma, tcgen05, v_mfma... : the instruction's family."""
-    word = instruction.strip().split(".")[0].split()[0] if instruction.strip() else ""
-    return "mma.sync" if word == "mma" else word
+def operands(rows: Rows) -> Operands:
+    """What the rows are, as tcsmt.model.choose takes it."""
+    fs = rows.fs
+    return Operands((fs.a.name,), (fs.b.name,), (fs.c.name,), (fs.out.name,),
+                    fs.scale.name if fs.scale else None, rows.scale_block, rows.instruction)
 
 
 def _computes(p: ModelParams, rows: Rows) -> bool:
@@ -202,51 +205,14 @@ def arch_model(arch: str, rows: Rows) -> ModelParams | None:
     """The architecture's model for the rows' formats; among several, the
     one whose instruction is the rows' (mma.sync, wgmma...), else the
     architecture's plain model for the formats. None if it has none."""
-    from tcsmt.model.catalogue import all_models, find_model
-    from tcsmt.model.reference import is_reference, reference_model
-    if is_reference(arch):
-        fs = rows.fs
-        return reference_model(arch, fs.a.name, fs.out.name, fs.c.name,
-                               fs.b.name if fs.b != fs.a else None)
-    try:
-        plain = find_model(arch, rows.formats_label())
-    except UserError:
-        return None
-    mine = [m for m in all_models() if m.arch == plain.arch and _computes(m, rows)]
-    word = _api_word(rows.instruction)
-    if word:
-        same = [m for m in mine if word in m.instruction]
-        if same and plain not in same:
-            return same[0]
-    return plain if _computes(plain, rows) else (mine[0] if mine else None)
-
-
-def is_architecture(spec: str) -> bool:
-    from tcsmt.model.catalogue import ARCH_ALIASES, all_models, architectures
-    from tcsmt.model.reference import is_reference
-    if is_reference(spec):
-        return True
-    if spec.endswith(".toml") or "/" in spec or spec in {m.name for m in all_models()}:
-        return False
-    return spec.lower() in architectures() or spec.lower() in ARCH_ALIASES
-
-
-def device_architecture(device: str) -> str | None:
-    """The architecture of a device name (NVIDIA H100 80GB HBM3 -> hopper)."""
-    from tcsmt.model.catalogue import DEVICE_ARCH, arch_for_device
-    arch = arch_for_device(device)
-    words = device.upper().replace("-", " ").split()
-    for dev, a in DEVICE_ARCH.items():
-        if arch is None and dev.replace(" ", "") in words:
-            arch = a
-    return arch
+    return choose_or_none(arch, None, operands(rows))
 
 
 def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
                 ) -> list[tuple[str, ModelParams, Rows]]:
     """(spec, model, rows) for every model and the rows it computes."""
-    from tcsmt.model.catalogue import resolve
-    from tcsmt.model.params import apply_overrides
+    from tcsmt.model.choose import choose
+    from tcsmt.model.overrides import apply_overrides
     out = []
     for spec in specs:
         if is_architecture(spec):
@@ -258,7 +224,7 @@ def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
                                 "`tcsmt models` lists them")
             out += found
             continue
-        p = resolve(spec, None, overrides)
+        p = choose(spec, None, overrides)
         match = [r for r in sets if _computes(p, r)]
         if not match:
             have = "; ".join(sorted({r.formats_text() for r in sets}))

@@ -1,19 +1,20 @@
-"""The CUDA source of a probe (see ``tcsmt.hardware.harness``).
+"""The CUDA source of a probe (see ``tcsmt.probes.harness``).
 
-The program is the shared host side (``tcsmt.hardware.program``) around one
+The program is the shared host side (``tcsmt.probes.program``) around one
 kernel for the instruction's interface: inline PTX ``mma.sync`` with
-fragment tables made from ``tcsmt.hardware.layouts``, ``nvcuda::wmma``
+fragment tables made from ``tcsmt.instructions.layouts``, ``nvcuda::wmma``
 through shared memory (both here), or ``wgmma.mma_async`` and
 ``tcgen05.mma`` with operands in shared memory and tensor memory
-(``tcsmt.hardware.cuda_async``).
+(``tcsmt.probes.cuda_async``).
 """
 
 from __future__ import annotations
 
 from string import Template
 
-from tcsmt.hardware.instructions import Instruction, register_element
-from tcsmt.hardware.program import data_section, main_section
+from tcsmt.instructions.instruction import Instruction, register_element
+from tcsmt.probes.fragments import d00, mask, term_table
+from tcsmt.probes.program import data_section, main_section
 from tcsmt.version import __version__
 
 HEADER = Template("""\
@@ -214,33 +215,6 @@ WMMA_TYPES = {
 }
 
 
-def mask(bits: int) -> str:
-    return f"0x{(1 << bits) - 1:x}u"
-
-
-def term_table(layout, elems: int, want_row: bool, lanes: int = 32) -> str:
-    """Rows of the A (want_row) or B table: the term an element holds, or -1."""
-    rows = []
-    for lane in range(lanes):
-        cells = []
-        for i in range(elems):
-            r, col = layout(lane, i)
-            if want_row:
-                cells.append(col if r == 0 else -1)
-            else:
-                cells.append(r if col == 0 else -1)
-        rows.append("  {" + ", ".join(str(x) for x in cells) + "},")
-    return "\n".join(rows)
-
-
-def d00(ins: Instruction, lanes: int = 32) -> tuple[int, int]:
-    for lane in range(lanes):
-        for i in range(ins.c_elems):
-            if ins.c_layout(lane, i) == (0, 0):
-                return lane, i
-    raise ValueError(f"{ins.name}: no lane holds D[0][0]")
-
-
 def _mma_call(ins: Instruction, c_regs: int, a_regs: int, b_regs: int) -> str:
     f32 = ins.c_format == "float32"
     n = 0
@@ -310,8 +284,8 @@ def _note(ins: Instruction) -> str:
 
 
 def render(vs, ins: Instruction, source_name: str) -> str:
-    from tcsmt.hardware.cuda_async import async_kernel, layout_notes
-    from tcsmt.hardware.harness import build_command
+    from tcsmt.probes.build import build_command
+    from tcsmt.probes.cuda_async import async_kernel, layout_notes
     includes = ("#include <mma.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
                 if ins.api == "wmma" else "")
     head = HEADER.substitute(

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from itertools import product
 
-from tcsmt.hardware import layouts as L
-from tcsmt.hardware.instructions import Instruction
+from tcsmt.instructions import layouts as L
+from tcsmt.instructions.instruction import Instruction
 
 F16, BF16, TF32, F32 = "float16", "bfloat16", "tf32", "float32"
 E4M3, E5M2 = "float8_e4m3fn", "float8_e5m2"

@@ -1,6 +1,6 @@
 """Agreement with MMA-Sim, measured: for every row of the model -> MMA-Sim
-table (tcsmt.hardware.mmasim.PAIRS), random dot products over the whole
-range of the formats (tcsmt.hardware.random_rows) run through tcsmt's batch
+table (tcsmt.peer.mmasim.PAIRS), random dot products over the whole
+range of the formats (tcsmt.observed.random_rows) run through tcsmt's batch
 simulator and MMA-Sim's ``dpa``, compared bit for bit.
 
 Each difference is replayed: the row alone through tcsmt's scalar
@@ -29,10 +29,10 @@ import numpy as np
 from tcsmt import runner
 from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_atomic, write_json_atomic
-from tcsmt.hardware import mmasim
-from tcsmt.hardware.random_rows import KINDS, Rows, random_rows
-from tcsmt.model.catalogue import find_model
+from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
+from tcsmt.observed.random_rows import KINDS, Rows, random_rows
+from tcsmt.peer import mmasim
 from tcsmt.sim.batch import dot_batch, supported
 from tcsmt.sim.dot import dot_bits
 from tcsmt.version import tool
@@ -75,12 +75,12 @@ def selected_rows(names: list[str] | None = None) -> list[tuple[str, str, str, s
     """Rows of PAIRS whose model, or its architecture, is named (all without names)."""
     if not names:
         return list(mmasim.PAIRS)
-    out = [r for r in mmasim.PAIRS if r[0] in names or find_model(r[0]).arch in names]
-    known = {r[0] for r in mmasim.PAIRS} | {find_model(r[0]).arch for r in mmasim.PAIRS}
+    out = [r for r in mmasim.PAIRS if r[0] in names or choose(r[0]).arch in names]
+    known = {r[0] for r in mmasim.PAIRS} | {choose(r[0]).arch for r in mmasim.PAIRS}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise UserError(f"no MMA-Sim configuration for {unknown[0]!r} (a model or architecture "
-                        f"of tcsmt.hardware.mmasim.PAIRS)")
+                        f"of tcsmt.peer.mmasim.PAIRS)")
     return out
 
 
@@ -159,7 +159,7 @@ def example(p: ModelParams, op, rows: Rows, i: int, kind: str) -> dict:
 def compare(row: tuple[str, str, str, str], n: int, seed: int) -> dict:
     """One configuration: n random rows through both simulators."""
     name, cls, arch, shape = row
-    p = find_model(name)
+    p = choose(name)
     op = mmasim.operation(cls, arch, shape)
     rows = random_rows(p, op.k, n, seed)
     t0 = time.perf_counter()

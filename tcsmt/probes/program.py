@@ -2,10 +2,10 @@
 
 A probe is one source file: a header comment (what it runs, how to build
 it), the embedded vectors as raw bits (the user's, then the calibration
-vectors of ``tcsmt.hardware.calibration``), one kernel (written by
-``tcsmt.hardware.cuda`` or ``tcsmt.hardware.hip``) that runs one vector per
+vectors of ``tcsmt.probes.calibration``), one kernel (written by
+``tcsmt.probes.cuda`` or ``tcsmt.probes.hip``) that runs one vector per
 thread block, and a ``main`` that runs them and prints one JSON object of
-the observation schema (``tcsmt.hardware.observations``). The runtime calls
+the observation schema (``tcsmt.observed.observations``). The runtime calls
 are written once through ``RT(...)``, which the target defines as
 ``cuda...`` or ``hip...``.
 
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt.hardware.calibration import calibration_vectors
-from tcsmt.hardware.instructions import Instruction
+from tcsmt.instructions.instruction import Instruction
 from tcsmt.model.formats import Format, get_format
+from tcsmt.probes.calibration import calibration_vectors
 from tcsmt.version import __version__
 
 DATA = Template("""\

@@ -1,9 +1,9 @@
 """The HIP source of a probe for AMD MFMA (``tcsmt harness --target hip``).
 
-The shared host side (``tcsmt.hardware.program``) around one kernel: one
+The shared host side (``tcsmt.probes.program``) around one kernel: one
 wavefront of 64 lanes per vector calls the instruction's clang builtin
 (``__builtin_amdgcn_mfma_*``). Each lane builds its A and B operands from
-fragment tables made from the ISA's lane layouts (``tcsmt.hardware.mfma``):
+fragment tables made from the ISA's lane layouts (``tcsmt.instructions.mfma``):
 a in row 0 of A, b in column 0 of B, c in C[0][0], everything else zero.
 D[0][0] is read back as raw bits and every other element of D must be zero
 or NaN. The kernel reads its indices with ``__builtin_amdgcn_workitem_id_x``
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt.hardware.cuda import d00, mask, term_table
-from tcsmt.hardware.instructions import Instruction
-from tcsmt.hardware.mfma import builtin
-from tcsmt.hardware.program import data_section, main_section
+from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.mfma import builtin
 from tcsmt.model.formats import get_format
+from tcsmt.probes.fragments import d00, mask, term_table
+from tcsmt.probes.program import data_section, main_section
 from tcsmt.version import __version__
 
 HEADER = Template("""\
@@ -154,7 +154,7 @@ def kernel(ins: Instruction) -> str:
 
 
 def render(vs, ins: Instruction, source_name: str) -> str:
-    from tcsmt.hardware.harness import build_command
+    from tcsmt.probes.build import build_command
     head = HEADER.substitute(
         count=len(vs.vectors), name=ins.name, builtin=builtin(ins),
         build=build_command(ins, source_name), archs=", ".join(ins.archs),

@@ -4,7 +4,7 @@ For each DEVICE/FORMAT folder and each recorded output format, the model of
 the device's architecture for that format pair predicts every row (each
 folder output one job of tcsmt.runner: its rows travel with it); the
 report counts the rows whose bits match. Known problems of the recordings
-(tcsmt.hardware.recorded.KNOWN_PROBLEMS) are applied by rule and named in the report;
+(tcsmt.observed.recorded.KNOWN_PROBLEMS) are applied by rule and named in the report;
 folders whose problem is open are reported but not judged.
 """
 
@@ -17,10 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.hardware import recorded as hwdata
-from tcsmt.model.catalogue import arch_for_device, find_model
+from tcsmt.model.catalogue import arch_for_device
+from tcsmt.model.choose import choose
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
+from tcsmt.observed import recorded as hwdata
 
 F32 = get_format("float32")
 
@@ -46,7 +47,7 @@ class FolderReport:
 def model_for(arch: str, in_format: str, out: str) -> ModelParams | None:
     """The architecture's own model for a format pair (not a named variant)."""
     try:
-        return find_model(arch, f"{in_format}:{out}")
+        return choose(arch, f"{in_format}:{out}")
     except UserError:
         return None
 
@@ -112,7 +113,7 @@ def folder_checks(device: str, folder: Path, arch: str | None, limit: int | None
     arch = arch or arch_for_device(device)
     if arch is None:
         raise UserError(f"unknown device {device!r}: name its architecture with --arch")
-    find_model(arch)  # unknown architecture -> one-line error
+    choose(arch)  # unknown architecture -> one-line error
     checks = []
     for out in sorted(rec.d, key=lambda o: o != "fp32"):
         problems = hwdata.known_problems(arch, rec.folder, out)
@@ -137,7 +138,7 @@ def folder_checks(device: str, folder: Path, arch: str | None, limit: int | None
 def hypothesis_check(rec, out: str, name: str, c, n: int) -> Check:
     """The rows of an open-problem folder under a named reading (a model
     that is not the architecture's own for these formats)."""
-    h = find_model(name)
+    h = choose(name)
     return Check(FolderReport(rec.device, rec.folder, out, h.name, n, 0, False,
                               [f"hypothesis: {h.description}"], hypothesis=True),
                  h, (rec.a[:n], rec.b[:n], c), recorded_outputs(rec, out, h)[:n])

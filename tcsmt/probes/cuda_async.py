@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from string import Template
 
-from tcsmt.hardware.cuda import mask, term_table
-from tcsmt.hardware.instructions import Instruction, register_element
+from tcsmt.instructions.instruction import Instruction, register_element
 from tcsmt.model.formats import get_format
+from tcsmt.probes.fragments import chunk_geometry, mask, term_table
 
 WRITER = """
 // Writes `rows` equal rows of a K-major operand (terms x[0..K-1]) into shared memory in
@@ -114,16 +114,6 @@ $acc_read  check_uniform(xs, $n_out, d, stray);
 """)
 
 
-def chunk_geometry(ins: Instruction, fmt_name: str) -> tuple[int, int]:
-    """(bits of a term, terms per 16-byte chunk) of an operand in shared memory."""
-    bits = get_format(fmt_name).storage_bits
-    if ins.kind in ("mxf4", "mxf4nvf4"):
-        return 4, 32
-    if bits < 8:
-        return bits, 16
-    return bits, 128 // bits
-
-
 def _wgmma_kernel(ins: Instruction) -> str:
     a_bits, _ = register_element(ins, ins.in_format)
     b_ebits, b_epc = chunk_geometry(ins, ins.b_fmt)
@@ -157,7 +147,7 @@ def _wgmma_kernel(ins: Instruction) -> str:
 def async_kernel(ins: Instruction) -> str:
     if ins.api == "wgmma":
         return _wgmma_kernel(ins)
-    from tcsmt.hardware.cuda_tcgen05 import tcgen05_kernel
+    from tcsmt.probes.cuda_tcgen05 import tcgen05_kernel
     return tcgen05_kernel(ins, WRITER)
 
 
@@ -168,6 +158,6 @@ def layout_notes(ins: Instruction) -> str:
                 "layout of B\n// (canonical K-major, no swizzle) and the A register layout "
                 "(mma.sync's per warp).\n// The calibration vectors check both on the device.\n")
     if ins.api == "tcgen05":
-        from tcsmt.hardware.cuda_tcgen05 import UNCONFIRMED
+        from tcsmt.probes.cuda_tcgen05 import UNCONFIRMED
         return UNCONFIRMED
     return ""

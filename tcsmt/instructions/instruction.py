@@ -1,4 +1,4 @@
-"""The matrix instructions a hardware probe can run, and how to pick one.
+"""One matrix instruction: what a warp, warpgroup or wavefront computes.
 
 An ``Instruction`` says what one warp, warpgroup or wavefront computes
 (D = A*B + C with its shape and formats), which program interface runs it
@@ -14,19 +14,18 @@ and where a probe puts the vector's terms:
   dot product; every element of D must come out equal. Used by wgmma and
   tcgen05, whose operands are read from shared memory and tensor memory
   through descriptors: only the order along K then matters, and the probe's
-  calibration vectors (``tcsmt.hardware.calibration``) check it on the device.
+  calibration vectors (``tcsmt.probes.calibration``) check it on the device.
 
-The tables of instructions are in ``tcsmt.hardware.nvidia`` (mma.sync,
-wmma, wgmma, tcgen05) and ``tcsmt.hardware.mfma`` (AMD); the fragment
-layouts in ``tcsmt.hardware.layouts``.
+The tables of instructions are in ``tcsmt.instructions.nvidia`` (mma.sync,
+wmma, wgmma, tcgen05) and ``tcsmt.instructions.mfma`` (AMD); the fragment
+layouts in ``tcsmt.instructions.layouts``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcsmt.errors import UserError
-from tcsmt.hardware.layouts import Layout
+from tcsmt.instructions.layouts import Layout
 from tcsmt.model.formats import get_format
 
 
@@ -123,96 +122,3 @@ def register_element(ins: Instruction, fmt_name: str) -> tuple[int, int]:
 def element_bits(fmt_name: str) -> int:
     """Bits one element takes in a fragment register (tf32 sits in 32 bits)."""
     return get_format(fmt_name).storage_bits
-
-
-# ---------------------------------------------------------------------------
-# Looking instructions up
-# ---------------------------------------------------------------------------
-
-def _all() -> tuple[list[Instruction], dict[tuple, str]]:
-    from tcsmt.hardware.mfma import MFMA
-    from tcsmt.hardware.nvidia import DEFAULTS, NVIDIA
-    return NVIDIA + MFMA, DEFAULTS
-
-
-def _label(key: tuple) -> str:
-    a, b, c, out, scale, block = key
-    ab = f"in {a}" if a == b else f"a {a}, b {b}"
-    sc = f", scale {scale} per {block}" if scale else ""
-    return f"{ab}, c {c}, out {out}{sc}"
-
-
-API_ALIASES = {"mma.sync": "mma", "mma": "mma", "wmma": "wmma", "wgmma": "wgmma",
-               "wgmma.mma_async": "wgmma", "tcgen05": "tcgen05", "tcgen05.mma": "tcgen05",
-               "mfma": "mfma", "hip": "mfma"}
-
-
-def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None, *,
-                       fb: str | None = None, scale: str = "", scale_block: int = 0,
-                       target: str | None = None) -> Instruction:
-    """The instruction for these formats (canonical format names).
-
-    ``name`` may be a full name (``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32``),
-    an API (``mma``/``mma.sync``/``wmma``/``wgmma``/``tcgen05``/``mfma``:
-    that API's instruction for the formats, the largest k first), a shape
-    (``m16n8k8``, ``wmma.m16n16k8``), or an architecture (``sm_90a``,
-    ``sm_100a``, ``sm_120a``, ``gfx942``). ``target`` ("cuda" or "hip")
-    limits the choice to that vendor's instructions.
-    """
-    instructions, defaults = _all()
-    key = (fin, fb or fin, fc, fout, scale, scale_block)
-    fits = [i for i in instructions if i.key() == key and _on_target(i, target)]
-    if not fits:
-        have = "; ".join(sorted({_label(i.key()) for i in instructions if _on_target(i, target)}))
-        raise UserError(f"no supported instruction for {_label(key)} (supported: {have})")
-    if name is None or not str(name).strip():
-        if key in defaults and target != "hip":
-            return next(i for i in instructions if i.name == defaults[key])
-        return max(fits, key=_preference)
-    want = str(name).strip().lower()
-    by_name = {i.name.lower(): i for i in instructions}
-    if want in by_name:
-        ins = by_name[want]
-        if ins not in fits:
-            raise UserError(f"instruction {ins.name} computes {_label(ins.key())}, not {_label(key)}")
-        return ins
-    match = _match(fits, want)
-    if not match:
-        known = ", ".join(i.name for i in fits)
-        raise UserError(f"unknown instruction {name!r} for {_label(key)} (known: {known})")
-    return max(match, key=_preference)
-
-
-def _on_target(ins: Instruction, target: str | None) -> bool:
-    return target is None or (ins.api == "mfma") == (target == "hip")
-
-
-def _preference(ins: Instruction) -> tuple:
-    """mma.sync first (it runs on most GPUs); of MFMA the 32x32 forms; then the largest k."""
-    return (ins.api == "mma", ins.m if ins.api == "mfma" else 0, ins.k, -ins.min_sm)
-
-
-def _match(fits: list[Instruction], want: str) -> list[Instruction]:
-    if want in API_ALIASES:
-        return [i for i in fits if i.api == API_ALIASES[want]]
-    if want.startswith(("sm_", "gfx")):
-        return [i for i in fits if i.arch == want or want in i.archs]
-    api, _, shape = want.rpartition(".")
-    api = API_ALIASES.get(api, api)
-    return [i for i in fits if i.shape == shape and api in ("", i.api)]
-
-
-def instruction_by_name(name: str) -> Instruction:
-    instructions, _ = _all()
-    for ins in instructions:
-        if ins.name.lower() == str(name).strip().lower():
-            return ins
-    raise UserError(f"unknown instruction {name!r} (see tcsmt harness --list-instructions)")
-
-
-def all_instructions() -> list[Instruction]:
-    return _all()[0]
-
-
-def default_names() -> set[str]:
-    return set(_all()[1].values())

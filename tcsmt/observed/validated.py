@@ -3,7 +3,7 @@ covers less than every input: a vector outside them is a prediction no
 recording has checked.
 
 One table row per limit, taken from the known problems of the recordings
-(tcsmt.hardware.recorded.KNOWN_PROBLEMS): which models it covers, the
+(tcsmt.observed.recorded.KNOWN_PROBLEMS): which models it covers, the
 recording, what the vectors must satisfy, and the option of tcsmt diff and
 tcsmt find's domain that keeps a search inside it.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tcsmt.hardware.recorded import KNOWN_PROBLEMS
 from tcsmt.model.params import ModelParams
+from tcsmt.observed.recorded import KNOWN_PROBLEMS
 
 FP8 = ("float8_e4m3fn", "float8_e5m2")
 

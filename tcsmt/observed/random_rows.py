@@ -1,5 +1,5 @@
 """Random dot products over the whole range of a model's formats, for
-differential runs against another simulator (tcsmt.hardware.agreement).
+differential runs against another simulator (tcsmt.peer.agreement).
 
 Rows are bit patterns: a and b [N, K] in the model's in_format and
 b_format, c [N] in its c_format, and for a block-scaled model the scales

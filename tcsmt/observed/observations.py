@@ -1,7 +1,7 @@
 """Observations: the bits a matrix unit returned for given inputs.
 
 A probe written by ``tcsmt harness`` prints one JSON object of this schema;
-recorded data (``tcsmt.hardware.recorded``) and a model run (``simulated_observations``)
+recorded data (``tcsmt.observed.recorded``) and a model run (``simulated_observations``)
 are turned into the same shape, so ``tcsmt identify`` reads all three alike.
 
 Schema ``tcsmt-observations/1``::

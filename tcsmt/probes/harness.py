@@ -3,10 +3,10 @@
 ``tcsmt harness VECTORS.json --target cuda -o probe.cu`` writes a
 self-contained CUDA program (``--target hip``: a HIP program for AMD MFMA).
 Each vector runs as one matrix instruction of one warp, warpgroup or
-wavefront (``tcsmt.hardware.instructions`` says where the terms go). The
+wavefront (``tcsmt.instructions.table`` says where the terms go). The
 program prints the bits of D[0][0] for every vector as one JSON object of
-the observation schema (``tcsmt.hardware.observations``), which ``tcsmt
-identify`` reads. The vectors file is described in ``tcsmt.hardware.vectors``.
+the observation schema (``tcsmt.observed.observations``), which ``tcsmt
+identify`` reads. The vectors file is described in ``tcsmt.observed.vectors``.
 
 The same vectors can be run through a shipped model instead of a GPU
 (``simulated_observations``), and recorded data in the hwdata layout can be
@@ -18,13 +18,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.instructions import Instruction
-from tcsmt.hardware.observations import SCHEMA, observation_dict
-from tcsmt.hardware.vectors import VectorSet, parse_vectors, random_vectors, read_vectors
+from tcsmt.instructions.instruction import Instruction
+from tcsmt.model.choose import Operands, choose
 from tcsmt.model.formats import get_format
+from tcsmt.observed.observations import SCHEMA, observation_dict
+from tcsmt.observed.vectors import VectorSet, parse_vectors, random_vectors, read_vectors
 from tcsmt.version import __version__
 
-__all__ = ["VectorSet", "build_command", "cuda_program", "observations_from_hwdata",
+__all__ = ["VectorSet", "cuda_program", "observations_from_hwdata",
            "parse_vectors", "program", "random_vectors", "read_vectors",
            "simulated_observations", "write_probe"]
 
@@ -35,22 +36,12 @@ TARGETS = ("cuda", "hip")
 # The program
 # ---------------------------------------------------------------------------
 
-def build_command(ins: Instruction, source: str = "probe.cu", exe: str = "probe") -> str:
-    if ins.api == "mfma":
-        archs = " ".join(f"--offload-arch={a}" for a in ins.archs)
-        return f"hipcc -O2 {archs} {source} -o {exe}"
-    if ins.arch.endswith("a"):       # arch-specific features: no PTX for other GPUs
-        cc = ins.arch.removeprefix("sm_")
-        return f"nvcc -O2 -gencode arch=compute_{cc},code=sm_{cc} {source} -o {exe}"
-    return f"nvcc -O2 -arch={ins.arch} {source} -o {exe}"
-
-
 def program(vs: VectorSet, ins: Instruction, source_name: str = "probe.cu") -> str:
     """The complete source of a probe for these vectors (CUDA, or HIP for MFMA)."""
     if ins.api == "mfma":
-        from tcsmt.hardware.hip import render as render_hip
+        from tcsmt.probes.hip import render as render_hip
         return render_hip(vs, ins, source_name)
-    from tcsmt.hardware.cuda import render
+    from tcsmt.probes.cuda import render
     return render(vs, ins, source_name)
 
 
@@ -84,7 +75,7 @@ def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str
 
 def _model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[int]]:
     """(ModelParams, the d of every vector padded to the instruction's k)."""
-    from tcsmt.hardware.observations import check_scales
+    from tcsmt.observed.observations import check_scales
     from tcsmt.sim.dot import dot_bits
     p = vectors_model(model, vs, ins)
     want, have = (p.fin, p.fb, p.fc, p.fout), (vs.fin, vs.fb, vs.fc, vs.fout)
@@ -102,20 +93,10 @@ def vectors_model(model, vs: VectorSet, ins: Instruction):
     """A model for these vectors: an architecture's model for their formats
     (the one for the instruction's family where it has several), a model
     name or file, or a ModelParams."""
-    from tcsmt.hardware.check import arch_model, is_architecture
-    from tcsmt.sim.dot import model as get_model
-    if isinstance(model, str) and is_architecture(model):
-        import numpy as np
-
-        from tcsmt.hardware.check import Rows
-        empty = np.zeros((0, 1), dtype=np.uint64)
-        rows = Rows("", "vectors", vs.fs, empty, empty, empty[:, 0], [], instruction=ins.name)
-        p = arch_model(model, rows)
-        if p is None:
-            raise UserError(f"{model} has no model for {rows.formats_text()}; `tcsmt models` "
-                            "lists them")
-        return p
-    return get_model(model)
+    fs = vs.fs
+    want = Operands((fs.a.name,), (fs.b.name,), (fs.c.name,), (fs.out.name,),
+                    fs.scale.name if fs.scale else None, vs.scale_block, ins.name)
+    return choose(model, None, (), want)
 
 
 def add_model_hypothesis(vs: VectorSet, ins: Instruction, model) -> None:
@@ -146,21 +127,17 @@ def simulated_observations(vectors_file: str | Path, model, instruction: str | N
             "vectors_sha256": vs.sha256, "layout_check": "ok", "observations": rows}
 
 
-DEVICE_CC = {"V100": "7.0", "T4": "7.5", "A100": "8.0", "Ada": "8.9", "L40S": "8.9",
-             "H100": "9.0", "H200": "9.0", "B200": "10.0"}
-
-
 def observations_from_hwdata(folder: str | Path, output: str = "fp32", device: str | None = None,
                              limit: int | None = None) -> dict:
     """Rows of a recorded DEVICE/FORMAT folder as observations (JSON shape).
 
-    The known problems of the recordings (``tcsmt.hardware.recorded.KNOWN_PROBLEMS``)
+    The known problems of the recordings (``tcsmt.observed.recorded.KNOWN_PROBLEMS``)
     are applied by rule: Hopper fp8 rows get c = +0 (the GPU ran wgmma with
     an accumulator starting at zero); with ``output="fp16"`` c is rounded to
     fp16 (round to nearest even) as the recording did. Every rule that
     applies is listed under "known_problems". ``limit`` keeps the first rows."""
-    from tcsmt.hardware.recorded import F32, convert_exact, known_problems, read_folder
-    from tcsmt.model.catalogue import arch_for_device
+    from tcsmt.model.catalogue import DEVICE_CC, arch_for_device
+    from tcsmt.observed.recorded import F32, convert_exact, known_problems, read_folder
     if output not in ("fp32", "fp16"):
         raise UserError(f"output must be fp32 or fp16, not {output!r}")
     rec = read_folder(folder, device)

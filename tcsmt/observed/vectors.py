@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.hardware.instructions import Instruction, choose_instruction
-from tcsmt.hardware.observations import FormatSet, hex_bits, parse_format_set, parse_scale_block
+from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.table import choose_instruction
 from tcsmt.model.formats import Format
+from tcsmt.observed.observations import FormatSet, hex_bits, parse_format_set, parse_scale_block
 
 
 @dataclass
@@ -274,7 +275,7 @@ def pick_set(sets: list[VectorSet], formats: str | None, where: str) -> VectorSe
 
 
 def formats_label(fs: FormatSet) -> str:
-    from tcsmt.model.params import short_format
+    from tcsmt.model.names import short_format
     ins = short_format(fs.a.name) + ("" if fs.b == fs.a else "," + short_format(fs.b.name))
     return f"{ins}:{short_format(fs.out.name)}"
 
@@ -313,7 +314,7 @@ def coverage_sets(data: dict, where: str, sha256: str) -> list[VectorSet]:
     """A coverage file's vectors, one set per space (device model), in its
     base model's formats; the hypotheses differ from question to question
     and are left out."""
-    from tcsmt.model.catalogue import find_model
+    from tcsmt.model.choose import choose
     spaces = {s.get("space"): s.get("base") for s in data.get("spaces", []) if isinstance(s, dict)}
     groups: dict[str, list] = {}
     for n, v in enumerate(data.get("vectors") or []):
@@ -325,7 +326,7 @@ def coverage_sets(data: dict, where: str, sha256: str) -> list[VectorSet]:
                         "all closed by the suite or proved)")
     out = []
     for space, vecs in groups.items():
-        p = find_model(spaces[space])
+        p = choose(spaces[space])
         fs = {"a": p.fin.name, "b": p.fb.name, "c": p.fc.name, "out": p.fout.name}
         out.append(parse_vectors({"formats": fs, "vectors": vecs}, f"{where} ({space})", sha256))
     return out
@@ -333,7 +334,7 @@ def coverage_sets(data: dict, where: str, sha256: str) -> list[VectorSet]:
 
 def observation_set(data: dict, where: str, sha256: str) -> VectorSet:
     """Observations as vectors, the device's d as the hypothesis "observed"."""
-    from tcsmt.hardware.observations import observation_dict, parse_observations
+    from tcsmt.observed.observations import observation_dict, parse_observations
     obs = parse_observations(data, where)
     fs = FormatSet(obs.fin, obs.fb or obs.fin, obs.fc, obs.fout, obs.fscale)
     label = f"{obs.device} as observed"

@@ -21,7 +21,7 @@ CDNA3 truncates), so observations name the GPU (its gcnArchName).
 
 from __future__ import annotations
 
-from tcsmt.hardware.instructions import Instruction
+from tcsmt.instructions.instruction import Instruction
 
 F16, BF16, F32, F64 = "float16", "bfloat16", "float32", "float64"
 XF32 = "xf32"
