@@ -139,7 +139,7 @@ def test_an_interrupted_regen_on_the_cluster_leaves_files_old_or_new(cluster, tm
 def test_a_small_plan_on_the_cluster_is_the_local_plan(cluster, tmp_path, monkeypatch):
     from distributed import get_task_stream
 
-    from tcsmt.identify import evaluate
+    from tcsmt.sim import evaluate
     from tcsmt.identify.hypspace import single
     from tcsmt.identify.plan import build_plan, plan_record
     from tcsmt.identify.space import load_space
