@@ -139,10 +139,10 @@ def test_an_interrupted_regen_on_the_cluster_leaves_files_old_or_new(cluster, tm
 def test_a_small_plan_on_the_cluster_is_the_local_plan(cluster, tmp_path, monkeypatch):
     from distributed import get_task_stream
 
-    from tcsmt.sim import evaluate
     from tcsmt.identify.hypspace import single
     from tcsmt.identify.plan import build_plan, plan_record
     from tcsmt.identify.space import load_space
+    from tcsmt.sim import evaluate
     monkeypatch.setattr(evaluate, "BATCH", 8)             # 36 hypotheses: several batches, several jobs
     (tmp_path / "small.toml").write_text(SMALL)
     space = single(load_space(tmp_path / "small.toml"))

@@ -174,6 +174,7 @@ def test_every_room_ships():
     """`pip install .` installs the packages pyproject.toml lists: a room left
     out of the list would be missing from every non-editable install."""
     import tomllib
-    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
     rooms = {module_name(p.parent) for p in PACKAGE.rglob("__init__.py")}
     assert rooms <= listed, f"add to [tool.setuptools] packages: {sorted(rooms - listed)}"

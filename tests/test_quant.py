@@ -20,7 +20,7 @@ from torchao_ref import MAX_ELEMENT, mx_bits, nvfp4_bits, tensors  # noqa: E402
 
 import tcsmt.quant as tq  # noqa: E402
 from tcsmt.errors import FormatMismatch, UserError  # noqa: E402
-from tcsmt.model.catalogue import find_model  # noqa: E402
+from tcsmt.model.choose import choose  # noqa: E402
 from tcsmt.model.formats import get_format  # noqa: E402
 from tcsmt.sim.npio import dtype_of, to_bits  # noqa: E402
 
@@ -207,19 +207,19 @@ def test_a_partial_last_block_is_quantised_as_if_padded_with_zeros():
 # ---------------------------------------------------------------------------
 
 def test_each_block_scaled_model_has_the_recipe_its_instruction_expects():
-    assert tq.default_recipe(find_model("blackwell-nvfp4")) == "nvfp4"
-    assert tq.default_recipe(find_model("blackwell-mxf4")) == "mx-floor"
-    assert tq.default_recipe(find_model("blackwell-mxf8f6f4-e5m2")) == "mx-floor"
+    assert tq.default_recipe(choose("blackwell-nvfp4")) == "nvfp4"
+    assert tq.default_recipe(choose("blackwell-mxf4")) == "mx-floor"
+    assert tq.default_recipe(choose("blackwell-mxf8f6f4-e5m2")) == "mx-floor"
     with pytest.raises(FormatMismatch, match="no block scales"):
-        tq.default_recipe(find_model("hopper-fp16-fp32"))
+        tq.default_recipe(choose("hopper-fp16-fp32"))
     with pytest.raises(FormatMismatch, match="ue4m3"):
-        tq.recipe_for(find_model("blackwell-mxf4"), "nvfp4")
+        tq.recipe_for(choose("blackwell-mxf4"), "nvfp4")
     with pytest.raises(UserError, match="unknown recipe"):
-        tq.recipe_for(find_model("blackwell-mxf4"), "mx-nearest")
+        tq.recipe_for(choose("blackwell-mxf4"), "mx-nearest")
 
 
 def test_operands_are_quantised_along_k_in_the_models_formats():
-    p = find_model("blackwell-mxf8f6f4-e4m3-e2m1")
+    p = choose("blackwell-mxf8f6f4-e4m3-e2m1")
     rng = np.random.default_rng(5)
     A, B = rng.standard_normal((4, 64)), rng.standard_normal((64, 3))
     qa, qb = tq.quantize_for(p, A, "a"), tq.quantize_for(p, B, "b")
@@ -230,12 +230,12 @@ def test_operands_are_quantised_along_k_in_the_models_formats():
 
 
 def test_dtypes_of_every_models_formats():
-    for p in (find_model(n) for n in ("blackwell-nvfp4", "blackwell-mxf8f6f4-e3m2", "hopper-tf32-fp32")):
+    for p in (choose(n) for n in ("blackwell-nvfp4", "blackwell-mxf8f6f4-e3m2", "hopper-tf32-fp32")):
         d = tq.dtypes(p)
         assert set(d) == {"a", "b", "c", "d", "scale"}
-    d = tq.dtypes(find_model("blackwell-nvfp4"))
+    d = tq.dtypes(choose("blackwell-nvfp4"))
     assert d["a"] == ml_dtypes.float4_e2m1fn and d["scale"] == ml_dtypes.float8_e4m3fn
-    assert d["d"] == np.float32 and tq.dtypes(find_model("hopper-fp16-fp32"))["scale"] is None
+    assert d["d"] == np.float32 and tq.dtypes(choose("hopper-fp16-fp32"))["scale"] is None
 
 
 def test_the_package_doc_example_runs():
