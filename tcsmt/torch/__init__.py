@@ -21,11 +21,28 @@ What a kernel on that unit would do, and what this does:
   (tcsmt.datapath), and D comes out in the model's output format, then
   converted to A's dtype (round to nearest even) when that differs.
 
-Forward only: results carry no autograd history. CPU tensors are read
-through NumPy views of their memory (no copy); CUDA tensors stay on the
-device (the CUDA kernel reads them through the CUDA array interface).
-PyTorch is an optional dependency: ``pip install torch`` (this project's
-tests use ``torch==2.13.0``, the CPU build).
+Block-scaled models (MX: kind::mxf8f6f4, mxf4, mxf4nvf4 with ue8m0
+scales; NVFP4: mxf4nvf4 with ue4m3 scales per 16) read quantised
+operands (tcsmt.torch.scaled, tcsmt.torch.operands):
+
+* float tensors are quantised by a named recipe (``recipe=``; by default
+  the one the model's instruction expects: mx-floor for ue8m0, nvfp4, the
+  two-level recipe with a per-tensor scale, for ue4m3), bit for bit as
+  torchao quantises (tcsmt.quant);
+* ``tcsmt.torch.quantize``'s QuantizedTensor and torchao's MXTensor and
+  NVFP4Tensor (a model quantised by torchao's quantize_) pass through as
+  they are; an activation meeting a torchao weight is quantised as the
+  weight's act_quant_kwargs say;
+* the unit scales and accumulates the products; NVFP4's per-tensor scales
+  multiply D afterwards, in float32, and a bias is then added.
+
+Forward only: results carry no autograd history, and asking for a
+gradient through them fails (torch: "element 0 of tensors does not
+require grad"). CPU tensors are read through NumPy views of their memory
+(no copy); CUDA tensors stay on the device (the CUDA kernel reads them
+through the CUDA array interface; block-scaled operands are quantised on
+the host). PyTorch is an optional dependency: ``pip install torch`` (this
+project's tests use ``torch==2.13.0``, the CPU build).
 """
 
 from __future__ import annotations
@@ -33,11 +50,15 @@ from __future__ import annotations
 import torch
 from torch.overrides import TorchFunctionMode
 
+from tcsmt.errors import UserError
 from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
 from tcsmt.torch.bits import from_bits_cuda, from_bits_np, to_bits_cuda, to_bits_np
+from tcsmt.torch.formats import dtypes, quantize, round_to
+from tcsmt.torch.operands import QuantizedTensor, activation_recipe
+from tcsmt.torch.scaled import scaled_batched, scaled_matmul
 
-__all__ = ["matmul", "emulate", "model_of"]
+__all__ = ["QuantizedTensor", "dtypes", "emulate", "matmul", "model_of", "quantize", "round_to"]
 
 
 def model_of(model) -> ModelParams:
@@ -46,11 +67,19 @@ def model_of(model) -> ModelParams:
 
 
 def matmul(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor | None = None, model="hopper",
-           backend: str | None = None) -> torch.Tensor:
+           backend: str | None = None, recipe: str | None = None) -> torch.Tensor:
     """D = C + A @ B for A [M, K], B [K, N], C [M, N] (or None: zero, or any
     shape that broadcasts to [M, N]), as the model's unit computes it; D
-    in the model's output format on A's device (see the module doc)."""
+    in the model's output format on A's device (see the module doc). For
+    a block-scaled model, A and B may be float tensors (quantised by
+    ``recipe``, the model's by default), QuantizedTensors or torchao's
+    MXTensor / NVFP4Tensor (B as a transposed view of a [N, K] weight)."""
     p = model_of(model)
+    if p.scale_format:
+        return scaled_matmul(p, A, B, C, recipe, backend)
+    if recipe is not None:
+        raise UserError(f"{p.name} has no block scales: its operands are rounded, not quantised "
+                        "(leave out recipe)")
     m, n = A.shape[0], B.shape[1]
     C = torch.zeros((m, n), dtype=torch.float32, device=A.device) if C is None else C
     C = C.expand(m, n)
@@ -94,10 +123,16 @@ class emulate(TorchFunctionMode):
     """Inside ``with emulate(model):``, matrix products run on the model's
     unit (see the module doc); everything else runs as usual."""
 
-    def __init__(self, model="hopper", backend: str | None = None):
+    def __init__(self, model="hopper", backend: str | None = None, recipe: str | None = None):
         super().__init__()
         self.model = model_of(model)
         self.backend = backend
+        self.recipe = recipe
+        if self.model.scale_format:
+            from tcsmt.quant import recipe_for
+            recipe_for(self.model, recipe)              # a recipe the model reads, or a one-line error
+        elif recipe is not None:
+            raise UserError(f"{self.model.name} has no block scales: leave out recipe")
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -105,17 +140,33 @@ class emulate(TorchFunctionMode):
             return _PRODUCTS[func](self, *args, **kwargs)
         return func(*args, **kwargs)
 
-    def _matmul(self, A, B, out=None):
-        return _result(_batched(self.model, A, B, None, self.backend), out)
-
-    def _rmatmul(self, B, A):
+    def _product(self, A, B):
+        if self.model.scale_format:
+            d = scaled_batched(self.model, A, B, self.recipe, self.backend)
+            return _as_input(d, A)
         return _batched(self.model, A, B, None, self.backend)
 
-    def _linear(self, x, weight, bias=None):
-        return _batched(self.model, x, weight.t(), bias, self.backend)
+    def _matmul(self, A, B, out=None):
+        return _result(self._product(A, B), out)
 
-    def _bmm(self, A, B, out=None):
-        return _result(_batched(self.model, A, B, None, self.backend), out)
+    def _rmatmul(self, B, A):
+        return self._product(A, B)
+
+    def _linear(self, x, weight, bias=None):
+        if not self.model.scale_format:
+            return _batched(self.model, x, weight.t(), bias, self.backend)
+        recipe, pts = activation_recipe(weight, self.recipe)
+        x2 = x.reshape(-1, x.shape[-1])
+        d = scaled_matmul(self.model, x2, weight.t(), bias, self.recipe, self.backend, recipe, pts)
+        return _as_input(d.reshape(*x.shape[:-1], d.shape[-1]), x)
+
+    _bmm = _matmul
+
+
+def _as_input(d: torch.Tensor, x) -> torch.Tensor:
+    """D in the dtype of the activation (a torchao tensor's original dtype)."""
+    want = getattr(x, "orig_dtype", None) or x.dtype
+    return d.to(want) if d.dtype != want else d
 
 
 def _result(d: torch.Tensor, out):
