@@ -9,7 +9,8 @@ cores), interpreted as a simulator, a batch simulator and SMT formulas.
 Every command has its Python call, returning the document the command
 prints (tcsmt.api): ``tcsmt.diff``, ``tcsmt.find``, ``tcsmt.check``, ``tcsmt.coverage``...
 (``tcsmt.all_models`` for ``tcsmt models``, ``tcsmt.list_properties`` for
-``tcsmt properties`` and ``tcsmt.regenerate`` for ``tcsmt regen``:
+``tcsmt properties`` and ``tcsmt.regenerate`` for ``tcsmt regen``, ``tcsmt.stale_results`` for
+``tcsmt regen --check``:
 tcsmt.models, tcsmt.properties and tcsmt.regen are packages of their own).
 """
 
@@ -23,6 +24,7 @@ API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul",
        "diff": "diff", "equiv": "equiv", "replay": "replay", "find": "find",
        "prove_carry_bits": "prove_carry_bits", "list_properties": "properties",
        "compare_algorithms": "compare_algorithms", "coverage": "coverage", "regenerate": "regen",
+       "stale_results": "regen_check",
        "check": "check", "error": "error"}
 """Names of tcsmt -> the call in tcsmt.api (imported when first used)."""
 

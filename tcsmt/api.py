@@ -378,15 +378,20 @@ def coverage(suite: str, *, space: str = "properties", generate: bool = True,
 
 def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
           timeout: float = DEFAULT_TIMEOUT, force: bool = False, root: str | Path = "results",
-          progress=None) -> dict:
+          stale: bool = False, progress=None) -> dict:
     """Regenerate results/ (every shipped architecture and the models of
     tcsmt.regen.jobs.MODELS, or ``archs``; every property, or ``props``):
     {"outcomes": [{"name", "status", "seconds", "verdict", "note"}],
-    "counts": {status: n}}. ``progress(name, done,
-    total)`` is called as queries finish."""
+    "counts": {status: n}}. ``stale``: only the queries whose files
+    regen_check names (run whatever the cache says). ``progress(name,
+    done, total)`` is called as queries finish."""
+    from tcsmt.regen import check
     from tcsmt.regen import jobs as rg
     from tcsmt.regen import plan as regen_plan
     plan = regen_plan.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
+    if stale:
+        old = {s.path for s in check.check_plan(plan, whole=False)}
+        plan.jobs, plan.skipped, force = [j for j in plan.jobs if j.path in old], [], True
     outcomes = sorted(rg.run_plan(plan, jobs, force, progress), key=lambda o: o.name)
     counts: dict[str, int] = {}
     for o in outcomes:
@@ -394,6 +399,18 @@ def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
     return {"outcomes": [{"name": o.name, "status": str(o.status), "seconds": round(o.seconds, 3),
                           "verdict": str(o.verdict or ""), "note": o.note} for o in outcomes],
             "counts": counts}
+
+
+def regen_check(archs=(), props=(), *, root: str | Path = "results", progress=None) -> dict:
+    """Without a solver, which files under ``root`` the current code would
+    write differently (tcsmt.regen.check): {"checked": files, "stale":
+    [{"path", "why"}]}. Orphans (files no query writes any more) are looked
+    for when neither ``archs`` nor ``props`` narrows the plan."""
+    from tcsmt.regen import check
+    from tcsmt.regen import plan as regen_plan
+    plan = regen_plan.plan_jobs(list(archs) or None, list(props) or None, DEFAULT_TIMEOUT, Path(root))
+    stale = check.check_plan(plan, whole=not archs and not props, progress=progress)
+    return {"checked": len(plan.jobs), "stale": [{"path": str(s.path), "why": s.why} for s in stale]}
 
 
 def _command(command: str | None) -> str:

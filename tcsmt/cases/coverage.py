@@ -507,6 +507,12 @@ def replay_coverage(path: str | Path) -> list[str]:
     doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise UserError(f"{path}: schema is not {SCHEMA!r}")
+    return replay_vectors(doc)
+
+
+def replay_vectors(doc: dict) -> list[str]:
+    """The generated vectors of a coverage document through the concrete
+    model again (the problems found)."""
     suite = find_suite(doc["query"]["suite"])
     spaces = {s.name: s for s in build_spaces(suite, doc["query"]["space"])}
     problems = []

@@ -138,8 +138,13 @@ def properties_cmd(arch, out_format, wide):
                 "query's cache key).")
 @click.option("--force", is_flag=True, help="Run every query, even those whose inputs have not changed.")
 @click.option("--root", type=click.Path(), default="results", show_default=True)
+@click.option("--check", is_flag=True, help="Solve nothing: name every file the current code would "
+              "write differently (or that is missing, or that no query writes any more); exit 1 "
+              "when there is one.")
+@click.option("--stale", is_flag=True, help="Run only the queries whose files --check names "
+              "(missing or stale), whatever the cache says.")
 @options.output_format()
-def regen_cmd(archs, props, jobs, solver, timeout, force, root, out_format, wide):
+def regen_cmd(archs, props, jobs, solver, timeout, force, root, check, stale, out_format, wide):
     """Regenerate every property for every shipped architecture and the
     models of tcsmt.regen.jobs.MODELS (or those named), skipping queries
     whose inputs have not changed. A file whose stable content (question,
@@ -154,13 +159,20 @@ def regen_cmd(archs, props, jobs, solver, timeout, force, root, out_format, wide
       cached     not run: its question and code match the file's cache key
       skipped    the property does not apply to the architecture
       lost       a proof came back unknown; the file is left as it was
-      failed     an error (the note says which)"""
+      failed     an error (the note says which)
+
+    With --check nothing is solved or written: each file's answers go
+    through the code that writes it (witnesses replayed), and every file
+    whose stable content would differ is named with the keys that differ."""
     from tcsmt.cli.progress import progress_bar
     from tcsmt.report.terminal import csv_text, terminal_width, wrap
 
+    if check:
+        sys.exit(_regen_check(archs, props, root, out_format))
+
     with progress_bar("regen") as progress:
         doc = api.regen(list(archs), list(props), jobs=jobs, solver=solver, timeout=timeout,
-                        force=force, root=root, progress=progress)
+                        force=force, root=root, stale=stale, progress=progress)
     rows = doc["outcomes"]
     if out_format == "json":
         options.echo_json(doc)
@@ -178,3 +190,18 @@ def regen_cmd(archs, props, jobs, solver, timeout, force, root, out_format, wide
         click.echo("  " + ", ".join(f"{n} {s}" for s, n in sorted(doc["counts"].items())))
     if doc["counts"].get("failed") or doc["counts"].get("lost"):
         sys.exit(1)
+
+
+def _regen_check(archs, props, root, out_format) -> int:
+    """regen --check: print the stale files; the exit status."""
+    doc = api.regen_check(list(archs), list(props), root=root)
+    if out_format == "json":
+        options.echo_json(doc)
+    elif out_format == "csv":
+        from tcsmt.report.terminal import csv_text
+        click.echo(csv_text(["path", "why"], [[s["path"], s["why"]] for s in doc["stale"]]), nl=False)
+    else:
+        for s in doc["stale"]:
+            click.echo(f"stale  {s['path']}: {s['why']}")
+        click.echo(f"{len(doc['stale'])} stale of {doc['checked']} queries' files")
+    return 1 if doc["stale"] else 0

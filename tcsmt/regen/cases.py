@@ -16,6 +16,7 @@ from tcsmt.cases import compare, coverage
 from tcsmt.cases.suite_file import DEVICE_ARCH
 from tcsmt.cases.suites import find_suite, list_suites, suites_dir
 from tcsmt.regen import jobs as regen
+from tcsmt.regen import restate as rs
 from tcsmt.smt.service import DEFAULT_TIMEOUT
 
 COMPARE_KS = (4, 8)
@@ -28,11 +29,15 @@ def _source(*names: str) -> str:
     return "".join((PACKAGE / n).read_text(encoding="utf-8") for n in names)
 
 
+def compare_command(arch: str, k: int, reproduce: bool) -> str:
+    return f"tcsmt compare-algorithms markidis ootomo-yokota --arch {arch} --k {k}" + \
+        (" --reproduce" if reproduce else "")
+
+
 def run_compare_job(arch: str, k: int, reproduce: bool, timeout: float, solver: str,
                     prior: dict | None = None) -> dict:
-    return compare.run_compare(arch, k, solver, timeout, reproduce,
-                               f"tcsmt compare-algorithms markidis ootomo-yokota --arch {arch} "
-                               f"--k {k}" + (" --reproduce" if reproduce else ""), prior)
+    return compare.run_compare(arch, k, solver, timeout, reproduce, compare_command(arch, k, reproduce),
+                               prior)
 
 
 def run_coverage_job(suite: str, timeout: float, solver: str, prior: dict | None = None) -> dict:
@@ -55,7 +60,9 @@ def compare_jobs(archs: list[str], timeout: float, code: str, root: Path,
             name = f"compare-algorithms/{m.arch}-k{k}{'-reproduce' if rep else ''}"
             jobs.append(regen.Job(name, path, regen.cache_key(question, code),
                                   partial(run_compare_job, m.arch, k, rep, max(timeout, DEFAULT_TIMEOUT),
-                                          setting["solver"]), compare.check_document))
+                                          setting["solver"]), compare.check_document,
+                                  partial(rs.restate_compare, m.arch, k, rep,
+                                          compare_command(m.arch, k, rep))))
     return jobs
 
 
@@ -76,7 +83,8 @@ def coverage_jobs(archs: list[str], timeout: float, code: str, root: Path,
         path = coverage.result_path(name, root=root)
         jobs.append(regen.Job(f"coverage/{name}", path, regen.cache_key(question, code),
                               partial(run_coverage_job, name, min(timeout, COVERAGE_TIMEOUT),
-                                      setting["solver"]), coverage.check_document))
+                                      setting["solver"]), coverage.check_document,
+                              partial(rs.restate_coverage, name, f"tcsmt coverage {name}")))
     return jobs
 
 

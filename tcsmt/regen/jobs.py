@@ -33,6 +33,7 @@ from tcsmt.enums import FileStatus, PairVerdict, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_json_atomic
 from tcsmt.processes import interrupt_after
+from tcsmt.regen import restate as rs
 from tcsmt.report.results import solver_versions, write_result
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -59,6 +60,8 @@ class Job:
     run: Callable[..., dict]      # run(prior=earlier document or None); picklable: a
     #                               module-level function with bound args
     check: Callable[[dict], None] | None = None    # validates the document (default: tcsmt-result)
+    restate: Callable[[dict], dict] | None = None  # the file's answers -> the document the
+    #                                                current code writes (tcsmt.regen.restate)
 
 
 @dataclass
@@ -106,7 +109,7 @@ def run_property_job(prop_name: str, arch: str, timeout: float, solver: str,
                      prior: dict | None = None) -> dict:
     from tcsmt.properties.run import run_named
     return run_named(prop_name, arch, timeout=timeout, solver=solver, prior=prior,
-                     command=f"tcsmt find {prop_name} --arch {arch}")
+                     command=find_command(prop_name, arch))
 
 
 def run_prove_job(arch: str, timeout: float, solver: str, prior: dict | None = None) -> dict:
@@ -115,7 +118,15 @@ def run_prove_job(arch: str, timeout: float, solver: str, prior: dict | None = N
     from tcsmt.search.prove import prove_carry_bits
     old = prior_vectors(prior) if prior else []
     proof = prove_carry_bits(choose(arch), solver, timeout, True, old[0] if old else None)
-    return carry_proof_document(proof, f"tcsmt prove carry-bits --arch {arch}")
+    return carry_proof_document(proof, prove_command(arch))
+
+
+def find_command(prop_name: str, arch: str) -> str:
+    return f"tcsmt find {prop_name} --arch {arch}"
+
+
+def prove_command(arch: str) -> str:
+    return f"tcsmt prove carry-bits --arch {arch}"
 
 
 # ---------------------------------------------------------------------------
@@ -150,7 +161,12 @@ class Cache:
         self.keys = json_object_or_none(self.path) or {}
 
     def hit(self, job: Job) -> bool:
-        return self.keys.get(str(job.path)) == job.key and not has_unknown(json_object_or_none(job.path))
+        """The key recorded for the file is the job's, the file holds no
+        unknown, and it is what the current code writes with its answers."""
+        if self.keys.get(str(job.path)) != job.key:
+            return False
+        doc = json_object_or_none(job.path)
+        return not has_unknown(doc) and (job.restate is None or rs.stale_reason(job.restate, doc) is None)
 
     def record(self, job: Job) -> None:
         self.keys[str(job.path)] = job.key

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tcsmt.enums import FileStatus
 from tcsmt.errors import UserError
+from tcsmt.regen import restate as rs
 from tcsmt.regen.cases import plan_case_jobs
 from tcsmt.regen.jobs import (
     MODELS,
@@ -18,6 +19,8 @@ from tcsmt.regen.jobs import (
     Plan,
     cache_key,
     code_fingerprint,
+    find_command,
+    prove_command,
     run_property_job,
     run_prove_job,
     solver_setting,
@@ -50,7 +53,8 @@ def plan_jobs(archs: list[str] | None, props: list[str] | None, timeout: float,
                 key = cache_key({"prove": "carry-bits", "model": base.parameter_dict(), **setting}, code)
                 path = plan.root / arch / "carry-bits-proof.json"
                 plan.jobs.append(Job(f"{arch}/carry-bits-proof", path, key,
-                                     partial(run_prove_job, arch, timeout, solver)))
+                                     partial(run_prove_job, arch, timeout, solver),
+                                     restate=partial(rs.restate_carry_proof, arch, prove_command(arch))))
     if not props:
         plan.jobs += plan_case_jobs(archs, timeout, code, plan.root, setting)
     return plan
@@ -72,4 +76,6 @@ def _property_job(plan: Plan, arch: str, prop, code: str, setting: dict) -> None
     path = result_path(base, prop, plan.root)
     plan.jobs.append(Job(f"{arch}/{prop.name}", path, cache_key(question, code),
                          partial(run_property_job, prop.name, arch, setting["timeout"],
-                                 setting["solver"])))
+                                 setting["solver"]),
+                         restate=partial(rs.restate_property, prop.name, arch,
+                                         find_command(prop.name, arch))))
