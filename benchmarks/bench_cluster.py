@@ -4,6 +4,7 @@ for 8, 32 and 128 workers from the measured job times.
     python benchmarks/bench_cluster.py [--arch volta] [--plan tf32:fp32] [--workers 1,2]
                                        [--local] [--skip-regen] [--skip-plan]
                                        [--space FILE] [--solver-budget S] [--save-plan FILE]
+                                       [--short]
 
 regen: ``tcsmt regen ARCH --force`` into a copy of the committed results of
 ARCH (every query runs, starting from the committed vectors, as in the
@@ -22,7 +23,9 @@ makespan when its jobs are handed longest first to the least loaded worker
 workers does better), "total" serial + every job (one worker). The
 measured runs with 1 and 2 workers are printed beside the projection of
 the same runs, so the gap (scheduling and transfer costs, a shared
-machine) shows. Nothing here asserts a speed.
+machine) shows. Nothing here asserts a speed. ``--short`` (seconds): one
+property of regen and a plan over the 8 hypotheses of
+benchmarks/plan-space-short.toml, on 1 local worker.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from tcsmt import runner
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = (8, 32, 128)
+SHORT_SPACE = ROOT / "benchmarks" / "plan-space-short.toml"
 
 
 def makespan(jobs: list[float], workers: int) -> float:
@@ -56,14 +60,14 @@ def projection(wall: float, stages: list[runner.Stage], workers: int | None) -> 
     return serial + sum(spans)
 
 
-def regen_run(arch: str, root: Path, workers: int) -> None:
+def regen_run(arch: str, root: Path, props: list[str] | None, workers: int) -> None:
     from tcsmt.regen import jobs as regen
     from tcsmt.regen import plan as regen_plan
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(ROOT / "results" / arch, root / arch)
     for folder in ("compare-algorithms", "coverage"):
         shutil.copytree(ROOT / "results" / folder, root / folder)
-    plan = regen_plan.plan_jobs([arch], None, 60.0, root)
+    plan = regen_plan.plan_jobs([arch], props, 60.0, root)
     out = regen.run_plan(plan, jobs=workers, force=True)
     bad = [o for o in out if o.status in ("failed", "lost")]
     if bad:
@@ -140,15 +144,22 @@ def main() -> None:
     ap.add_argument("--space", metavar="FILE", help="the plan's space (default: that of --plan)")
     ap.add_argument("--solver-budget", type=float, default=240.0, help="the plan's solver seconds")
     ap.add_argument("--save-plan", metavar="FILE", help="also write the plan (the last run's) to FILE")
+    ap.add_argument("--short", action="store_true", help="one property, a plan of 8 hypotheses, 1 local "
+                    "worker (seconds)")
     args = ap.parse_args()
+    props = None
+    if args.short:
+        args.workers, args.local, args.space, args.solver_budget = "1", True, str(SHORT_SPACE), 10.0
+        props = ["rounding"]
     counts = [int(x) for x in args.workers.split(",")]
     where = "local worker processes" if args.local else "a Dask LocalCluster (1 thread per worker)"
     print(f"on {where}; measured with {', '.join(map(str, counts))} worker(s), projected to "
           f"{', '.join(map(str, PAPER))}")
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_regen:
-            runs = {n: on(n, args.local, regen_run, args.arch, Path(tmp) / f"regen{n}") for n in counts}
-            report(f"tcsmt regen {args.arch} --force", runs)
+            runs = {n: on(n, args.local, regen_run, args.arch, Path(tmp) / f"regen{n}", props)
+                    for n in counts}
+            report(f"tcsmt regen {args.arch} --force" + (f" --property {props[0]}" if props else ""), runs)
         if not args.skip_plan:
             runs = {n: on(n, args.local, plan_run, None if args.space else args.plan, args.space,
                           args.solver_budget, Path(tmp), args.save_plan) for n in counts}

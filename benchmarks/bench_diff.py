@@ -1,6 +1,6 @@
 """Seconds per diff/equiv query, per solver and for the portfolio.
 
-    python benchmarks/bench_diff.py [--timeout 60] [--repeat 1] [--quick]
+    python benchmarks/bench_diff.py [--timeout 60] [--quick] [--short]
 
 For each pair of shipped models (fp16 inputs) and for the self-equivalence
 proof (volta against volta with carry_bits=8), prints the wall seconds of
@@ -39,7 +39,8 @@ import statistics
 import time
 
 from tcsmt.model.choose import choose
-from tcsmt.search.diff import FULL, default_k, diff_formula, run_diff
+from tcsmt.search import separation as sep
+from tcsmt.search.diff import default_k, run_diff
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
@@ -71,19 +72,23 @@ def startup(solver: str, repeat: int = 5) -> float:
 def one(hyps, k, solver: str, timeout: float, ladder: bool) -> tuple[float, str]:
     t0 = time.monotonic()
     domain = Domain()
-    forms = None if ladder else [(FULL, diff_formula(hyps, k, domain))]
+    forms = None if ladder else [(sep.FULL, sep.separation_formula(hyps, k, domain))]
     out = run_diff(hyps, k, domain, solver, timeout, forms=forms)
     label = out.verdict + (f"/{out.tag}" if out.verdict == "sat" else "")
     return time.monotonic() - t0, label
 
 
-def bench_pair(a: str, b: str, sets: list[str], solvers: list[str], timeout: float) -> None:
+def bench_pair(a: str, b: str, sets: list[str], solvers: list[str], timeout: float,
+               full: bool = True) -> None:
     pa, pb = choose(a), choose(b, overrides=sets)
     hyps = [Hypothesis("A", pa), Hypothesis("B", pb)]
     k = default_k(pa, pb)
     name = f"{pa.name} vs {pb.name}"
     for s in solvers:
         t_l, v_l = one(hyps, k, s, timeout, ladder=True)
+        if not full:
+            print(f"{name:58} k={k:<2} {s:9} ladder {t_l:7.2f} s {v_l:16}", flush=True)
+            continue
         t_f, v_f = one(hyps, k, s, timeout, ladder=False)
         print(f"{name:58} k={k:<2} {s:9} ladder {t_l:7.2f} s {v_l:16} "
               f"full only {t_f:7.2f} s {v_f:8} ratio {t_f / max(t_l, 1e-3):6.1f}", flush=True)
@@ -93,13 +98,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--quick", action="store_true", help="two pairs and the two proofs only")
+    ap.add_argument("--short", action="store_true",
+                    help="one pair, the portfolio on the ladder only (seconds)")
     args = ap.parse_args()
     solvers = service.available_solvers()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; timeout {args.timeout:g} s")
     for s in solvers:
-        print(f"worker start-up {s:9} {startup(s):.3f} s (median of 5, trivial formula)")
-    for a, b, sets in (QUICK if args.quick else PAIRS):
-        bench_pair(a, b, sets, solvers + ["portfolio"], args.timeout)
+        print(f"worker start-up {s:9} {startup(s, 1 if args.short else 5):.3f} s (trivial formula)")
+    pairs = PAIRS[:1] if args.short else QUICK if args.quick else PAIRS
+    for a, b, sets in pairs:
+        bench_pair(a, b, sets, ["portfolio"] if args.short else solvers + ["portfolio"], args.timeout,
+                   full=not args.short)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

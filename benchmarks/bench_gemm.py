@@ -1,6 +1,6 @@
 """tcsmt's batch simulator against MMA-Sim on the same GEMMs, on one core.
 
-    python benchmarks/bench_gemm.py [--size 256] [--repeat 3]
+    python benchmarks/bench_gemm.py [--size 256] [--repeat 3] [--short]
 
 For each case (256 x 256 x 256 by default: fp16 -> fp32 under Ampere and
 Hopper, fp8 e4m3 -> fp32 under Hopper) both tools compute D = C + A @ B
@@ -87,7 +87,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=256, help="M = N = K (default 256)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--short", action="store_true", help="32x32x32, once (seconds)")
     args = ap.parse_args()
+    if args.short:
+        args.size, args.repeat = 32, 1
     n = args.size
     products = n * n * n
     try:

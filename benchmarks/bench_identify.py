@@ -1,7 +1,8 @@
 """Seconds for ``tcsmt identify`` on recorded rows, with and without the
 scalar screening that runs before the batch stages.
 
-    python benchmarks/bench_identify.py [OBS.json ...] [--limit N] [--no-baseline]
+    python benchmarks/bench_identify.py [OBS.json ...] [--limit N] [--no-baseline] [--space FILE]
+                                        [--short]
 
 For each observations file (default: the H100 fp16 rows, 2000 of them),
 runs tcsmt.identify.narrow.identify twice with the committed plan or the
@@ -9,7 +10,8 @@ default space, as ``tcsmt identify`` does: once as it ships (every
 hypothesis screened by the scalar interpreter on a few rows, then the batch
 stages), once with the screening off (the batch stages alone, what identify
 did before), and prints wall and CPU seconds side by side with their ratio
-and checks that both leave the same hypotheses. CPU seconds count the
+and checks that both leave the same hypotheses (``--short``: 40 rows and
+the 8 hypotheses of benchmarks/plan-space-short.toml, seconds). CPU seconds count the
 worker processes too. The machine is shared: read ``uptime`` beside the
 figures.
 
@@ -29,6 +31,7 @@ import argparse
 import os
 import resource
 import time
+from pathlib import Path
 
 from tcsmt.identify import narrow
 from tcsmt.identify.hypspace import space_for
@@ -36,7 +39,9 @@ from tcsmt.identify.plan import committed_plan, read_plan
 from tcsmt.model.names import short_format
 from tcsmt.observed.observations import read_observations
 
-DEFAULT = ["results/hardware/H100/mma-f16-f32.json"]
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = [str(ROOT / "results/hardware/H100/mma-f16-f32.json")]
+SHORT_SPACE = ROOT / "benchmarks" / "plan-space-short.toml"
 
 
 def _cpu() -> float:
@@ -45,13 +50,13 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run(path: str, limit: int | None, screen: bool):
+def run(path: str, limit: int | None, screen: bool, space_file: str | None = None):
     obs = read_observations(path)
     if limit:
         obs.rows = obs.rows[:limit]
     fmts = f"{short_format(obs.fin.name)}:{short_format(obs.fout.name)}"
-    space = space_for(fmts, None)
-    plan_path = committed_plan(fmts)
+    space = space_for(None if space_file else fmts, space_file)
+    plan_path = None if space_file else committed_plan(fmts)
     plan = read_plan(plan_path) if plan_path else None
     if plan is not None and plan.space.digest() != space.digest():
         plan = None
@@ -70,16 +75,20 @@ def main() -> None:
     ap.add_argument("files", nargs="*", default=DEFAULT)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--no-baseline", action="store_true", help="only the shipped path")
+    ap.add_argument("--space", metavar="FILE", help="a space file instead of the default space and plan")
+    ap.add_argument("--short", action="store_true", help="40 rows of a space of 8 hypotheses (seconds)")
     args = ap.parse_args()
+    if args.short:
+        args.limit, args.space = 40, str(SHORT_SPACE)
     print(f"load average {os.getloadavg()[0]:.1f}")
     for path in args.files:
-        wall, cpu, res, hyps, rows = run(path, args.limit, True)
+        wall, cpu, res, hyps, rows = run(path, args.limit, True, args.space)
         print(f"{path}: {rows} rows, {hyps} hypotheses, {len(res.consistent)} consistent "
               f"in {len(res.classes)} classes")
         print(f"  screened first     {wall:8.1f} s wall {cpu:8.1f} s CPU")
         if args.no_baseline:
             continue
-        bwall, bcpu, bres, _, _ = run(path, args.limit, False)
+        bwall, bcpu, bres, _, _ = run(path, args.limit, False, args.space)
         print(f"  batch stages only  {bwall:8.1f} s wall {bcpu:8.1f} s CPU")
         print(f"  ratio              {bwall / wall:8.2f}x wall {bcpu / cpu:8.2f}x CPU; "
               f"same hypotheses left: {bres.consistent == res.consistent}")

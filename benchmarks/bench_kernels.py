@@ -4,7 +4,7 @@ core, MMA-Sim's fastest path (the whole K in one call, torch on every
 core), and, where a CUDA device is present, the CUDA kernel, MMA-Sim on
 the device and the device's own matmul.
 
-    python benchmarks/bench_kernels.py [--sizes 512 2048] [--repeat 3] [--rows N]
+    python benchmarks/bench_kernels.py [--sizes 512 2048] [--repeat 3] [--rows N] [--short]
 
 Each figure is M * N * K / seconds, the best of the repeats in one process
 after a first call (steady state: the kernel compiled or loaded from
@@ -226,7 +226,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--rows", type=int, default=None, help="rows of D to run (default: by size)")
     ap.add_argument("--case", choices=[c.model for c in CASES], action="append")
+    ap.add_argument("--short", action="store_true",
+                    help="64^3 on 16 rows, once, the first case (seconds, and a kernel compile)")
     args = ap.parse_args()
+    if args.short:
+        args.sizes, args.repeat, args.rows = [64], 1, 16
+        args.case = args.case or [CASES[0].model]
     try:
         import mmasim  # noqa: F401
         have_mmasim = True
