@@ -150,6 +150,11 @@ def _choose_plan(plan_file, formats, space_file, obs):
 @click.option("--space", "space_file", metavar="FILE", help="A space file (TOML: base and axes).")
 @click.option("--device", metavar="sim:ARCH",
               help="Play the unknown unit with a shipped model and run the whole loop.")
+@click.option("--batch", type=click.Choice(["one", "frontier", "plan"]), default=None,
+              help="What one launch on the --device runs: the plan's next vector (one; the "
+                   "default for sim:), that vector and every vector the plan may ask for right "
+                   "after it (frontier; the default for cuda and hip), or the whole plan. Runs "
+                   "count the vectors on the plan's path, whatever the batch.")
 @click.option("--output", "d_output", type=click.Choice(["fp32", "fp16"]), default="fp32",
               show_default=True, help="Which recorded d of a hwdata folder to read.")
 @click.option("--limit", type=int, help="Read only the first N rows.")
@@ -163,7 +168,7 @@ def _choose_plan(plan_file, formats, space_file, obs):
                    "for --device, and for a class with several circuits).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds for a proof.")
 @options.scheduler
-def identify(observations, plan_file, formats, space_file, device, d_output, limit, report,
+def identify(observations, plan_file, formats, space_file, device, batch, d_output, limit, report,
              model_file, no_model_file, prove, timeout):
     """Which hypotheses explain OBSERVATIONS, and what to run next.
 
@@ -188,7 +193,7 @@ def identify(observations, plan_file, formats, space_file, device, d_output, lim
     refuse_overwriting(report, inputs, "-o")
     refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
     if device:
-        return _identify_sim(device, formats, plan_file, report, prove, timeout)
+        return _identify_sim(device, formats, plan_file, report, prove, timeout, batch or "one")
     if not observations:
         raise UserError("missing OBSERVATIONS (a JSON file or a DEVICE/FORMAT folder), or --device sim:ARCH")
     from tcsmt.identify.narrow import identify as run
@@ -245,7 +250,7 @@ def _finish_identified(res, prove, timeout, model_file, no_model_file) -> dict:
     return out
 
 
-def _identify_sim(device, formats, plan_file, report, prove, timeout):
+def _identify_sim(device, formats, plan_file, report, prove, timeout, batch):
     from tcsmt.fileio import write_json_atomic
     from tcsmt.identify.plan import committed_plan, read_plan
     from tcsmt.identify.simdevice import parse_device, run_sim, sim_lines
@@ -261,7 +266,8 @@ def _identify_sim(device, formats, plan_file, report, prove, timeout):
         raise UserError(f"no committed plan for {fmts}{' with ' + scales + ' scales' if scales else ''}: "
                         f"make one with tcsmt plan {how} (or pass --plan PLAN.json)")
     pl = read_plan(path)
-    rec = run_sim(arch, formats, pl, prove=prove is not False, timeout=timeout, log=_log)
+    rec = run_sim(arch, formats, pl, prove=prove is not False, timeout=timeout, log=_log,
+                  batch=batch)
     for line in sim_lines(rec):
         click.echo(line)
     if report:

@@ -1,11 +1,11 @@
 """``tcsmt identify --device sim:ARCH``: a shipped model plays the unknown unit.
 
-The loop is the one a user runs by hand on hardware: take the plan's first
-vector, run it on the device (here: the model, ``tcsmt.sim.dot.dot_bits``),
-follow the branch of the output it returns, until one class of hypotheses
-remains. Then the class is checked against the device's model with the
-solvers: one formula holds the device's model and one member per distinct
-circuit of the class, and asks for an input of the plan's domain on which
+The loop is the one a real device runs (``tcsmt.identify.loop``): take the
+plan's first vector, run it on the device (here: the model), follow the
+branch of the output it returns, until one class of hypotheses remains.
+Then the class is checked against the device's model with the solvers:
+one formula holds the device's model and one member per distinct circuit
+of the class, and asks for an input of the plan's domain on which
 some member's output differs from the device's (run_diff, cross-checked).
 UNSAT proves that the class is the device's behaviour on that domain, also
 where the device's model has parameters the space does not vary
@@ -19,10 +19,12 @@ import time
 
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.identify.plan import Plan, formats_record, plan_vector_json
+from tcsmt.identify.loop import ModelDevice, Walk, runs_line, walk_plan
+from tcsmt.identify.plan import Plan, formats_record
 from tcsmt.identify.report import projection, prove_class
 from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
+from tcsmt.search.vectors import Vector
 from tcsmt.sim.dot import dot_bits
 
 NOT_IN_CLASS = ("not recovered: the device's values are not in the class it ends in "
@@ -38,7 +40,7 @@ def parse_device(text: str) -> str:
 
 
 def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: float = 600.0,
-            log=None) -> dict:
+            log=None, batch: str = "one") -> dict:
     """The loop with ``arch`` (an architecture or model name, or a
     ModelParams) as the device."""
     p = arch if isinstance(arch, ModelParams) else choose(arch, formats)
@@ -51,29 +53,16 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
                         f"{label(plan.space.base, scales[1])}")
     t0 = time.monotonic()
     models = plan.models()
-    node, steps = plan.tree, []
-    failure = None
-    while "vector" in node:
-        v = plan.vectors[node["vector"]]
-        d = dot_bits(p, list(v.a), list(v.b), v.c, *v.scales())
-        dh = plan.fout.hex(d)
-        child = node["outputs"].get(dh)
-        steps.append({"run": len(steps) + 1, "vector": node["vector"], **plan_vector_json(plan, v),
-                      "d": dh, "branches": len(node["outputs"])})
-        if log:
-            log(f"run {len(steps)}: vector {node['vector']} -> d = {dh} "
-                f"({len(node['outputs'])} outputs possible here)")
-        if child is None:
-            failure = {"run": len(steps), "d": dh, "closest": _closest_branches(plan, node, d)}
-            break
-        node = child
-    rec = {"device": f"sim:{arch}", "model": p.name, "runs": len(steps), "steps": steps,
+    walk = walk_plan(plan, ModelDevice(p, f"sim:{arch}"), batch, log)
+    steps, node, failure = walk.steps, walk.node, walk.failure
+    rec = {"device": f"sim:{arch}", "model": p.name, **walk.counts(), "steps": steps,
            "plan": plan.source}
     idx, outside = projection(plan.space, p)
     rec["space_hypothesis"] = models[idx].name if idx is not None else None
     rec["outside_the_space"] = {k: getattr(p, k) for k in outside}
     if failure:
         rec.update(verdict="outside the space", failure=failure)
+        rec.update(walk.counts())
         rec["seconds"] = round(time.monotonic() - t0, 1)
         return rec
     cl = plan.classes[node["class"]]
@@ -81,12 +70,12 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
     rec.update(cls=node["class"], class_size=len(members), class_status=cl.status,
                members=[m.name for m in members], projection_in_class=idx in cl.members)
     if prove:
-        _prove(rec, p, plan, members, idx, outside, steps, timeout, log)
+        _prove(rec, p, plan, members, idx, outside, walk, timeout, log)
     elif idx in cl.members:
         rec["verdict"] = "recovered (not proved: --no-prove)"
     else:
         rec["verdict"] = NOT_IN_CLASS
-    rec["runs"] = len(steps)
+    rec.update(walk.counts())
     rec["seconds"] = round(time.monotonic() - t0, 1)
     return rec
 
@@ -94,7 +83,7 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
 MAX_REFINE = 8
 
 
-def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> None:
+def _prove(rec, p, plan: Plan, members, idx, outside, walk: Walk, timeout, log) -> None:
     """1. The class: its members equal on the plan's domain (one circuit:
     nothing to prove; else the solvers; a witness that splits it is run on
     the device, one more run, and the members that agree stay).
@@ -115,11 +104,11 @@ def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> No
         b = [int(x, 16) for x in w["b"]]
         c = int(w["c"], 16)
         sc = tuple([int(x, 16) for x in w[key]] if key in w else None for key in ("scale_a", "scale_b"))
-        d = dot_bits(p, a, b, c, *sc)
-        steps.append({"run": len(steps) + 1, "vector": "solver witness", **w, "d": plan.fout.hex(d),
-                      "branches": None})
+        d, = walk.run([Vector(tuple(a), tuple(b), c, *(tuple(x or ()) for x in sc))])
+        walk.steps.append({"run": len(walk.steps) + 1, "vector": "solver witness", **w,
+                           "d": plan.fout.hex(d), "branches": None})
         if log:
-            log(f"run {len(steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
+            log(f"run {len(walk.steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
         members = [m for m in members if dot_bits(m, a, b, c, *sc) == d]
         if not members:
             rec.update(proof=proof, verdict="outside the space")
@@ -144,25 +133,6 @@ def _prove(rec, p, plan: Plan, members, idx, outside, steps, timeout, log) -> No
                       "recovered" if verdicts == {"unsat"} else "recovered, not proved")
 
 
-def _closest_branches(plan: Plan, node: dict, d: int) -> list[dict]:
-    """The node's outputs nearest to d (in ulps), with the classes under them."""
-    from tcsmt.identify.narrow import classes_under
-    from tcsmt.model.formats import parse_bits
-    f = plan.fout
-
-    def pos(bits):
-        sign, mag = bits >> (f.bits - 1), bits & ((1 << (f.bits - 1)) - 1)
-        return -mag if sign else mag
-
-    rows = []
-    for h, ch in node["outputs"].items():
-        bits = parse_bits(h, f)
-        js = classes_under(ch)
-        rows.append({"d": h, "ulps": abs(pos(bits) - pos(d)), "bits_differing": bin(bits ^ d).count("1"),
-                     "classes": len(js), "example": plan.models()[plan.classes[js[0]].members[0]].name})
-    return sorted(rows, key=lambda r: (r["ulps"], r["bits_differing"]))[:5]
-
-
 def sim_lines(rec: dict) -> list[str]:
     out = [f"device {rec['device']} ({rec['model']}), plan {rec['plan']}"]
     for s in rec["steps"]:
@@ -171,7 +141,7 @@ def sim_lines(rec: dict) -> list[str]:
                   if "scale_a" in s else "")
         out.append(f"  run {s['run']}{src}: a = [{' '.join(s['a'])}], b = [{' '.join(s['b'])}], "
                    f"c = {s['c']}{scales} -> d = {s['d']}")
-    out.append(f"runs needed: {rec['runs']}")
+    out.append(runs_line(rec))
     if rec.get("failure"):
         f = rec["failure"]
         out.append(f"no hypothesis in the space explains run {f['run']} (d = {f['d']}); closest outputs:")
