@@ -27,6 +27,7 @@ ORDER = [
     {"observed"},               # what units returned: recorded data, observations, vector files
     {"probes"},                 # writing CUDA and HIP probes
     {"judge"},                  # rows against models: check, conformance
+    {"testing"},                # a kernel author's pytest: D against a model, explained as check does
     {"peer"},                   # MMA-Sim, the peer simulator: its instruction map, agreement
     {"identify"},
     {"cases"},

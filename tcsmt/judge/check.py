@@ -413,16 +413,19 @@ def _model_lines(m: dict, fs: FormatSet) -> list[str]:
         head = [f"{name}: gives the output each hypothesis expects on: {parts}"]
         if m["agrees_with_none"]:
             head.append(f"  {m['agrees_with_none']} vectors agree with no hypothesis; the first:")
-        return head + [x for r in m["mismatches"] for x in _mismatch_lines(r, fs, "expected")]
+        return head + [x for r in m["mismatches"] for x in mismatch_lines(r, fs, "expected")]
     verdict = "every row matches" if m["matched"] == m["rows"] else "MISMATCH"
     head = [f"{name}: {m['matched']}/{m['rows']} rows match ({verdict})"]
     if m["mismatches"]:
         head.append(f"  first mismatching rows ({len(m['mismatches'])} of "
                     f"{m['rows'] - m['matched']}), each with the model's stages:")
-    return head + [x for r in m["mismatches"] for x in _mismatch_lines(r, fs, "observed")]
+    return head + [x for r in m["mismatches"] for x in mismatch_lines(r, fs, "observed")]
 
 
-def _mismatch_lines(r: dict, fs: FormatSet, what: str) -> list[str]:
+def mismatch_lines(r: dict, fs: FormatSet, what: str) -> list[str]:
+    """The text of one explain_row record: both outputs, the non-zero
+    products and c, and the model's stages (those of zero products left
+    out); ``what`` names the other output ("observed", "expected", "kernel")."""
     ulps = "" if r["ulps"] is None else f", {r['ulps']} ulp{'s' if r['ulps'] != 1 else ''} apart"
     lines = [f"  row {r['row']} (index {r['index']}): {what} {r[what]['hex']} = "
              f"{r[what]['decimal']}, model {r['model']['hex']} = {r['model']['decimal']}{ulps}"]
