@@ -64,6 +64,19 @@ def test_matmul_of_float_tensors_equals_tcsmt_matmul_on_the_quantised_operands(n
     assert (D.double() - exact).abs().max() < 0.5 * exact.abs().max()     # quantised, not garbage
 
 
+def test_every_block_scaled_model_takes_float_tensors():
+    """Every shipped block-scaled model (every kind, format pair and
+    reading), on a small product: the same bits as tcsmt.matmul on the
+    operands quantised by the model's recipe."""
+    from tcsmt.model.catalogue import all_models
+    scaled = [p for p in all_models() if p.scale_format]
+    assert len(scaled) >= 80
+    A, B, C = operands(14, 2, 64, 2)
+    for p in scaled:
+        D = tt.matmul(A, B, C, model=p, backend="numpy")
+        assert np.array_equal(D.numpy().view(np.uint32), by_numpy(p, A, B, C).view(np.uint32)), p.name
+
+
 @pytest.mark.parametrize("recipe", ["mx-rceil", "mx-even", "mx-rceil-exact"])
 def test_a_named_recipe_is_the_one_used(recipe):
     p = choose("blackwell-mxf8f6f4-e4m3")
@@ -238,3 +251,21 @@ def test_block_scaled_products_through_the_cuda_kernel_under_the_simulator(tmp_p
                        env=env, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.count(" ok") == 1
+
+
+def test_forward_only_says_so_on_the_backward_pass():
+    lin = torch.nn.Linear(32, 4)
+    x = torch.randn(3, 32)
+    for model in ("blackwell-nvfp4", "hopper-fp16-fp32"):
+        with tt.emulate(model, backend="numpy"):
+            y = lin(x)
+        assert y.requires_grad
+        with pytest.raises(UserError, match="forward pass only"):
+            y.sum().backward()
+
+
+def test_block_scaled_operands_into_an_unscaled_model_are_refused():
+    A, B, _ = operands(13)
+    q = tt.quantize(A, "mx-floor", "e4m3")
+    with pytest.raises(FormatMismatch, match="no block scales"):
+        tt.matmul(q, B, model="hopper-e4m3-fp32")

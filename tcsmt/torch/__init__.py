@@ -36,9 +36,9 @@ operands (tcsmt.torch.scaled, tcsmt.torch.operands):
 * the unit scales and accumulates the products; NVFP4's per-tensor scales
   multiply D afterwards, in float32, and a bias is then added.
 
-Forward only: results carry no autograd history, and asking for a
-gradient through them fails (torch: "element 0 of tensors does not
-require grad"). CPU tensors are read through NumPy views of their memory
+Forward only: where gradients are recorded, a backward pass through a
+result fails with one line saying so (tcsmt.errors.UserError); under
+torch.no_grad() results are plain tensors. CPU tensors are read through NumPy views of their memory
 (no copy); CUDA tensors stay on the device (the CUDA kernel reads them
 through the CUDA array interface; block-scaled operands are quantised on
 the host). PyTorch is an optional dependency: ``pip install torch`` (this
@@ -50,7 +50,7 @@ from __future__ import annotations
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tcsmt.errors import UserError
+from tcsmt.errors import FormatMismatch, UserError
 from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
 from tcsmt.torch.bits import from_bits_cuda, from_bits_np, to_bits_cuda, to_bits_np
@@ -74,9 +74,14 @@ def matmul(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor | None = None, mode
     a block-scaled model, A and B may be float tensors (quantised by
     ``recipe``, the model's by default), QuantizedTensors or torchao's
     MXTensor / NVFP4Tensor (B as a transposed view of a [N, K] weight)."""
+    return forward_only(_matmul(A, B, C, model, backend, recipe), A, B, C)
+
+
+def _matmul(A, B, C, model, backend, recipe) -> torch.Tensor:
     p = model_of(model)
     if p.scale_format:
         return scaled_matmul(p, A, B, C, recipe, backend)
+    _unscaled_operands(p, A, B)
     if recipe is not None:
         raise UserError(f"{p.name} has no block scales: its operands are rounded, not quantised "
                         "(leave out recipe)")
@@ -91,6 +96,35 @@ def matmul(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor | None = None, mode
     ct = to_bits_np(C, p.fc, "C")
     d = matmul_bits(p, at, bt, ct, backend=backend)
     return from_bits_np(d, p.fout, A.device)
+
+
+def _unscaled_operands(p: ModelParams, *xs) -> None:
+    for x in xs:
+        if isinstance(x, QuantizedTensor) or type(x).__name__ in ("MXTensor", "NVFP4Tensor"):
+            raise FormatMismatch(f"{p.name} has no block scales: it takes float tensors, not the "
+                                 f"block-scaled {type(x).__name__}")
+
+
+class _ForwardOnly(torch.autograd.Function):
+    """D as it is, with a backward pass that says there is none."""
+
+    @staticmethod
+    def forward(ctx, d, *inputs):
+        return d.view_as(d)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise UserError("tcsmt.torch computes the forward pass only: the emulated unit's products "
+                        "have no gradient (run the backward pass outside emulate(), or the forward "
+                        "pass under torch.no_grad())")
+
+
+def forward_only(d: torch.Tensor, *inputs) -> torch.Tensor:
+    """d, marked so that a backward pass through it fails with one line
+    (where gradients are being recorded and an input asks for one)."""
+    if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in inputs):
+        return _ForwardOnly.apply(d, *(x for x in inputs if isinstance(x, torch.Tensor)))
+    return d
 
 
 def _matmul_cuda(p: ModelParams, A, B, C) -> torch.Tensor:
@@ -137,7 +171,7 @@ class emulate(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in _PRODUCTS:
-            return _PRODUCTS[func](self, *args, **kwargs)
+            return forward_only(_PRODUCTS[func](self, *args, **kwargs), *args, *kwargs.values())
         return func(*args, **kwargs)
 
     def _product(self, A, B):
