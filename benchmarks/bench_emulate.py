@@ -5,7 +5,10 @@ quantise-then-fp32 matmul and MMA-Sim, on the same inputs, in one run.
     python benchmarks/bench_emulate.py --short    # 256^3: seconds, what CI runs
 
 A and B are float32 normal tensors. Each engine's figure is M * N * K /
-seconds of one call (products per second), quantisation included:
+seconds of one call (products per second), quantisation included, by the
+wall clock and per CPU-second (products / CPU seconds of every thread of
+the process: what the engine does with the cores it gets, the figure to
+compare on a shared machine):
 
 * emulate: ``with tcsmt.torch.emulate("blackwell-nvfp4", backend="cpu"):
   A @ B``: the two-level NVFP4 recipe (tcsmt.quant, bit for bit
@@ -41,20 +44,31 @@ import torch
 import tcsmt.torch as tt
 
 
-def products_per_second(m: int, n: int, k: int, seconds: float) -> str:
-    return f"{m * n * k / seconds / 1e6:10.1f} M/s"
+class Clock:
+    """Wall-clock and CPU seconds (every thread of this process) of a block."""
+
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+
+
+def rates(products: int, t: Clock) -> str:
+    return (f"{products / t.wall / 1e6:9.1f} M/s {products / t.cpu / 1e6:9.1f} M/CPU-s "
+            f"{t.wall:8.2f} s")
 
 
 def run_emulate(A, B):
     """emulate()'s D, its seconds, and the seconds of quantising alone."""
     with torch.no_grad(), tt.emulate("blackwell-nvfp4", backend="cpu"):
         A[:8] @ B                                     # compiles (or loads) the kernel for this K
-        start = time.perf_counter()
-        D = A @ B
-        seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    tt.quantize(A, "nvfp4", "e2m1"), tt.quantize(B, "nvfp4", "e2m1", axis=0)
-    return D, seconds, time.perf_counter() - start
+        with Clock() as t:
+            D = A @ B
+    with Clock() as q:
+        tt.quantize(A, "nvfp4", "e2m1"), tt.quantize(B, "nvfp4", "e2m1", axis=0)
+    return D, t, q
 
 
 def run_torchao(A, B):
@@ -63,12 +77,12 @@ def run_torchao(A, B):
         warnings.simplefilter("ignore")
         from torchao.prototype.mx_formats.nvfp4_tensor import NVFP4Tensor, per_tensor_amax_to_scale
     NVFP4Tensor.to_nvfp4(A[:16, :64].contiguous()).dequantize(torch.float32)   # first call, not timed
-    start = time.perf_counter()
-    qa = NVFP4Tensor.to_nvfp4(A, per_tensor_scale=per_tensor_amax_to_scale(torch.max(torch.abs(A))))
-    bt = B.t().contiguous()
-    qb = NVFP4Tensor.to_nvfp4(bt, per_tensor_scale=per_tensor_amax_to_scale(torch.max(torch.abs(bt))))
-    D = qa.dequantize(torch.float32) @ qb.dequantize(torch.float32).t()
-    return D, time.perf_counter() - start
+    with Clock() as t:
+        qa = NVFP4Tensor.to_nvfp4(A, per_tensor_scale=per_tensor_amax_to_scale(torch.max(torch.abs(A))))
+        bt = B.t().contiguous()
+        qb = NVFP4Tensor.to_nvfp4(bt, per_tensor_scale=per_tensor_amax_to_scale(torch.max(torch.abs(bt))))
+        D = qa.dequantize(torch.float32) @ qb.dequantize(torch.float32).t()
+    return D, t
 
 
 def run_mmasim(A, B, rows: int):
@@ -85,11 +99,10 @@ def run_mmasim(A, B, rows: int):
     ta = mmasim.operand(op, to_bits(na.elements, p.fin, "A"), p.fin, "a")
     tb = mmasim.operand(op, to_bits(nb.elements, p.fb, "B").T, p.fb, "b").T
     c = torch.zeros(rows, B.shape[1])
-    start = time.perf_counter()
-    acc = op(ta, tb, c, qa.scales[:rows], qb.scales)
-    seconds = time.perf_counter() - start
+    with Clock() as t:
+        acc = op(ta, tb, c, qa.scales[:rows], qb.scales)
     alpha = np.float32(np.float32(na.per_tensor_scale) * np.float32(nb.per_tensor_scale))
-    return torch.from_numpy(acc.numpy() * alpha), seconds
+    return torch.from_numpy(acc.numpy() * alpha), t
 
 
 def main() -> None:
@@ -106,24 +119,27 @@ def main() -> None:
     A, B = torch.randn(size, size, generator=g), torch.randn(size, size, generator=g)
     print(f"NVFP4 (blackwell-nvfp4: e2m1, ue4m3 per 16, fp32 per tensor), {size}^3, "
           f"{threads} cores, load average {os.getloadavg()[0]:.1f}")
+    products = size ** 3
+    print(f"  {'':26s} {'wall':>13s} {'per CPU-second':>17s}")
     D, t_emu, t_quant = run_emulate(A, B)
-    print(f"  emulate (cpu kernel)       {products_per_second(size, size, size, t_emu)}  "
-          f"{t_emu:8.2f} s  (quantising both operands: {t_quant:.2f} s)")
+    print(f"  emulate (cpu kernel)       {rates(products, t_emu)}  (quantising both operands "
+          f"alone: {t_quant.wall:.2f} s)")
     ref, t_ao = run_torchao(A, B)
     differ = int((ref != D).sum())
-    print(f"  torchao quantise + fp32    {products_per_second(size, size, size, t_ao)}  {t_ao:8.2f} s  "
-          f"(not the unit: {differ} of {size * size} outputs differ from emulate's, "
-          f"largest |difference| {(ref - D).abs().max().item():.3g})")
+    print(f"  torchao quantise + fp32    {rates(products, t_ao)}  (not the unit: {differ} of "
+          f"{size * size} outputs differ from emulate's, largest |difference| "
+          f"{(ref - D).abs().max().item():.3g})")
     budget = 2e6 if args.short else 2e8        # MMA-Sim's products: seconds, or about a minute
     rows = args.mmasim_rows or max(8, min(size, int(budget // (size * size))))
     ms, t_ms = run_mmasim(A, B, rows)
     same = torch.equal(ms.view(torch.int32), D[:rows].contiguous().view(torch.int32))
     part = "" if rows == size else f" on the first {rows} of {size} rows"
-    print(f"  MMA-Sim                    {products_per_second(rows, size, size, t_ms)}  {t_ms:8.2f} s"
-          f"{part}  ({'identical bits' if same else 'DIFFERENT bits'} on those rows)")
-    print(f"  emulate / torchao {t_ao / t_emu:.2f}x, emulate / MMA-Sim "
-          f"{(t_ms / (rows * size * size)) / (t_emu / size ** 3):.1f}x (products per second)")
-
+    print(f"  MMA-Sim                    {rates(rows * size * size, t_ms)}{part}  "
+          f"({'identical bits' if same else 'DIFFERENT bits'} on those rows)")
+    for label, t in (("wall", "wall"), ("per CPU-second", "cpu")):
+        emu = products / getattr(t_emu, t)
+        print(f"  emulate's rate {label}: {emu / (products / getattr(t_ao, t)):.3f}x torchao's, "
+              f"{emu / (rows * size * size / getattr(t_ms, t)):.1f}x MMA-Sim's")
 
 if __name__ == "__main__":
     main()

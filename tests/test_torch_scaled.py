@@ -193,6 +193,18 @@ def test_emulate_passes_torchao_nvfp4_weights_through():
         got = torch.nn.functional.linear(x, W, lin.bias)
         want = torch.nn.functional.linear(x, w, lin.bias)
     assert torch.equal(got, want)
+    # a calibrated activation scale (torchao's static NVFP4): the activation takes it
+    Ws = NVFP4Tensor.to_nvfp4(w, per_tensor_scale=W.per_tensor_scale, is_swizzled_scales=True,
+                              act_per_tensor_scale=torch.tensor(0.002),
+                              act_quant_kwargs=QuantizeTensorToNVFP4Kwargs(
+                                  is_swizzled_scales=True, use_dynamic_per_tensor_scale=False))
+    with torch.no_grad(), tt.emulate("blackwell-nvfp4", backend="numpy"):
+        got = torch.nn.functional.linear(x, Ws, lin.bias)
+    qx = tt.quantize(x, "nvfp4", "e2m1", per_tensor_scale=0.002)
+    qw = tt.quantize(w, "nvfp4", "e2m1")
+    by_hand = tt.matmul(qx, tt.QuantizedTensor(qw.elements.t(), qw.scales.t(), 16, 0, qw.elem, qw.recipe,
+                                               qw.per_tensor_scale), lin.bias, "blackwell-nvfp4", "numpy")
+    assert torch.equal(got, by_hand)
 
 
 def test_unscaled_fp4_and_fp6_models_take_float_tensors():
