@@ -29,8 +29,8 @@ import time  # noqa: E402
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
+from tcsmt.api import matmul  # noqa: E402
 from tcsmt.interp import program  # noqa: E402
-from tcsmt.sim.batch import matmul  # noqa: E402
 
 CASES = [
     # (label, tcsmt model, MMA-Sim class, arch, shape_and_type, input dtype)

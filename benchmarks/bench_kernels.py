@@ -37,9 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcsmt.api import matmul
 from tcsmt.model.choose import choose
 from tcsmt.sim import kernels
-from tcsmt.sim.batch import matmul
 from tcsmt.sim.npio import dtype_of, to_bits
 
 

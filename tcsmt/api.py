@@ -21,7 +21,7 @@ import shlex
 from pathlib import Path
 
 from tcsmt.enums import Verdict
-from tcsmt.errors import UserError
+from tcsmt.errors import FormatMismatch, ShapeError, UnknownModel, UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import select_models
 from tcsmt.model.choose import choose
@@ -85,25 +85,33 @@ def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "a
 
 
 def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, *, model=None,
-           round_inputs: str | None = None, backend: str | None = None, progress=None, **kw):
-    """D = C + A @ B as the modelled matrix unit computes it (see
-    tcsmt.sim.batch.matmul for the dtypes and block-scaled models). The
-    result is a NumPy array whose ``.model`` is the ModelParams that
-    computed it (``D.model.name``).
+           round_inputs: str | None = None, scale_a=None, scale_b=None, backend: str | None = None,
+           threads: int | None = None, max_memory: int | None = None, progress=None):
+    """D = C + A @ B as the modelled matrix unit computes it. The result is
+    a NumPy array whose ``.model`` is the ModelParams that computed it
+    (``D.model.name``).
 
     C may be left out: zeros in the model's c format. A model is chosen by
     ``arch`` (or ``model``): a ModelParams, a model name or file, or an
     architecture, whose model then matches the dtypes of A, B and C (or
-    ``formats``, "IN:OUT"). Inputs in a wider format than the model reads
-    (float32 or float64 for an fp16, bf16 or fp8 model) are refused unless
-    ``round_inputs`` names how to round them: "rne" (round to nearest,
-    ties to even), "rz", "ru" or "rd"; they are then rounded into the
-    model's formats, and a bare architecture means its default model (or
+    ``formats``, "IN:OUT"); ``overrides`` are "KEY=VALUE" changes as
+    ``--set``. Inputs in a wider format than the model reads (float32 or
+    float64 for an fp16, bf16 or fp8 model) are refused unless
+    ``round_inputs`` names how to round them: "rne" (round to nearest, ties
+    to even), "rz", "ru" or "rd"; they are then rounded into the model's
+    formats, and a bare architecture means its default model (or
     ``formats``). float32 feeds a tf32 model only when one is asked for
     (formats="tf32:fp32", or a tf32 model's name): it keeps the top 19 bits
-    of each value. ``progress(name, done, total)`` is called as tiles of D
-    are done. With a dask array among A, B and C, D is a dask array (see
-    tcsmt.sim.batch.matmul), without ``.model``."""
+    of each value.
+
+    A block-scaled model (``tcsmt models --scaled``) takes ``scale_a``
+    (M x S) and ``scale_b`` (S x N), S = ceil(K / scale_block), in the scale
+    format's dtype (see tcsmt.sim.batch.matmul). ``backend``: "numpy",
+    "cpu" (the compiled kernel on ``threads`` cores) or "cuda"; None: the
+    fastest available. ``max_memory`` bounds the bytes of one tile's work.
+    ``progress(name, done, total)`` is called as tiles of D are done. With
+    a dask array among A, B and C, D is a dask array of tasks (tcsmt.sim.chunked),
+    without ``.model``."""
     import numpy as np
 
     from tcsmt.sim import batch, chunked
@@ -113,36 +121,39 @@ def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, 
         raise UserError("give the model once: arch= or model=, not both")
     spec = model if arch is None else arch
     if spec is None:
-        raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
+        raise UnknownModel("matmul needs a model: arch= or model= (an architecture or model name)")
     lazy = any(chunked.is_dask(x) for x in (A, B, C))     # dask arrays stay dask arrays
     if not lazy:
         A, B = np.asarray(A), np.asarray(B)
     p = matmul_model(spec, formats, overrides, A, B, C, round_inputs)
     if C is None:
         if A.ndim != 2 or B.ndim != 2:
-            raise UserError(f"A and B must be 2-D; got {A.ndim}-D and {B.ndim}-D")
+            raise ShapeError(f"A and B must be 2-D; got {A.ndim}-D and {B.ndim}-D")
         C = np.zeros((A.shape[0], B.shape[1]), dtype=dtype_of(p.fc))
-    if round_inputs:
-        if lazy:
-            raise UserError("round_inputs is not taken with dask arrays: round A and B first")
-        A, B, C = (round_array(x, f, round_inputs, n) for x, f, n in ((A, p.fin, "A"), (B, p.fb, "B"),
-                                                                      (C, p.fc, "C")))
     if lazy:
+        if round_inputs:
+            raise UserError("round_inputs is not taken with dask arrays: round A and B first")
         batch.check_shapes(A, B, C)
         batch.check_supported(p, A.shape[1])
-        return chunked.matmul_dask(A, B, C, p, backend, kw.get("scale_a"), kw.get("scale_b"),
-                                   max_memory=kw.get("max_memory") or chunked.TASK_MEMORY)
-    D = batch.matmul(A, B, np.asarray(C), arch=p, backend=backend, progress=progress, **kw)
+        return chunked.matmul_dask(A, B, C, p, backend, scale_a, scale_b,
+                                   max_memory=max_memory or chunked.TASK_MEMORY)
+    if round_inputs:
+        A, B, C = (round_array(x, f, round_inputs, n) for x, f, n in ((A, p.fin, "A"), (B, p.fb, "B"),
+                                                                      (C, p.fc, "C")))
+    D = batch.matmul(A, B, np.asarray(C), p, scale_a=scale_a, scale_b=scale_b, backend=backend,
+                     threads=threads, max_memory=max_memory, progress=progress)
     return with_model(D, p)
 
 
 def matmul_model(spec, formats, overrides, A, B, C=None, round_inputs: str | None = None) -> ModelParams:
-    """The model ``matmul`` uses for these operands (see matmul); a
+    """The model ``matmul`` uses for these operands (see matmul): chosen
+    once, here (tcsmt.model.choose), by name and the operands' dtypes; a
     refusal, naming the way out, for float32 or float64 operands handed to
     a bare architecture or a narrower model."""
     import numpy as np
 
     from tcsmt.model.choose import choose, is_architecture
+    from tcsmt.sim.chunked import is_dask
     from tcsmt.sim.npio import dtype_of, model_for_arrays
     wide = lambda x: x.dtype in (np.float32, np.float64)  # noqa: E731
     bare = isinstance(spec, str) and formats is None and is_architecture(spec)
@@ -150,17 +161,59 @@ def matmul_model(spec, formats, overrides, A, B, C=None, round_inputs: str | Non
         p = choose(spec, formats, list(overrides or []))
         if round_inputs:
             return p
-        raise UserError(f"A and B are {A.dtype}; {spec}'s default model {p.name} reads {p.in_format}: "
-                        f"give round_inputs='rne' (or rz, ru, rd) to round them, or name a model that "
-                        f"reads them (formats='tf32:fp32' reads float32 as tf32, its top 19 bits)")
-    from tcsmt.sim.chunked import is_dask
+        which = " and ".join(f"{n} is {x.dtype}" for n, x in (("A", A), ("B", B)) if wide(x))
+        raise FormatMismatch(f"{which}; {spec}'s default model {p.name} reads "
+                             f"{p.in_format}: give round_inputs='rne' (or rz, ru, rd) to round them, "
+                             f"or name a model that reads them (formats='tf32:fp32' reads float32 as "
+                             f"tf32, its top 19 bits)")
     c = C if C is not None else np.zeros((1, 1), dtype=np.float32)
     p = model_for_arrays(spec, formats, overrides, A, c if is_dask(c) else np.asarray(c), B)
     for name, x, f in (("A", A, p.fin), ("B", B, p.fb)):
         if x.dtype != dtype_of(f) and wide(x):
-            raise UserError(f"{name} is {x.dtype} and {p.name} reads {f.name}: give round_inputs='rne' "
-                            f"(or rz, ru, rd) to round it, or pass {dtype_of(f).name}")
+            raise FormatMismatch(f"{name} is {x.dtype} and {p.name} reads {f.name}: give "
+                                 f"round_inputs='rne' (or rz, ru, rd) to round it, or pass "
+                                 f"{dtype_of(f).name}")
     return p
+
+
+def gemm(a: str | Path, b: str | Path, c: str | Path | None = None, *, output: str | Path,
+         arch: str, formats: str | None = None, overrides=(), round_inputs: str | None = None,
+         backend: str | None = None, scale_a: str | Path | None = None,
+         scale_b: str | Path | None = None, scheduler: str | None = None, progress=None) -> dict:
+    """``tcsmt gemm``: D = C + A @ B from .npy files (C zeros when left out),
+    written to ``output`` whole or not at all, as ``arch``'s model computes
+    it (see matmul). A file it reads is never its output. With a Dask
+    ``scheduler`` (or TCSMT_SCHEDULER), tiles of D are tasks on the cluster.
+    Returns {"model", "shape": [M, N], "dtype", "output"}."""
+    import numpy as np
+
+    from tcsmt import runner
+    from tcsmt.fileio import refuse_overwriting
+    from tcsmt.sim.npio import dtype_of
+    from tcsmt.sim.npyfiles import load_npy, one_byte_as, save_npy_atomic
+    refuse_overwriting(output, {"A": a, "B": b, "C": c, "--scale-a": scale_a, "--scale-b": scale_b}, "-o")
+    A, B = load_npy(a, "A"), load_npy(b, "B")
+    C = load_npy(c, "C") if c else None
+    SA, SB = (None if x is None else load_npy(x, n) for x, n in ((scale_a, "--scale-a"),
+                                                                (scale_b, "--scale-b")))
+    p = matmul_model(arch, formats, list(overrides), A, B, C, round_inputs)
+    A, B = one_byte_as(A, p.fin), one_byte_as(B, p.fb)
+    if p.scale_format is not None:
+        SA, SB = (None if x is None else one_byte_as(x, p.fscale) for x in (SA, SB))
+    address = runner.scheduler_address(scheduler)
+    if address:
+        from tcsmt.sim.chunked import matmul_on_cluster
+        if round_inputs:
+            raise UserError("--round-inputs is not taken with --scheduler: round A and B first")
+        if C is None:
+            C = np.zeros((A.shape[0], B.shape[1]), dtype=dtype_of(p.fc))
+        D = matmul_on_cluster(address, A, B, C, p, backend, scale_a=SA, scale_b=SB)
+    else:
+        D = matmul(A, B, C, p, round_inputs=round_inputs, backend=backend, scale_a=SA, scale_b=SB,
+                   progress=progress)
+    D = np.asarray(D)
+    save_npy_atomic(output, D)
+    return {"model": p.name, "shape": list(D.shape), "dtype": str(D.dtype), "output": str(output)}
 
 
 # ---------------------------------------------------------------------------

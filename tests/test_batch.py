@@ -25,6 +25,7 @@ from checkout import EXPECTED_FOLDERS, hwdata_folders
 from checkout import read as recording
 from model_sample import MODELS as SAMPLE
 
+from tcsmt.api import matmul
 from tcsmt.errors import UserError
 from tcsmt.interp import trace as interp_trace
 from tcsmt.judge import conformance
@@ -34,8 +35,9 @@ from tcsmt.model.formats import get_format
 from tcsmt.observed import recorded as hwdata
 from tcsmt.observed.random_rows import random_rows
 from tcsmt.sim import batch
-from tcsmt.sim.batch import dot_batch, matmul, supported
+from tcsmt.sim.batch import dot_batch, supported
 from tcsmt.sim.dot import dot_bits, model
+from tcsmt.sim.npio import model_for_arrays
 
 FOLDERS = hwdata_folders()
 MODELS = [m for m in SAMPLE if supported(m)]          # the slow tests run every model
@@ -232,10 +234,15 @@ def rand(shape, dtype, seed, scale=1.0):
     ("cdna3", np.float16, np.float32, "cdna3-fp16-fp32"),
 ])
 def test_matmul_chooses_the_model_by_dtype_and_chains_along_k(arch, dtype, c_dtype, want):
+    """The model of an architecture whose formats the dtypes hold
+    (tcsmt.sim.npio.model_for_arrays; tcsmt.matmul asks for formats= before
+    it reads float32 as tf32), run block after block along K."""
     p = choose(want)
     m, k, n = 3, 2 * p.block_size + 3, 4
     A, B, C = rand((m, k), dtype, 1), rand((k, n), dtype, 2), rand((m, n), c_dtype, 3)
-    D = matmul(A, B, C, arch=arch)
+    chosen = model_for_arrays(arch, None, None, A, C, B)
+    assert chosen.name == want
+    D = batch.matmul(A, B, C, chosen)
     assert D.shape == (m, n) and D.dtype == np.dtype(c_dtype)
     scalar_matmul_check(p, A, B, C, D)
 
@@ -251,7 +258,7 @@ def test_matmul_tiles_give_the_same_result():
     A, B, C = rand((37, 40), np.float16, 1), rand((40, 29), np.float16, 2), rand((37, 29), np.float32, 3)
     whole = matmul(A, B, C, arch="ampere")
     small = matmul(A, B, C, arch="ampere", max_memory=3 * batch.bytes_per_sample(choose("ampere"), 40))
-    direct = matmul(A, B, C, arch="ampere", engine="direct", max_memory=200_000)
+    direct = batch.matmul(A, B, C, choose("ampere"), engine="direct", max_memory=200_000)
     assert np.array_equal(whole.view(np.uint32), small.view(np.uint32))
     assert np.array_equal(whole.view(np.uint32), direct.view(np.uint32))
 
@@ -270,8 +277,8 @@ def test_matmul_reads_tf32_as_the_top_19_bits():
     A_cut = (A.view(np.uint32) & ~low).view(np.float32)
     B_cut = (B.view(np.uint32) & ~low).view(np.float32)
     assert not np.array_equal(A, A_cut)
-    D = matmul(A, B, C, arch="ampere")
-    assert np.array_equal(D.view(np.uint32), matmul(A_cut, B_cut, C, arch="ampere").view(np.uint32))
+    D = matmul(A, B, C, arch="ampere", formats="tf32:fp32")
+    assert np.array_equal(D.view(np.uint32), matmul(A_cut, B_cut, C, arch="ampere-tf32-fp32").view(np.uint32))
     scalar_matmul_check(choose("ampere-tf32-fp32"), A_cut, B_cut, C, D)
 
 
@@ -283,9 +290,9 @@ def test_matmul_errors():
         matmul(A, B, C[:, :3], arch="ampere")
     with pytest.raises(UserError, match="2-D"):
         matmul(A[0], B, C, arch="ampere")
-    with pytest.raises(UserError, match="has no model for A of dtype float64"):
+    with pytest.raises(UserError, match="A is float64; hopper's default model .* round_inputs"):
         matmul(A.astype(np.float64), B, C, arch="hopper")
-    with pytest.raises(UserError, match="B has dtype float32, but the model reads float16"):
+    with pytest.raises(UserError, match="B is float32 and hopper-fp16-fp32 reads float16"):
         matmul(A, B.astype(np.float32), C, arch="hopper-fp16-fp32")
     with pytest.raises(UserError, match="C has dtype float16"):
         matmul(A, B, C.astype(np.float16), arch="ampere", formats="fp16:fp32")

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from tcsmt import matmul
-from tcsmt.cli.gemm import gemm, load_npy
+from tcsmt.cli.gemm import gemm
 from tcsmt.errors import UserError
+from tcsmt.sim.npyfiles import load_npy
 
 
 def rand(shape, dtype, seed):

@@ -152,8 +152,8 @@ def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75):
     p = choose(name)
     A, B, C = operands(p, m, k, n, seed)
     SA, SB = scales(p, m, k, n, seed) if p.scale_format else (None, None)
-    want = matmul(A, B, C, arch=p, backend="numpy", scale_a=SA, scale_b=SB)
-    got = matmul(A, B, C, arch=p, backend="cpu", scale_a=SA, scale_b=SB)
+    want = matmul(A, B, C, p, backend="numpy", scale_a=SA, scale_b=SB)
+    got = matmul(A, B, C, p, backend="cpu", scale_a=SA, scale_b=SB)
     differ = np.sum(got.view(np.uint8) != want.view(np.uint8))
     assert same_bits(got, want), f"{name}, K={k}: {differ} bytes differ"
 
@@ -250,7 +250,7 @@ def test_unknown_backend_is_a_user_error():
     p = choose("hopper-fp16-fp32")
     A, B, C = operands(p, 2, 3, 2, 0)
     with pytest.raises(UserError, match="unknown backend"):
-        matmul(A, B, C, arch=p, backend="fpga")
+        matmul(A, B, C, p, backend="fpga")
 
 
 # ---------------------------------------------------------------------------
@@ -272,8 +272,8 @@ for name, k in {cases!r}:
     p = choose(name)
     A, B, C = operands(p, 5, k, 6, k)
     SA, SB = scales(p, 5, k, 6, k) if p.scale_format else (None, None)
-    want = matmul(A, B, C, arch=p, backend="numpy", scale_a=SA, scale_b=SB)
-    got = matmul(A, B, C, arch=p, backend="cuda", scale_a=SA, scale_b=SB)
+    want = matmul(A, B, C, p, backend="numpy", scale_a=SA, scale_b=SB)
+    got = matmul(A, B, C, p, backend="cuda", scale_a=SA, scale_b=SB)
     assert same_bits(got, want), name
     print(name, k, "ok")
 """

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tcsmt.torch as tt  # noqa: E402
-from tcsmt.sim.batch import matmul as np_matmul  # noqa: E402
+from tcsmt.api import matmul as np_matmul  # noqa: E402
 
 
 def test_matmul_equals_the_numpy_simulator_on_tensors():

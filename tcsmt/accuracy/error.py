@@ -104,7 +104,7 @@ def _measure(params, exacts: _Exacts, kind: str, k: int, backend, tell) -> list[
         key = circuit_key(p)
         if key not in done:
             A, B, C = exacts.inputs(p)
-            D = matmul(A, B, C, arch=p, backend=backend)
+            D = matmul(A, B, C, p, backend=backend)
             done[key] = errors(D, exacts.exact(p, A, B, C), p.fout), D.size
         rows.append(_row(p, kind, k, *done[key]))
         tell(len(rows))

@@ -59,11 +59,11 @@ def error_cmd(models, m, n, k_text, dists, seed, formats, overrides, a_path, b_p
     Example: tcsmt error volta ampere hopper --m 16 --n 16 --k 16,256,4096
     --plot error.png"""
     from tcsmt import api
-    from tcsmt.cli.gemm import load_npy
     from tcsmt.cli.progress import progress_bar
     from tcsmt.fileio import write_json_atomic
     from tcsmt.report.accuracy import NOTE, error_csv, error_table
     from tcsmt.report.terminal import console, terminal_width, wrap
+    from tcsmt.sim.npyfiles import load_npy
 
     inputs = None
     if a_path or b_path or c_path:

@@ -6,18 +6,9 @@ code 2.
 
 from __future__ import annotations
 
-import ast
-import math
-import os
-from pathlib import Path
-
 import click
-import ml_dtypes
-import numpy as np
 
 from tcsmt.cli import options
-from tcsmt.errors import UserError
-from tcsmt.fileio import refuse_overwriting, write_atomic
 
 EPILOG = (
     "Arrays are .npy files. NumPy saves ml_dtypes arrays without their type name: "
@@ -29,82 +20,6 @@ EPILOG = (
     "each value (the low 13 are dropped, as the hardware does); for any other model, "
     "--round-inputs rounds them into its formats. "
     "Block-scaled models (tcsmt models --scaled) take --scale-a and --scale-b.")
-
-# How np.save writes the ml_dtypes types (their dtype.str without the byte
-# order), read back as those types.
-RAW_DTYPES = {"V2": ml_dtypes.bfloat16, "V1": ml_dtypes.float8_e4m3fn, "f1": ml_dtypes.float8_e5m2}
-
-
-def load_npy(path: str, name: str) -> np.ndarray:
-    """An array from a .npy file; UserError when it cannot be read, its
-    header is not one of numbers, or the file does not hold the bytes its
-    header promises (checked before anything is allocated)."""
-    try:
-        with open(path, "rb") as f:
-            shape, fortran, dtype = _npy_header(f)
-            have = os.fstat(f.fileno()).st_size - f.tell()
-            count = math.prod(shape)
-            if count * dtype.itemsize != have:
-                raise UserError(f"{name}: {path} holds {have} bytes of data, its header says "
-                                f"{'x'.join(map(str, shape)) or 'a scalar'} of {dtype} "
-                                f"({count * dtype.itemsize} bytes)")
-            data = np.fromfile(f, dtype=dtype, count=count)
-    except OSError as e:
-        raise UserError(f"{name}: cannot read {path}: {e.strerror or e}") from None
-    except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError) as e:
-        raise UserError(f"{name}: {path} is not a readable .npy file ({type(e).__name__}: "
-                        f"{str(e)[:200]})") from None
-    return data.reshape(shape, order="F" if fortran else "C")
-
-
-def _npy_header(f) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """(shape, fortran_order, dtype) of a .npy file, with f at its data; the
-    three ml_dtypes types NumPy saves without their names (RAW_DTYPES) are
-    read as those types. ValueError for anything but an array of numbers."""
-    version = np.lib.format.read_magic(f)
-    hlen = int.from_bytes(f.read(2 if version == (1, 0) else 4), "little")
-    if hlen > 1 << 16:
-        raise ValueError(f"a header of {hlen} bytes")
-    header = ast.literal_eval(f.read(hlen).decode("utf-8" if version >= (3, 0) else "latin1"))
-    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
-        raise ValueError("the header is not a .npy header")
-    shape, descr = header["shape"], header["descr"]
-    if not isinstance(shape, tuple) or not all(type(n) is int and n >= 0 for n in shape):
-        raise ValueError(f"shape {shape!r}")
-    raw = RAW_DTYPES.get(descr[1:]) if isinstance(descr, str) else None
-    dtype = np.dtype(raw) if raw is not None else np.dtype(descr)
-    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
-        raise ValueError(f"dtype {dtype} is not a number type")
-    return shape, bool(header["fortran_order"]), dtype
-
-
-def one_byte_as(x: np.ndarray, fmt) -> np.ndarray:
-    """np.save writes every one-byte ml_dtypes type (float8_e4m3fn, fp6,
-    fp4, float8_e8m0fnu) as '<V1', which load_npy reads as float8_e4m3fn:
-    such an array is read as the model's format for it (fmt None: as is).
-    A uint8 array of bit patterns is read the same way."""
-    from tcsmt.sim.npio import dtype_of
-
-    if fmt is None or x.dtype not in (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(np.uint8)):
-        return x
-    try:
-        want = dtype_of(fmt)
-    except UserError:
-        return x
-    return x.view(want) if want.itemsize == 1 else x
-
-
-def save_npy_atomic(path: str, array: np.ndarray) -> None:
-    """np.save to a temporary file beside ``path``, then os.replace over it:
-    a reader sees the old file or the whole new one."""
-    target = Path(path)
-    if target.suffix != ".npy":
-        raise UserError(f"-o {path}: the output must be a .npy file")
-    folder = target.parent
-    if not folder.is_dir():
-        raise UserError(f"-o {path}: folder {folder} does not exist")
-    write_atomic(target, lambda f: np.save(f, array, allow_pickle=False), binary=True)
-
 
 @click.command("gemm", epilog=EPILOG)
 @click.argument("a_path", metavar="A.npy")
@@ -138,31 +53,12 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, round_input
     along K as the architecture does. A bar on stderr shows the tiles done
     and the time left. With a scheduler, tiles of D (512 x 512, K in parts
     of 512 products cut at block boundaries) are tasks on the cluster."""
-    from tcsmt import api, runner
+    from tcsmt import api
     from tcsmt.cli.progress import progress_bar
-    from tcsmt.sim.npio import dtype_of
 
-    refuse_overwriting(out_path, {"A": a_path, "B": b_path, "C": c_path, "--scale-a": sa_path,
-                                  "--scale-b": sb_path}, "-o")
-    A, B = load_npy(a_path, "A"), load_npy(b_path, "B")
-    C = load_npy(c_path, "C") if c_path else None
-    SA, SB = (None if p is None else load_npy(p, n) for p, n in ((sa_path, "--scale-a"),
-                                                                   (sb_path, "--scale-b")))
-    p = api.matmul_model(arch, formats, list(overrides), A, B, C, round_inputs)
-    A, B = one_byte_as(A, p.fin), one_byte_as(B, p.fb)
-    if p.scale_format is not None:
-        SA, SB = (None if x is None else one_byte_as(x, p.fscale) for x in (SA, SB))
-    address = runner.scheduler_address()
-    if address:
-        from tcsmt.sim.chunked import matmul_on_cluster
-        if round_inputs:
-            raise UserError("--round-inputs is not taken with --scheduler: round A and B first")
-        if C is None:
-            C = np.zeros((A.shape[0], B.shape[1]), dtype=dtype_of(p.fc))
-        D = matmul_on_cluster(address, A, B, C, p, backend, scale_a=SA, scale_b=SB)
-    else:
-        with progress_bar("gemm") as progress:
-            D = api.matmul(A, B, C, arch=p, round_inputs=round_inputs, backend=backend,
-                           progress=progress, scale_a=SA, scale_b=SB)
-    save_npy_atomic(out_path, np.asarray(D))
-    click.echo(f"{p.name}: D is {D.shape[0]}x{D.shape[1]} {D.dtype}, written to {out_path}")
+    with progress_bar("gemm") as progress:
+        doc = api.gemm(a_path, b_path, c_path, output=out_path, arch=arch, formats=formats,
+                       overrides=list(overrides), round_inputs=round_inputs, backend=backend,
+                       scale_a=sa_path, scale_b=sb_path, progress=progress)
+    m, n = doc["shape"]
+    click.echo(f"{doc['model']}: D is {m}x{n} {doc['dtype']}, written to {doc['output']}")

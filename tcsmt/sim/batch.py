@@ -31,7 +31,7 @@ from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.backends import choose, dots_bits, gemm_bits
-from tcsmt.sim.npio import from_bits, model_for_arrays, to_bits
+from tcsmt.sim.npio import from_bits, to_bits
 
 DEFAULT_MEMORY = 256 << 20
 """Bytes of working arrays one tile may use (the peak stays below this)."""
@@ -164,11 +164,12 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
 # Matrix products
 # ---------------------------------------------------------------------------
 
-def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] | None = None,
-           max_memory: int | None = None, engine: str = "replay", *, model=None,
-           scale_a=None, scale_b=None, backend: str | None = None,
-           threads: int | None = None, progress=None) -> np.ndarray:
-    """D = C + A @ B exactly as the modelled matrix unit computes it.
+def matmul(A: np.ndarray, B: np.ndarray, C: np.ndarray, p: ModelParams, *, scale_a=None,
+           scale_b=None, backend: str | None = None, threads: int | None = None,
+           max_memory: int | None = None, engine: str = "replay", progress=None) -> np.ndarray:
+    """D = C + A @ B exactly as the model ``p`` computes it (the model is
+    chosen by the caller: ``tcsmt.matmul`` chooses it from a name and the
+    operands' dtypes, tcsmt.model.choose).
 
     A is M x K, B is K x N, C is M x N, as NumPy arrays whose dtypes are the
     model's formats: np.float16, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
@@ -176,16 +177,9 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     float4_e2m1fn for a and b (b in the model's b_format); np.float32 for
     tf32 inputs, read as the hardware reads them: the top 19 bits, the low
     13 bits of each binary32 dropped (truncated, not rounded). C and D are
-    np.float32 or np.float16 (the model's c and out formats).
-
-    ``arch`` (or ``model``, the same) is an architecture (volta, turing,
-    ampere, ada, hopper, blackwell, cdna3...), a model name
-    (hopper-e4m3-fp32), a model file or a ModelParams. With an architecture
-    and no ``formats`` ("IN:OUT", as "bf16:fp32"), the model is the
-    architecture's one whose input and c formats match the dtypes of A, B
-    and C. ``overrides`` are "key=value" strings as for ``--set``. Each
-    element of D is a dot product of length K, run block after block along
-    K as the architecture chains them.
+    np.float32 or np.float16 (the model's c and out formats). Each element
+    of D is a dot product of length K, run block after block along K as the
+    model chains them.
 
     A block-scaled model (MX, NVFP4) takes ``scale_a``, M x S, and
     ``scale_b``, S x N, with S = ceil(K / scale_block): the scale of row m
@@ -197,19 +191,13 @@ def matmul(A, B, C, arch=None, formats: str | None = None, overrides: list[str] 
     ``backend`` is "numpy", "cpu" (the compiled kernel on ``threads`` cores,
     all by default) or "cuda"; None takes the fastest available
     (tcsmt.sim.backends). Every backend gives the same bits.
-
-    Dask arrays are taken by ``tcsmt.matmul``, which hands them to
-    tcsmt.sim.chunked.
     ``progress(name, done, total)`` is called as tiles of D are done.
     """
-    if model is not None and arch is not None:
-        raise UserError("give the model once: arch= or model=, not both")
-    arch = model if arch is None else arch
-    if arch is None:
-        raise UserError("matmul needs a model: arch= or model= (an architecture or model name)")
+    if not isinstance(p, ModelParams):
+        raise UserError(f"tcsmt.sim.batch.matmul takes a chosen model (a ModelParams), not "
+                        f"{type(p).__name__}: tcsmt.matmul chooses one by name")
     max_memory = max_memory or DEFAULT_MEMORY
     A, B, C = (np.asarray(x) for x in (A, B, C))
-    p = model_for_arrays(arch, formats, overrides, A, C, B)
     check_shapes(A, B, C)
     check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
