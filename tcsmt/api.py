@@ -407,6 +407,52 @@ def check(source: str | Path, models=(), *, overrides=(), show: int = 3,
 
 
 # ---------------------------------------------------------------------------
+# Identification
+# ---------------------------------------------------------------------------
+
+def plan(formats: str | None = None, *, space: str | Path | None = None, scales: str | None = None,
+         instruction: str | None = None, output: str | Path | None = None, candidates: int = 4000,
+         solver_budget: float = 240.0, seed: int = 0, log=None, progress=None) -> dict:
+    """``tcsmt plan``: build the decision procedure that tells the hypotheses
+    of a space apart (the default space of ``formats``, IN:OUT, or a space
+    file; ``scales`` FORMAT/BLOCK for block-scaled units) and write it to
+    ``output`` (default: results/plans/IN-OUT.json for a default space,
+    else plan.json). Returns {"output", "stats"}: hypotheses, classes,
+    vectors, worst-case and expected runs. ``log(text)`` and
+    ``progress(what, done, total)`` follow the build."""
+    from tcsmt.identify.workflow import build
+    return build(formats, space, scales, instruction, output, candidates, solver_budget, seed,
+                 log=log, progress=progress)
+
+
+def identify(observations: str | Path | None = None, *, plan: str | Path | None = None,
+             formats: str | None = None, space: str | Path | None = None, device: str | None = None,
+             batch: str | None = None, output: str = "fp32", limit: int | None = None, report: str | Path | None = None,
+             model_file: str | Path | None = None, no_model_file: bool = False,
+             prove: bool | None = None, timeout: float = 600.0, log=None, progress=None) -> dict:
+    """``tcsmt identify``: which hypotheses explain the observations (a
+    probe's JSON, or a recorded DEVICE/FORMAT folder whose d ``output``,
+    fp32 or fp16, is read), what to run next, and, when one class remains,
+    its model file (``model_file``; none with ``no_model_file``); or, with
+    ``device`` ("sim:ARCH"), the whole loop on a simulated unit, ``batch``
+    saying what one launch on it runs (one, frontier, plan). ``plan``
+    or ``space`` choose the hypotheses (default: the committed plan of the
+    observations' formats). The report document is returned (and written
+    to ``report``); "failure" names the observation no hypothesis explains."""
+    from tcsmt.fileio import refuse_overwriting, write_json_atomic
+    from tcsmt.identify.workflow import identify as run
+    inputs = {"OBSERVATIONS": observations, "--plan": plan, "--space": space}
+    refuse_overwriting(report, inputs, "-o")
+    refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
+    rec = run(observations, plan_file=plan, formats=formats, space_file=space, device=device, batch=batch,
+              d_output=output, limit=limit, model_file=model_file, no_model_file=no_model_file,
+              prove=prove, timeout=timeout, log=log, progress=progress)
+    if report:
+        write_json_atomic(report, rec)
+    return rec
+
+
+# ---------------------------------------------------------------------------
 # Case studies
 # ---------------------------------------------------------------------------
 

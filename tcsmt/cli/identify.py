@@ -3,8 +3,6 @@ unknown matrix unit follows, with as few hardware runs as possible."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from tcsmt.cli import options
@@ -89,58 +87,14 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
       tcsmt harness results/plans/fp16-fp32.json --target cuda -o probe.cu
       tcsmt identify observations.json --plan results/plans/fp16-fp32.json
     """
-    from tcsmt.identify.hypspace import space_for
-    from tcsmt.identify.plan import build_plan, plans_dir, space_plan_name, write_plan
-    space = space_for(formats, space_file, scales)
-    if output is None:
-        output = str(plans_dir() / space_plan_name(space.base)) if not space_file else "plan.json"
+    from tcsmt import api
+    from tcsmt.identify.workflow import plan_lines
     with _Bars() as bars:
-        p = build_plan(space, instruction, pool, seed, solver_budget, log=bars.log, progress=bars)
-    write_plan(output, p)
-    s = p.stats
-    click.echo(f"wrote {output}: {s['hypotheses']} hypotheses in {s['classes']} classes "
-               f"({', '.join(f'{v} {k}' for k, v in s['class_status'].items())}), {s['vectors']} vectors")
-    from tcsmt.identify.report import CLASS_STATUS
-    for status, n in s["class_status"].items():
-        click.echo(f"  {n} {status}: {CLASS_STATUS.get(status, '')}")
-    click.echo(f"runs on the hardware: worst case {s['worst_case_runs']}, expected "
-               f"{s['expected_runs']} (classes equally likely), {s['expected_runs_per_hypothesis']} "
-               f"(hypotheses equally likely); planned in {s['planning_seconds']} s")
-
-
-def _load_observations(path: str, output: str, limit: int | None):
-    from tcsmt.observed.observations import parse_observations, read_observations
-    from tcsmt.probes.harness import observations_from_hwdata
-    p = Path(path)
-    if p.is_dir():
-        data = observations_from_hwdata(p, output, limit=limit)
-        return parse_observations(data, str(p))
-    obs = read_observations(p)
-    if limit:
-        obs.rows = obs.rows[:limit]
-    return obs
-
-
-def _choose_plan(plan_file, formats, space_file, obs):
-    """(space, plan or None) for the observations."""
-    from tcsmt.identify.hypspace import space_for
-    from tcsmt.identify.plan import committed_plan, read_plan
-    from tcsmt.model.names import short_format
-    if plan_file and space_file:
-        raise UserError("give --plan or --space, not both (a plan carries its space)")
-    if plan_file:
-        pl = read_plan(plan_file)
-        return pl.space, pl
-    fmts = formats or f"{short_format(obs.fin.name)}:{short_format(obs.fout.name)}"
-    scales = f"{obs.fscale.name}/{obs.scale_block}" if obs.fscale is not None else None
-    space = space_for(fmts, space_file, None if space_file else scales)
-    if not space_file:
-        path = committed_plan(fmts, scales)
-        if path is not None:
-            pl = read_plan(path)
-            if pl.space.digest() == space.digest():
-                return space, pl
-    return space, None
+        doc = api.plan(formats, space_file=space_file, scales=scales, instruction=instruction,
+                       output=output, candidates=pool, solver_budget=solver_budget, seed=seed,
+                       log=bars.log, progress=bars)
+    for line in plan_lines(doc):
+        click.echo(line)
 
 
 @click.command("identify")
@@ -188,92 +142,17 @@ def identify(observations, plan_file, formats, space_file, device, batch, d_outp
     the space explains observation N" (after the closest hypotheses) when
     none does, and 2 with a one-line error for bad input.
     """
-    from tcsmt.fileio import refuse_overwriting, write_json_atomic
-    inputs = {"OBSERVATIONS": observations, "--plan": plan_file, "--space": space_file}
-    refuse_overwriting(report, inputs, "-o")
-    refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
-    if device:
-        return _identify_sim(device, formats, plan_file, report, prove, timeout, batch or "one")
-    if not observations:
-        raise UserError("missing OBSERVATIONS (a JSON file or a DEVICE/FORMAT folder), or --device sim:ARCH")
-    from tcsmt.identify.narrow import identify as run
-    from tcsmt.identify.report import report_record, shipped_check, text_lines
-    obs = _load_observations(observations, d_output, limit)
-    space, pl = _choose_plan(plan_file, formats, space_file, obs)
+    from tcsmt import api
+    from tcsmt.identify.workflow import failure_message, identify_lines
     with _Bars() as bars:
-        res = run(obs, space, pl, observations, log=bars.log, progress=bars)
-    extra = {"shipped": shipped_check(res)}
-    if res.verdict == "identified":
-        extra.update(_finish_identified(res, prove, timeout, model_file, no_model_file))
-    rec = report_record(res, extra)
-    for line in text_lines(rec):
+        rec = api.identify(observations, plan=plan_file, formats=formats, space=space_file,
+                           device=device, batch=batch, output=d_output, limit=limit, report=report,
+                           model_file=model_file, no_model_file=no_model_file, prove=prove,
+                           timeout=timeout, log=bars.log, progress=bars)
+    for line in identify_lines(rec):
         click.echo(line)
     if report:
-        write_json_atomic(report, rec)
         _log(f"wrote {report}")
-    if res.failure:
-        raise UserError(f"no hypothesis in the space explains observation {res.failure['index']}")
-
-
-def _finish_identified(res, prove, timeout, model_file, no_model_file) -> dict:
-    """Prove the class left (when asked, or when it has several circuits and
-    no proof yet) and write the model file."""
-    from tcsmt.identify.plan import plan_domain
-    from tcsmt.identify.report import distinct_circuits, prove_class
-    from tcsmt.model.modelfile import identified_sources, model_for_class, render, slug, write_model
-    from tcsmt.model.names import short_format
-    models = res.space.models()
-    members = [models[i] for i in res.classes[0]]
-    status = res.class_status[0]
-    out: dict = {}
-    domain = res.plan.domain if res.plan is not None else plan_domain(res.obs.fin, res.obs.fout)
-    proof_text = f"class status in the plan: {status}"
-    if len(members) > 1 and (prove or (prove is None and status == "open"
-                                       and len(distinct_circuits(members, res.obs.k)) > 1)):
-        _log(f"proving the {len(members)} hypotheses left equal on the plan's domain")
-        out["proof"] = prove_class(members, res.obs.k, domain, None, timeout)
-        proof_text = f"proof: {out['proof']['verdict']} by {', '.join(out['proof']['proved_by']) or '-'}"
-    if no_model_file:
-        return out
-    obs = res.obs
-    name = f"identified-{slug(obs.device)}-{short_format(obs.fin.name)}-{short_format(obs.fout.name)}"
-    evidence = f"{res.source}: {len(obs.rows)} observations of {obs.device}, {obs.instruction}"
-    p = model_for_class(members, name, "identified", obs.device, obs.instruction,
-                        f"identified by tcsmt identify from {Path(res.source).name}")
-    sources = identified_sources(members, res.space.axes(), evidence, proof_text, res.space.name)
-    header = [f"{name}: identified by tcsmt identify from {res.source}",
-              f"{len(members)} hypotheses of the space {res.space.name} reproduce every row; "
-              f"the first is written"]
-    path = model_file or f"{name}.toml"
-    write_model(path, render(p, sources, header))
-    out["model_file"] = path
-    return out
-
-
-def _identify_sim(device, formats, plan_file, report, prove, timeout, batch):
-    from tcsmt.fileio import write_json_atomic
-    from tcsmt.identify.plan import committed_plan, read_plan
-    from tcsmt.identify.simdevice import parse_device, run_sim, sim_lines
-    from tcsmt.model.choose import choose
-    from tcsmt.model.names import short_format
-    arch = parse_device(device)
-    p = choose(arch, formats)
-    fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"
-    scales = f"{short_format(p.scale_format)}/{p.scale_block}" if p.fscale is not None else None
-    path = plan_file or committed_plan(fmts, scales)
-    if path is None:
-        how = f"--formats {fmts}" + (f" --scales {scales}" if scales else "")
-        raise UserError(f"no committed plan for {fmts}{' with ' + scales + ' scales' if scales else ''}: "
-                        f"make one with tcsmt plan {how} (or pass --plan PLAN.json)")
-    pl = read_plan(path)
-    rec = run_sim(arch, formats, pl, prove=prove is not False, timeout=timeout, log=_log,
-                  batch=batch)
-    for line in sim_lines(rec):
-        click.echo(line)
-    if report:
-        write_json_atomic(report, rec)
-        _log(f"wrote {report}")
-    if rec.get("failure"):
-        raise UserError(f"no hypothesis in the space explains run {rec['failure']['run']} "
-                        f"of the simulated {p.name}")
-
+    message = failure_message(rec)
+    if message:
+        raise UserError(message)

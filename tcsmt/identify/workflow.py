@@ -1,0 +1,171 @@
+"""What ``tcsmt plan`` and ``tcsmt identify`` do, as calls that return the
+documents the commands print (tcsmt.api.plan, tcsmt.api.identify): reading
+observations (a probe's JSON or a recorded folder), choosing the plan and
+space, narrowing, proving the class left and writing its model file, and the
+loop with a simulated device."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tcsmt.errors import UserError
+from tcsmt.identify.classes import say
+
+
+def build(formats=None, space_file=None, scales=None, instruction=None, output=None,
+          pool: int = 4000, solver_budget: float = 240.0, seed: int = 0, log=None, progress=None) -> dict:
+    """Build a plan for a space and write it (see tcsmt.identify.plan):
+    {"output", "stats"} with the plan's statistics."""
+    from tcsmt.identify.hypspace import space_for
+    from tcsmt.identify.plan import build_plan, plans_dir, space_plan_name, write_plan
+    space = space_for(formats, space_file, scales)
+    if output is None:
+        output = str(plans_dir() / space_plan_name(space.base)) if not space_file else "plan.json"
+    p = build_plan(space, instruction, pool, seed, solver_budget, log=log, progress=progress)
+    write_plan(output, p)
+    return {"output": str(output), "stats": p.stats}
+
+
+def plan_lines(doc: dict) -> list[str]:
+    """What ``tcsmt plan`` prints of a built plan."""
+    from tcsmt.identify.report import CLASS_STATUS
+    s = doc["stats"]
+    lines = [f"wrote {doc['output']}: {s['hypotheses']} hypotheses in {s['classes']} classes "
+             f"({', '.join(f'{v} {k}' for k, v in s['class_status'].items())}), {s['vectors']} vectors"]
+    lines += [f"  {n} {status}: {CLASS_STATUS.get(status, '')}" for status, n in s["class_status"].items()]
+    lines.append(f"runs on the hardware: worst case {s['worst_case_runs']}, expected "
+                 f"{s['expected_runs']} (classes equally likely), {s['expected_runs_per_hypothesis']} "
+                 f"(hypotheses equally likely); planned in {s['planning_seconds']} s")
+    return lines
+
+
+def identify(observations=None, *, plan_file=None, formats=None, space_file=None, device=None,
+             batch: str | None = None,
+             d_output: str = "fp32", limit: int | None = None, model_file=None,
+             no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0,
+             log=None, progress=None) -> dict:
+    """The identification report of OBSERVATIONS (or of the loop with
+    ``device``): the document ``tcsmt identify`` prints; it has "failure"
+    when no hypothesis explains an observation."""
+    if device:
+        return identify_sim(device, formats, plan_file, prove, timeout, log, batch or "one")
+    if not observations:
+        raise UserError("missing OBSERVATIONS (a JSON file or a DEVICE/FORMAT folder), or --device sim:ARCH")
+    from tcsmt.identify.narrow import identify as run
+    from tcsmt.identify.report import report_record, shipped_check
+    obs = load_observations(observations, d_output, limit)
+    space, pl = choose_plan(plan_file, formats, space_file, obs)
+    res = run(obs, space, pl, observations, log=log, progress=progress)
+    extra = {"shipped": shipped_check(res)}
+    if res.verdict == "identified":
+        extra.update(finish_identified(res, prove, timeout, model_file, no_model_file, log))
+    return report_record(res, extra)
+
+
+def load_observations(path: str, output: str, limit: int | None):
+    from tcsmt.observed.observations import parse_observations, read_observations
+    from tcsmt.probes.harness import observations_from_hwdata
+    p = Path(path)
+    if p.is_dir():
+        data = observations_from_hwdata(p, output, limit=limit)
+        return parse_observations(data, str(p))
+    obs = read_observations(p)
+    if limit:
+        obs.rows = obs.rows[:limit]
+    return obs
+
+
+def choose_plan(plan_file, formats, space_file, obs):
+    """(space, plan or None) for the observations."""
+    from tcsmt.identify.hypspace import space_for
+    from tcsmt.identify.plan import committed_plan, read_plan
+    from tcsmt.model.names import short_format
+    if plan_file and space_file:
+        raise UserError("give --plan or --space, not both (a plan carries its space)")
+    if plan_file:
+        pl = read_plan(plan_file)
+        return pl.space, pl
+    fmts = formats or f"{short_format(obs.fin.name)}:{short_format(obs.fout.name)}"
+    scales = f"{obs.fscale.name}/{obs.scale_block}" if obs.fscale is not None else None
+    space = space_for(fmts, space_file, None if space_file else scales)
+    if not space_file:
+        path = committed_plan(fmts, scales)
+        if path is not None:
+            pl = read_plan(path)
+            if pl.space.digest() == space.digest():
+                return space, pl
+    return space, None
+
+
+def finish_identified(res, prove, timeout, model_file, no_model_file, log=None) -> dict:
+    """Prove the class left (when asked, or when it has several circuits and
+    no proof yet) and write the model file."""
+    from tcsmt.identify.plan import plan_domain
+    from tcsmt.identify.report import distinct_circuits, prove_class
+    from tcsmt.model.modelfile import identified_sources, model_for_class, render, slug, write_model
+    from tcsmt.model.names import short_format
+    models = res.space.models()
+    members = [models[i] for i in res.classes[0]]
+    status = res.class_status[0]
+    out: dict = {}
+    domain = res.plan.domain if res.plan is not None else plan_domain(res.obs.fin, res.obs.fout)
+    proof_text = f"class status in the plan: {status}"
+    if len(members) > 1 and (prove or (prove is None and status == "open"
+                                       and len(distinct_circuits(members, res.obs.k)) > 1)):
+        say(log, f"proving the {len(members)} hypotheses left equal on the plan's domain")
+        out["proof"] = prove_class(members, res.obs.k, domain, None, timeout)
+        proof_text = f"proof: {out['proof']['verdict']} by {', '.join(out['proof']['proved_by']) or '-'}"
+    if no_model_file:
+        return out
+    obs = res.obs
+    name = f"identified-{slug(obs.device)}-{short_format(obs.fin.name)}-{short_format(obs.fout.name)}"
+    evidence = f"{res.source}: {len(obs.rows)} observations of {obs.device}, {obs.instruction}"
+    p = model_for_class(members, name, "identified", obs.device, obs.instruction,
+                        f"identified by tcsmt identify from {Path(res.source).name}")
+    sources = identified_sources(members, res.space.axes(), evidence, proof_text, res.space.name)
+    header = [f"{name}: identified by tcsmt identify from {res.source}",
+              f"{len(members)} hypotheses of the space {res.space.name} reproduce every row; "
+              f"the first is written"]
+    path = model_file or f"{name}.toml"
+    write_model(path, render(p, sources, header))
+    out["model_file"] = path
+    return out
+
+
+def identify_sim(device, formats, plan_file, prove, timeout, log=None, batch: str = "one") -> dict:
+    """The loop with a simulated device (``sim:ARCH``) on the plan of its
+    formats: the record of tcsmt.identify.simdevice.run_sim, with
+    "failure" when the device leaves the plan's tree."""
+    from tcsmt.identify.plan import committed_plan, read_plan
+    from tcsmt.identify.simdevice import parse_device, run_sim
+    from tcsmt.model.choose import choose
+    from tcsmt.model.names import short_format
+    arch = parse_device(device)
+    p = choose(arch, formats)
+    fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"
+    scales = f"{short_format(p.scale_format)}/{p.scale_block}" if p.fscale is not None else None
+    path = plan_file or committed_plan(fmts, scales)
+    if path is None:
+        how = f"--formats {fmts}" + (f" --scales {scales}" if scales else "")
+        raise UserError(f"no committed plan for {fmts}{' with ' + scales + ' scales' if scales else ''}: "
+                        f"make one with tcsmt plan {how} (or pass --plan PLAN.json)")
+    return run_sim(arch, formats, read_plan(path), prove=prove is not False, timeout=timeout, log=log,
+                   batch=batch)
+
+
+def failure_message(rec: dict) -> str | None:
+    """The error an identification ends with when no hypothesis explains the
+    unit (None when one does)."""
+    fail = rec.get("failure")
+    if not fail:
+        return None
+    if "run" in fail:
+        return f"no hypothesis in the space explains run {fail['run']} of the simulated {rec['model']}"
+    return f"no hypothesis in the space explains observation {fail['index']}"
+
+
+def identify_lines(rec: dict) -> list[str]:
+    """What ``tcsmt identify`` prints of its document."""
+    from tcsmt.identify.report import text_lines
+    from tcsmt.identify.simdevice import sim_lines
+    return sim_lines(rec) if "steps" in rec else text_lines(rec)
