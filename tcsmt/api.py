@@ -427,8 +427,8 @@ def plan(formats: str | None = None, *, space: str | Path | None = None, scales:
 
 def identify(observations: str | Path | None = None, *, plan: str | Path | None = None,
              formats: str | None = None, space: str | Path | None = None, device: str | None = None,
-             batch: str | None = None, output: str = "fp32", limit: int | None = None, report: str | Path | None = None,
-             model_file: str | Path | None = None, no_model_file: bool = False,
+             batch: str | None = None, output: str = "fp32", limit: int | None = None,
+             report: str | Path | None = None, model_file: str | Path | None = None, no_model_file: bool = False,
              prove: bool | None = None, timeout: float = 600.0, log=None, progress=None) -> dict:
     """``tcsmt identify``: which hypotheses explain the observations (a
     probe's JSON, or a recorded DEVICE/FORMAT folder whose d ``output``,
@@ -444,8 +444,8 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
     inputs = {"OBSERVATIONS": observations, "--plan": plan, "--space": space}
     refuse_overwriting(report, inputs, "-o")
     refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
-    rec = run(observations, plan_file=plan, formats=formats, space_file=space, device=device, batch=batch,
-              d_output=output, limit=limit, model_file=model_file, no_model_file=no_model_file,
+    rec = run(observations, plan_file=plan, formats=formats, space_file=space, device=device,
+              batch=batch, d_output=output, limit=limit, model_file=model_file, no_model_file=no_model_file,
               prove=prove, timeout=timeout, log=log, progress=progress)
     if report:
         write_json_atomic(report, rec)
