@@ -429,7 +429,8 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
              formats: str | None = None, space: str | Path | None = None, device: str | None = None,
              batch: str | None = None, output: str = "fp32", limit: int | None = None,
              report: str | Path | None = None, model_file: str | Path | None = None,
-             no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0, log=None, progress=None) -> dict:
+             no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0,
+             log=None, progress=None) -> dict:
     """``tcsmt identify``: which hypotheses explain the observations (a
     probe's JSON, or a recorded DEVICE/FORMAT folder whose d ``output``,
     fp32 or fp16, is read), what to run next, and, when one class remains,
