@@ -67,6 +67,16 @@ def test_mx_equals_torchao_bit_for_bit(elem, seed):
             assert np.array_equal(q.elements.view(np.uint8), want_e), (label, scaling)
 
 
+def test_mx_with_blocks_of_16_equals_torchao():
+    """kind::mxf4nvf4 with ue8m0 scales per 16 (blackwell-mxf4nvf4-b16)."""
+    for label, x in tensors(2).items():
+        for scaling in SCALINGS:
+            want_s, want_e = mx_bits(torch.from_numpy(x), "e2m1", 16, scaling)
+            q = tq.quantize(x, f"mx-{scaling}", "e2m1", 16)
+            assert np.array_equal(q.scales.view(np.uint8), want_s), (label, scaling)
+            assert np.array_equal(q.elements.view(np.uint8), want_e), (label, scaling)
+
+
 @pytest.mark.parametrize("pts", [None, "dynamic", 0.01, 3e-5])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_nvfp4_equals_torchao_bit_for_bit(pts, seed):
