@@ -41,7 +41,7 @@ def numpy_product(A, B, C, model, scale_a=None, scale_b=None, alpha=None, recipe
     m, n = A.shape[0], B.shape[1]
     C = np.zeros((m, n), dtype_of(p.fc)) if C is None else np.broadcast_to(np.asarray(C), (m, n))
     acc_c = np.zeros_like(C) if alpha is not None else C
-    D = np.asarray(matmul(A, B, acc_c, arch=p, scale_a=scale_a, scale_b=scale_b, backend=backend))
+    D = np.asarray(matmul(A, B, acc_c, p, scale_a=scale_a, scale_b=scale_b, backend=backend))
     if alpha is not None:
         D = (D * np.float32(alpha)).astype(np.float32) + C.astype(np.float32)
     sa = None if scale_a is None else to_bits(np.asarray(scale_a), p.fscale, "scale_a")
