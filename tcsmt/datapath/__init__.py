@@ -33,8 +33,8 @@ from tcsmt.datapath.blocks import (
 from tcsmt.datapath.products import finish_product, multiply
 from tcsmt.datapath.register import alignment_point, block_sum
 from tcsmt.datapath.rounding import round_fixed
-from tcsmt.datapath.terms import Fixed, Term, exp_width, term_fixed, unpack
+from tcsmt.datapath.terms import Fixed, Term, exp_width, flush_ab, term_fixed, unpack
 
 __all__ = ["Fixed", "Term", "add_ieee", "alignment_point", "block", "block_sum", "by_leading_one",
-           "dot", "dot_terms", "exp_width", "finish_product", "flush_in", "flush_out",
+           "dot", "dot_terms", "exp_width", "finish_product", "flush_ab", "flush_in", "flush_out",
            "multiply", "result_format", "round_fixed", "split_step", "term_fixed", "unpack"]

@@ -19,6 +19,7 @@ from tcsmt.datapath.terms import (
     flush_in,
     flush_out,
     flush_steps,
+    is_dead,
     lead_exp,
     result_format,
     term_fixed,
@@ -38,6 +39,12 @@ def acc_internal(p: ModelParams) -> Format:
 
 def inner_mode(p: ModelParams) -> str:
     return "rz" if p.align_rounding == "truncate" else p.align_rounding
+
+
+def ieee_alignment(p: ModelParams) -> bool:
+    """Whether terms are aligned with an IEEE rounding (guard, round and
+    sticky bits, the alignment point at the largest leading one)."""
+    return p.align_rounding in ("rz", "rne", "ru", "rd")
 
 
 def by_leading_one(terms: list[Term]) -> list[Term]:
@@ -154,16 +161,43 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         s = exact_sum(I, [c] + prods, out.frac_bits, ew, trace)
         bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
         return c_alone(I, p, bits, out, c, prods)
-    terms = [c] + prods
-    if p.align_rounding != "truncate":
+    if p.pair_sums:
+        prods = pair_terms(I, p, prods, ew)
+    terms = [lift_c(I, c, p.c_lead_bits, ew)] + prods
+    if ieee_alignment(p):
         terms = by_leading_one(terms)
-    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, p.min_exponent, trace=trace)
-    if p.align_rounding != "truncate":
+    c_tiny = p.fc.emin if p.align_rounding == "floor" and p.pair_sums else None
+    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, p.min_exponent, trace=trace,
+                  frame=c.sign, c_tiny=c_tiny)
+    if ieee_alignment(p):
         fmt = acc_internal(p)
         bits = round_fixed(I, s, fmt, p.align_rounding, ew, p.overflow, p.zero_sign, False)
         s = term_fixed(I, unpack(I, fmt, bits, ew, False), ew)
     bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
     return c_alone(I, p, bits, out, c, prods)
+
+
+def lift_c(I, c: Term, k: int, ew: int) -> Term:
+    """c with its alignment exponent k below its own, the same value (its
+    significand read with k more integer bits): see ModelParams.c_lead_bits."""
+    if not k:
+        return c
+    return replace(c, exp=I.sub(c.exp, I.const(k, ew)), frac=c.frac - k)
+
+
+def pair_terms(I, p: ModelParams, prods: list[Term], ew: int) -> list[Term]:
+    """Adjacent pairs of products, each summed against its own largest raw
+    exponent with F fraction bits (see ModelParams.pair_sums), as Terms at
+    that exponent: they take part in the alignment when one of their
+    products is live, even if the pair cancels to zero."""
+    out = []
+    for i in range(0, len(prods), 2):
+        pair = prods[i:i + 2]
+        s = block_sum(I, p, pair, ew, p.F, p.align_rounding, None, carry=None)
+        live = bv.any_(I, [I.not_(is_dead(I, t)) for t in pair])
+        out.append(Term(I.ite(s.inf, s.inf_sign, s.sign), I.add(s.scale, I.const(p.F, ew)),
+                        s.mag, p.F, s.nan, s.inf, live=live))
+    return out
 
 
 def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
@@ -179,7 +213,7 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
     ta = [unpack_input(I, p, p.fin, x, ew) for x in a]
     tb = [unpack_input(I, p, p.fb, y, ew) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
-    c_term = unpack_input(I, p, p.fc, c, ew)
+    c_term = unpack_input(I, p, p.fc, c, ew, is_c=True)
     if p.scale_window_bits is not None:
         return window_dot(I, p, prods, c_term, sa, sb, ew, trace)
     if p.scale_format is not None or p.group_size > 1:

@@ -14,7 +14,7 @@ def guard_bits(F: int, frac: int, mode: str) -> int:
     """Extra register bits below F for IEEE alignment rounding: enough that
     the largest term is never cut (its ``frac`` bits fit) plus guard, round
     and sticky. None for truncation and floor."""
-    if mode in ("truncate", "floor"):
+    if mode in ("truncate", "floor", "ones"):
         return 0
     return max(0, frac - F) + 3
 
@@ -32,13 +32,18 @@ def alignment_point(I, terms: list[Term], ew: int, floor: int | None):
     return e_max
 
 
-def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
+def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int,
+          frame=None, tiny_floor=None):
     """Term -> signed rw-bit word in units of 2**(e_max - rl).
 
     The term keeps ``keep`` fraction bits below ``e_max`` (keep <= rl); the
     bits below are dropped toward zero ("truncate"), or OR-ed into the last
     kept bit as a sticky bit (IEEE modes), or rounded toward minus infinity
-    ("floor"). Invariant: |result| < 2**(int bits + rl).
+    ("floor"; with ``tiny_floor`` given, a term of which nothing is kept
+    takes the unit below zero only where that Bool holds), or dropped
+    toward zero with one unit more where the term's sign differs from the
+    Bool ``frame`` ("ones", zero terms too). Invariant: |result| <
+    2**(int bits + rl).
     """
     d0 = t.frac + 1 if t.lead else 0           # how far exp may exceed e_max
     l0 = keep - t.frac + d0                    # static left shift
@@ -50,13 +55,18 @@ def align(I, t: Term, e_max, keep: int, rl: int, rw: int, mode: str, ew: int):
         # dynamic right shift: (e_max - exp) + d0 + lneg, >= 0 for non-zero terms
         amount = I.add(I.sub(e_max, t.exp), I.const(d0 + lneg, ew))
         mag = bv.resize_u(I, bv.lshr_by(I, x, amount), rw)
-        lost = bv.shifted_out(I, x, amount) if mode != "truncate" else None
-    if mode != "truncate":
-        one = I.const(1, rw)
-        if mode == "floor":
-            mag = I.ite(I.and_(lost, t.sign), I.add(mag, one), mag)
-        else:
-            mag = I.ite(lost, I.bvor(mag, one), mag)
+        lost = bv.shifted_out(I, x, amount) if mode not in ("truncate", "ones") else None
+    one = I.const(1, rw)
+    if mode == "ones":
+        opposed = I.not_(I.eq(bv.from_bool(I, t.sign), bv.from_bool(I, frame)))
+        mag = I.ite(opposed, I.add(mag, one), mag)
+    elif mode == "floor":
+        down = I.and_(lost, t.sign)
+        if tiny_floor is not None:
+            down = I.and_(down, I.or_(tiny_floor, I.not_(bv.is_zero(I, mag))))
+        mag = I.ite(down, I.add(mag, one), mag)
+    elif mode != "truncate":
+        mag = I.ite(lost, I.bvor(mag, one), mag)
     if rl > keep:
         mag = I.shl(mag, I.const(rl - keep, rw))
     return bv.neg_if(I, t.sign, mag)
@@ -93,12 +103,16 @@ def specials(I, terms: list[Term]):
 
 def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
               floor: int | None, keeps: list[int] | None = None, trace=None,
-              carry: str | int | None = "model", point=None) -> Fixed:
+              carry: str | int | None = "model", point=None, frame=None,
+              c_tiny: int | None = None) -> Fixed:
     """Align every term to the largest exponent (or to ``point``, a word no
     live term's exponent exceeds), keep F fraction bits (plus guard bits in
     IEEE modes), add them in a register with ``carry`` integer bits above
     the largest term (p.carry_bits by default; None: enough never to
-    overflow), and return the signed sum."""
+    overflow), and return the signed sum. ``frame``: the sign the "ones"
+    mode counts against; ``c_tiny``: in "floor" mode the first term (c)
+    takes the unit below zero when nothing of it is kept only if the last
+    kept place is at most 2**c_tiny."""
     g = max(guard_bits(F, t.frac, mode) for t in terms)
     keeps = keeps or [F + g] * len(terms)
     rl = max(keeps)
@@ -108,12 +122,16 @@ def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
         # |sum| < len(terms) * 2**ib: bits_for(len(terms)) more bits hold it;
         # UNBOUNDED_SPARE more make "unbounded" differ from every count a
         # query compares it with, so equality needs a real proof
-        ri = ib + bv.bits_for(len(terms)) + UNBOUNDED_SPARE + (1 if mode == "floor" else 0)
+        ri = ib + bv.bits_for(len(terms)) + UNBOUNDED_SPARE + (1 if mode in ("floor", "ones") else 0)
     else:
         ri = ib + carry
     rw = 1 + ri + rl
     e_max = alignment_point(I, terms, ew, floor) if point is None else point
-    aligned = [align(I, t, e_max, k, rl, rw, mode, ew) for t, k in zip(terms, keeps)]
+    tiny = None
+    if c_tiny is not None:
+        tiny = I.sle(I.sub(e_max, I.const(rl, ew)), bv.sconst(I, c_tiny, ew))
+    aligned = [align(I, t, e_max, k, rl, rw, mode, ew, frame, tiny if i == 0 else None)
+               for i, (t, k) in enumerate(zip(terms, keeps))]
     total = aligned[0]
     for x in aligned[1:]:
         total = I.add(total, x)

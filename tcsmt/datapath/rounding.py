@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tcsmt.datapath import bv
 from tcsmt.datapath.terms import Fixed
-from tcsmt.model.formats import Format
+from tcsmt.model.formats import Format, internal_format
 
 
 def round_increment(I, mode: str, sign, lsb, guard, sticky):
@@ -22,12 +22,17 @@ def round_increment(I, mode: str, sign, lsb, guard, sticky):
 
 
 def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
-                zero_sign: str, flush: bool):
+                zero_sign: str, flush: bool | str):
     """Normalise (-1)**sign * mag * 2**scale and round it into ``fmt``
-    (IEEE specials) with ``mode``; returns fmt's bits."""
+    (IEEE specials) with ``mode``; returns fmt's bits. ``flush``: False
+    (subnormal results kept), True (rounded on the subnormal grid, then a
+    zero of their sign) or "rounded" (rounded to fmt's full precision at
+    their own exponent, then +0 below the smallest normal)."""
     fb, w = fmt.frac_bits, I.width(x.mag)
     lz = bv.resize_u(I, bv.clz(I, x.mag), ew)
     e_lead = I.sub(I.add(x.scale, I.const(w - 1, ew)), lz)
+    if flush == "rounded":
+        return _round_then_flush(I, x, fmt, mode, ew, overflow, zero_sign, e_lead)
     e_t = bv.smax(I, e_lead, bv.sconst(I, fmt.emin, ew))
     if w + fb + 2 <= NARROW_WORD:
         q, qw, guard, sticky = _fields_one_shift(I, x, fb, w, e_t, ew)
@@ -63,6 +68,42 @@ def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
     nan = I.const(nan_or_max(fmt, 0), fmt.bits)
     inf = I.ite(x.inf_sign, I.const(inf_or_nan(fmt, 1), fmt.bits), I.const(inf_or_nan(fmt, 0), fmt.bits))
     return I.ite(x.nan, nan, I.ite(x.inf, inf, bits))
+
+
+def _round_then_flush(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
+                      zero_sign: str, e_lead):
+    """round_fixed's "rounded" flush: the value rounded as if fmt's exponent
+    had no floor, then +0 where the rounded exponent is below emin (AMD
+    RDNA3: a value just under the smallest normal that rounds up to it
+    stays; one that does not is +0, never a subnormal)."""
+    wide = internal_format(fmt.exp_bits + 2, fmt.frac_bits)
+    bits = round_fixed(I, x, wide, mode, ew, overflow, zero_sign, False)
+    t = unpack_bits(I, wide, bits, ew)
+    tiny = I.and_(I.slt(t[1], bv.sconst(I, fmt.emin, ew)), I.not_(I.or_(x.nan, x.inf)))
+    huge = I.and_(I.slt(bv.sconst(I, fmt.emax, ew), t[1]), I.not_(I.or_(x.nan, x.inf)))
+    biased = bv.resize_u(I, I.add(t[1], I.const(fmt.bias, ew)), fmt.exp_bits)
+    is_zero = bv.is_zero(I, t[2])
+    expf = I.ite(I.or_(tiny, is_zero), I.const(0, fmt.exp_bits), biased)
+    fracf = I.ite(tiny, I.const(0, fmt.frac_bits), I.extract(t[2], fmt.frac_bits - 1, 0))
+    sign = I.and_(t[0], I.not_(tiny))
+    if zero_sign in ("all_positive", "keep_c") or not fmt.has_negative_zero:
+        sign = I.and_(sign, I.not_(is_zero))
+    out = I.concat(I.concat(bv.from_bool(I, sign), expf), fracf)
+    out = I.ite(huge, overflow_bits(I, fmt, mode, t[0], overflow), out)
+    nan = I.const(nan_or_max(fmt, 0), fmt.bits)
+    inf = I.ite(x.inf_sign, I.const(inf_or_nan(fmt, 1), fmt.bits), I.const(inf_or_nan(fmt, 0), fmt.bits))
+    return I.ite(x.nan, nan, I.ite(x.inf, inf, out))
+
+
+def unpack_bits(I, fmt: Format, bits, ew: int):
+    """(sign, unbiased exponent, significand with its hidden bit) of a
+    normal or zero value of an IEEE-like format."""
+    fb, eb = fmt.frac_bits, fmt.exp_bits
+    sign = bv.bit(I, bits, fmt.bits - 1)
+    expf = I.extract(bits, fb + eb - 1, fb)
+    hidden = I.ite(bv.is_zero(I, expf), I.const(0, 1), I.const(1, 1))
+    sig = I.concat(hidden, I.extract(bits, fb - 1, 0))
+    return sign, I.sub(bv.resize_u(I, expf, ew), I.const(fmt.bias, ew)), sig
 
 
 NARROW_WORD = 64

@@ -131,10 +131,21 @@ def result_format(p: ModelParams) -> Format:
 
 
 def flush_in(p: ModelParams) -> bool:
-    return p.subnormals in ("flush", "flush_inputs", "flush_every_step")
+    """Whether a subnormal c (and a block result read as the next c) reads as zero."""
+    return p.subnormals in ("flush", "flush_inputs", "flush_every_step", "flush_c", "flush_rounded")
 
 
-def flush_out(p: ModelParams) -> bool:
+def flush_ab(p: ModelParams) -> bool:
+    """Whether subnormal a and b read as zero."""
+    return flush_in(p) and p.subnormals != "flush_c"
+
+
+def flush_out(p: ModelParams) -> bool | str:
+    """Whether subnormal results are flushed: True (rounded on the
+    subnormal grid, then flushed), "rounded" (rounded to the format's full
+    precision first, +0 when that lies below the smallest normal) or False."""
+    if p.subnormals in ("flush_c", "flush_rounded"):
+        return "rounded"
     return p.subnormals in ("flush", "flush_outputs", "flush_every_step")
 
 
@@ -143,11 +154,11 @@ def flush_steps(p: ModelParams) -> bool:
     return p.subnormals == "flush_every_step"
 
 
-def unpack_input(I, p: ModelParams, fmt: Format, bits, ew: int) -> Term:
+def unpack_input(I, p: ModelParams, fmt: Format, bits, ew: int, is_c: bool = False) -> Term:
     """An input a, b or c as the model reads it: subnormals flushed as
     p.subnormals says; with flush_every_step every zero input, flushed or
     not, reads as +0."""
-    t = unpack(I, fmt, bits, ew, flush_in(p))
+    t = unpack(I, fmt, bits, ew, flush_in(p) if is_c else flush_ab(p))
     if flush_steps(p):
         t = replace(t, sign=I.and_(t.sign, I.not_(bv.is_zero(I, t.sig))))
     return t

@@ -54,11 +54,11 @@ def floor_formula(p: ModelParams, k: int, domain: Domain):
         c = I.var("c", p.fc.bits)
         c_dom = I.var("c_domain", p.fc.bits)          # the domain's c is not this block's c
         out = domain.constraints(I, p.fin, p.fc, a, b, c_dom, p.fb)
-        ta = [datapath.unpack(I, p.fin, x, ew, datapath.flush_in(p)) for x in a]
-        tb = [datapath.unpack(I, p.fin, y, ew, datapath.flush_in(p)) for y in b]
+        ta = [datapath.unpack(I, p.fin, x, ew, datapath.flush_ab(p)) for x in a]
+        tb = [datapath.unpack(I, p.fin, y, ew, datapath.flush_ab(p)) for y in b]
         prods = [datapath.multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
         terms = [datapath.unpack(I, p.fc, c, ew, datapath.flush_in(p))] + prods
-        if p.align_rounding != "truncate":
+        if p.align_rounding in ("rz", "rne", "ru", "rd"):
             terms = datapath.by_leading_one(terms)
         free = datapath.alignment_point(I, terms, ew, None)
         floored = datapath.alignment_point(I, terms, ew, p.min_exponent)

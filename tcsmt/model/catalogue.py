@@ -107,14 +107,16 @@ DEVICE_ARCH = {
     "A100": "ampere", "A2": "ampere", "A30": "ampere", "A10": "ampere", "RTX3060": "ampere",
     "ADA": "ada", "L40S": "ada", "L4": "ada", "RTX4090": "ada",
     "H100": "hopper", "H200": "hopper", "H800": "hopper",
-    "B200": "blackwell", "B100": "blackwell", "GB200": "blackwell", "B300": "blackwell",
+    "B200": "blackwell", "B100": "blackwell", "GB200": "blackwell",
+    "B300": "blackwell-ultra", "GB300": "blackwell-ultra",
     "RTX 5090": "rtx-blackwell", "RTX PRO 6000": "rtx-blackwell",
     "MI300": "cdna3", "MI300X": "cdna3",
+    "RX 7900 XTX": "rdna3", "8060S": "rdna3", "RX 9070 XT": "rdna4", "R9700": "rdna4",
 }
 
 # NVIDIA compute capability of the recorded devices (what a probe reports as such).
 DEVICE_CC = {"V100": "7.0", "T4": "7.5", "A100": "8.0", "Ada": "8.9", "L40S": "8.9",
-             "H100": "9.0", "H200": "9.0", "B200": "10.0"}
+             "H100": "9.0", "H200": "9.0", "B200": "10.0", "B300": "10.3"}
 
 ARCH_ALIASES = {"lovelace": "ada", "ada-lovelace": "ada", "h100": "hopper", "a100": "ampere",
                 "v100": "volta", "b200": "blackwell", "mi300": "cdna3", "rtx5090": "rtx-blackwell",

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from tcsmt.model.formats import ROUNDING_MODES
 
-ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd", "exact")
+ALIGN_ROUNDINGS = ("truncate", "rz", "rne", "ru", "rd", "exact", "ones", "floor")
 NORMALISATIONS = ("block", "every_add")
 ADD_ORDERS = ("sequential", "reverse", "pairwise", "largest_first")
 PRODUCT_ALIGNMENTS = ("raw", "normalised")
 CHAININGS = ("recursive", "separate")
 C_PLACEMENTS = ("global", "late", "after")
-SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs", "flush_every_step")
+SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs", "flush_every_step", "flush_c",
+              "flush_rounded")
 OVERFLOWS = ("inf", "ieee")
 ZERO_SIGNS = ("positive", "all_positive", "ieee", "keep_c")
 PRODUCT_OVERFLOWS = ("keep", "inf")

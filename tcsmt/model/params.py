@@ -89,7 +89,24 @@ class ModelParams:
         sum with guard bits and a sticky bit; or "exact": none is lost, the
         block's terms are summed exactly and the sum is rounded once with
         final_rounding (AMD CDNA1, and the exact reference; align_bits and
-        carry_bits do not apply).
+        carry_bits do not apply); "floor": each term rounded toward minus
+        infinity onto the last kept place (AMD RDNA4's adder, ROCm's
+        rocjitsu after rocm-systems#12056); "ones": each term truncated
+        toward zero, and every term whose sign differs from c's counts one
+        unit of the last kept place more, zero terms included (an adder in
+        c's sign that negates the other terms by flipping their bits with
+        no increment: AMD RDNA3, rocm-systems#12056).
+      c_lead_bits: c aligns as if its significand had this many more
+        integer bits: when c is the largest term the window keeps F +
+        c_lead_bits fraction bits below c's exponent (AMD RDNA3 and RDNA4:
+        24 bits below the products' raw exponents, 26 below c's). 0: c
+        aligns like a product.
+      pair_sums: the products are first summed in adjacent pairs, each pair
+        aligned to its own largest raw exponent with F fraction bits and
+        align_rounding; the pair sums are then aligned with c (AMD RDNA4
+        fp16 and bf16 WMMA). With align_rounding = "floor", a negative c of
+        which nothing is kept counts as zero, not as minus one unit, when
+        the last kept place lies above c_format's smallest normal.
       normalisation: "block" (once per block) or "every_add" (each addition
         rounded to the accumulator format, as a chain of IEEE additions).
       add_order: order of additions when normalisation is every_add.
@@ -133,9 +150,15 @@ class ModelParams:
         block is summed from zero and the rounded block results are added to
         c one after another, each addition rounded with c_rounding).
       subnormals: keep, flush (inputs and outputs), flush_inputs,
-        flush_outputs, or flush_every_step (every zero or subnormal input
+        flush_outputs, flush_every_step (every zero or subnormal input
         reads as +0, and every product and every rounded sum below
-        acc_format's normal range becomes a zero of its sign: AMD CDNA2).
+        acc_format's normal range becomes a zero of its sign: AMD CDNA2),
+        or flush_c (a subnormal c reads as a zero of its sign, a and b keep
+        theirs, and a result is rounded to the output's precision first
+        and is +0 when it then lies below the smallest normal: AMD RDNA3
+        fp16 WMMA, rocm-systems#12056), or flush_rounded (a, b and c read
+        as zeros of their signs, results as with flush_c: AMD RDNA3 bf16
+        WMMA).
       overflow: "inf" (any overflow gives infinity) or "ieee" (toward-zero
         modes give the largest finite number).
       zero_sign: "positive" (an exact zero sum is +0; a sum that rounds to
@@ -192,6 +215,8 @@ class ModelParams:
     c_group_size: int | None = None
     c_group_window: bool = False
     group_floor: int | None = None
+    c_lead_bits: int = 0
+    pair_sums: bool = False
     devices: tuple[str, ...] = ()
     instruction: str = ""
     description: str = ""
@@ -232,6 +257,13 @@ class ModelParams:
         return self.facc.frac_bits + self.align_bits
 
     @property
+    def from_sources(self) -> bool:
+        """Whether the model is written from published sources for a unit
+        nobody has run through tcsmt (its description says "from sources,
+        not measured")."""
+        return "from sources, not measured" in self.description
+
+    @property
     def formats_label(self) -> str:
         """IN:OUT, or A,B:OUT when a and b differ."""
         ins = short_format(self.in_format)
@@ -270,7 +302,8 @@ LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "
                   "scale_nan": "nan", "scale_zero": "dead",
                   "scale_window_bits": None, "c_window_bits": None, "c_group_size": None,
                   "c_group_window": False, "group_floor": None,
-                  "product_groups": 1, "late_sum_exponent": "value", "late_c_window": None}
+                  "product_groups": 1, "late_sum_exponent": "value", "late_c_window": None,
+                  "c_lead_bits": 0, "pair_sums": False}
 """Parameters added after results and plans were first written, with the
 value that leaves the datapath as it was. ``parameter_dict`` leaves them out
 at that value, so the hashes that name a model's questions (the plans' space

@@ -87,6 +87,7 @@ def validate(p: ModelParams, origin: str) -> None:
                                              f"1..block_size ({p.block_size})")
     if p.product_groups > 1 and p.c_placement != "late":
         raise bad(origin, "product_groups", "groups of products need c_placement = \"late\"")
+    validate_rdna(p, origin)
     if p.late_c_window is not None and (not isinstance(p.late_c_window, int)
                                         or not 0 <= p.late_c_window <= 200):
         raise bad(origin, "late_c_window", f"{p.late_c_window!r} is not an integer in 0..200 "
@@ -100,6 +101,27 @@ def validate(p: ModelParams, origin: str) -> None:
             raise bad(origin, "nan_bits", f"{p.nan_bits!r} is not a hex pattern") from None
         if get_format(p.out_format).classify(get_format(p.out_format).from_storage(v)) != "nan":
             raise bad(origin, "nan_bits", f"{p.nan_bits} is not a NaN of {p.out_format}")
+
+
+def validate_rdna(p: ModelParams, origin: str) -> None:
+    """The parameters of AMD RDNA's adder (see ModelParams): c_lead_bits,
+    pair_sums, and the "ones" and "floor" alignment roundings."""
+    if isinstance(p.c_lead_bits, bool) or not isinstance(p.c_lead_bits, int) \
+            or not 0 <= p.c_lead_bits <= min(8, p.fc.frac_bits):
+        raise bad(origin, "c_lead_bits", f"{p.c_lead_bits!r} is not an integer in "
+                   f"0..{min(8, p.fc.frac_bits)}")
+    if not isinstance(p.pair_sums, bool):
+        raise bad(origin, "pair_sums", "expected true or false")
+    plain = (p.c_placement, p.normalisation, p.group_size, p.scale_format) == ("global", "block", 1, None)
+    special = p.align_rounding in ("ones", "floor") or p.c_lead_bits or p.pair_sums
+    if special and not plain:
+        raise bad(origin, "align_rounding" if p.align_rounding in ("ones", "floor") else
+                   "c_lead_bits" if p.c_lead_bits else "pair_sums",
+                   "RDNA's adder needs c_placement = \"global\", normalisation = \"block\" "
+                   "and no block scales or groups")
+    if p.pair_sums and (p.block_size % 2 or p.align_rounding in ("exact", "ones")):
+        raise bad(origin, "pair_sums", "pairs need an even block_size and align_rounding "
+                   "\"truncate\", \"floor\" or an IEEE mode")
 
 
 def validate_scaling(p: ModelParams, origin: str) -> None:
@@ -174,14 +196,14 @@ def convert(origin: str, key: str, raw):
         if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
             raise bad(origin, key, "expected a list of device names")
         return tuple(raw)
-    if key in ("default", "c_group_window"):
+    if key in ("default", "c_group_window", "pair_sums"):
         if not isinstance(raw, bool):
             raise bad(origin, key, "expected true or false")
         return raw
     if key in OPTIONAL_FORMAT_KEYS:
         if raw is None or isinstance(raw, str) and raw.lower() == "none":
             return None
-    if key in ("block_size", "align_bits", "group_size", "product_groups"):
+    if key in ("block_size", "align_bits", "group_size", "product_groups", "c_lead_bits"):
         if isinstance(raw, bool) or not isinstance(raw, int):
             raise bad(origin, key, f"{raw!r} is not an integer")
         return raw

@@ -264,6 +264,7 @@ MODEL_COLUMNS = [Column("model"), Column("instruction", wrap=True), Column("form
                  Column("carry", justify="right"), Column("rounding", wrap=True),
                  Column("scales", 3, wrap=True), Column("arch", 2), Column("devices", 1, wrap=True)]
 MODEL_NOTE = ("* the architecture's default model (--arch ARCH picks it; --formats IN:OUT another).\n"
+              "~ from sources, not measured: no run of the unit has checked it (docs/units-next.md).\n"
               "block: products summed before one normalisation; align: fraction bits kept below the\n"
               "accumulator's last bit when terms are aligned; carry: integer bits above the largest\n"
               "term (- no limit); rounding: of the result; scales: scale format / terms per scale.")
@@ -293,7 +294,8 @@ def scales_text(m) -> str:
 
 def model_rows(models) -> list[list[str]]:
     """A row per model, in MODEL_COLUMNS' order."""
-    return [[m.name + (" *" if m.default else ""), model_instruction(m),
+    return [[m.name + (" *" if m.default else "") + (" ~" if m.from_sources else ""),
+             model_instruction(m),
              formats_text(m), str(m.block_size), str(m.align_bits),
              "-" if m.carry_bits is None else str(m.carry_bits), final_rounding_text(m),
              scales_text(m), m.arch, ", ".join(m.devices[:3])] for m in models]
