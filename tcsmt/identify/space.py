@@ -100,11 +100,33 @@ def default_space(formats: str) -> Space:
 
 
 def load_space(path: str | Path) -> Space:
-    from tcsmt.model.choose import choose
     data = read_toml(path)
+    if "parts" in data:
+        raise UserError(f"{path}: a space of several parts: read it with "
+                        "tcsmt.identify.hypspace.load_space_file")
+    return space_part(data, str(path), Path(path).stem)
+
+
+NEUTRAL = {"arch": "space", "devices": (), "instruction": "", "description": "", "default": False}
+
+
+def space_part(data: dict, path: str, name: str) -> Space:
+    """One part of a space file: ``base`` (a model name or architecture,
+    with ``formats`` to pick one), ``set`` (parameters held at other values
+    than the base's) and ``axes``."""
+    from tcsmt.model.choose import choose
     if "base" not in data:
         raise UserError(f"{path}: key 'base': missing (a model name or architecture)")
     base = choose(str(data["base"]), data.get("formats"))
+    fixed = data.get("set", {})
+    if not isinstance(fixed, dict):
+        raise UserError(f"{path}: key 'set': expected a table of parameter = value")
+    if fixed:
+        for k in fixed:
+            if k not in FIELD_NAMES or k in NEUTRAL or k == "name":
+                raise UserError(f"{path}: key 'set.{k}': not a model parameter")
+        values = {**base.as_dict(), **NEUTRAL, "name": f"space-{name}", **fixed}
+        base = params_from_dict(values, f"{path}: part {name}")
     axes = data.get("axes", {})
     if not isinstance(axes, dict) or not axes:
         raise UserError(f"{path}: key 'axes': expected a table of parameter = [values]")
@@ -113,6 +135,6 @@ def load_space(path: str | Path) -> Space:
             raise UserError(f"{path}: key 'axes.{k}': not a model parameter")
         if not isinstance(v, list) or not v:
             raise UserError(f"{path}: key 'axes.{k}': expected a non-empty list")
-    space = Space(base, {k: list(v) for k, v in axes.items()}, name=Path(path).stem)
+    space = Space(base, {k: list(v) for k, v in axes.items()}, name=name)
     space.model(next(space.combinations()))   # validate one combination now
     return space

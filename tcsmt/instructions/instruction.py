@@ -29,6 +29,10 @@ from tcsmt.instructions.layouts import Layout
 from tcsmt.model.formats import get_format
 
 
+AMD_APIS = ("mfma", "amd_wmma")
+"""The program interfaces a HIP probe runs: CDNA's MFMA, RDNA's WMMA."""
+
+
 @dataclass(frozen=True)
 class Instruction:
     """One matrix instruction: D (m x n) = A (m x k) * B (k x n) + C.
@@ -39,7 +43,7 @@ class Instruction:
     products side by side for m8n8k4).
     """
     name: str
-    api: str                      # mma, wmma, wgmma, tcgen05 (NVIDIA) or mfma (AMD)
+    api: str                      # mma, wmma, wgmma, tcgen05 (NVIDIA); mfma, amd_wmma (AMD)
     m: int
     n: int
     k: int

@@ -89,9 +89,35 @@ def _mfma(suffix, m, k, fa, fb, fc, archs) -> Instruction:
                        b_format=fb if fb != fa else "", threads=64, archs=archs)
 
 
-MFMA: list[Instruction] = [_mfma(*row) for row in TABLE]
+CDNA4 = ("gfx950",)
+E8M0 = "float8_e8m0fnu"
+F8F6F4 = (("fp8", "float8_e4m3fn"), ("bf8", "float8_e5m2"), ("fp6", "float6_e2m3fn"),
+          ("bf6", "float6_e3m2fn"), ("fp4", "float4_e2m1fn"))
+
+
+def _f8f6f4(m: int, k: int, fa: str, fb: str, scaled: bool) -> Instruction:
+    """CDNA4's v_mfma_scale_f32_{16x16x128,32x32x64}_f8f6f4: A and B in any of
+    five formats (32 per lane, packed), one E8M0 scale per 32 terms of a row
+    of A and of a column of B (the lane's own 32 terms: lane l holds row
+    l % M, terms 32 (l // M) ..). Unscaled plans run it with every scale 1."""
+    name = f"v_mfma_{'scale_' if scaled else ''}f32_{m}x{m}x{k}_f8f6f4"
+    ta = next(t for t, f in F8F6F4 if f == fa)
+    tb = next(t for t, f in F8F6F4 if f == fb)
+    return Instruction(f"{name} ({ta} x {tb})", "mfma", m, m, k, fa, F32, F32, 0, CDNA4[0],
+                       a_mfma(m, k), b_mfma(m, k), c_mfma(m), 32, 32, m * m // 64,
+                       b_format=fb if fb != fa else "", kind="f8f6f4",
+                       scale_format=E8M0 if scaled else "", scale_block=32 if scaled else 0,
+                       threads=64, archs=CDNA4)
+
+
+MFMA: list[Instruction] = [_mfma(*row) for row in TABLE] + [
+    _f8f6f4(m, k, fa, fb, scaled) for m, k in ((16, 128), (32, 64)) for _, fa in F8F6F4
+    for _, fb in F8F6F4 for scaled in (True, False)]
 
 
 def builtin(ins: Instruction) -> str:
-    """The clang builtin of an MFMA instruction."""
+    """The clang builtin of an MFMA instruction (CDNA4's f8f6f4 forms all run
+    the scale builtin: the formats and scales are its arguments)."""
+    if ins.kind == "f8f6f4":
+        return f"__builtin_amdgcn_mfma_scale_f32_{ins.m}x{ins.n}x{ins.k}_f8f6f4"
     return "__builtin_amdgcn_mfma_" + ins.name.removeprefix("v_mfma_")

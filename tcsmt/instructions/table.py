@@ -4,8 +4,10 @@ are in ``tcsmt.instructions.nvidia`` and ``tcsmt.instructions.mfma``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tcsmt.errors import UserError
-from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.instruction import AMD_APIS, Instruction
 
 # ---------------------------------------------------------------------------
 # Looking instructions up
@@ -14,7 +16,8 @@ from tcsmt.instructions.instruction import Instruction
 def _all() -> tuple[list[Instruction], dict[tuple, str]]:
     from tcsmt.instructions.mfma import MFMA
     from tcsmt.instructions.nvidia import DEFAULTS, NVIDIA
-    return NVIDIA + MFMA, DEFAULTS
+    from tcsmt.instructions.wmma_amd import AMD_WMMA
+    return NVIDIA + MFMA + AMD_WMMA, DEFAULTS
 
 
 def _label(key: tuple) -> str:
@@ -66,17 +69,26 @@ def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None, *,
 
 
 def _on_target(ins: Instruction, target: str | None) -> bool:
-    return target is None or (ins.api == "mfma") == (target == "hip")
+    return target is None or (ins.api in AMD_APIS) == (target == "hip")
 
 
 def _preference(ins: Instruction) -> tuple:
-    """mma.sync first (it runs on most GPUs); of MFMA the 32x32 forms; then the largest k."""
-    return (ins.api == "mma", ins.m if ins.api == "mfma" else 0, ins.k, -ins.min_sm)
+    """mma.sync first (it runs on most GPUs); of AMD's the MFMA 32x32 forms; then the largest k."""
+    return (ins.api == "mma", ins.api == "mfma", ins.m if ins.api == "mfma" else 0, ins.k, -ins.min_sm)
+
+
+SAME_INSTRUCTIONS = {"sm_103a": ("sm_100a", "tcgen05")}
+"""Architectures that run another's instructions of one API, built for
+their own target: Blackwell Ultra (B300, sm_103a) takes sm_100a's tcgen05.mma
+kinds (PTX ISA, tcgen05 target notes)."""
 
 
 def _match(fits: list[Instruction], want: str) -> list[Instruction]:
     if want in API_ALIASES:
         return [i for i in fits if i.api == API_ALIASES[want]]
+    if want in SAME_INSTRUCTIONS:
+        arch, api = SAME_INSTRUCTIONS[want]
+        return [replace(i, arch=want) for i in fits if i.arch == arch and i.api == api]
     if want.startswith(("sm_", "gfx")):
         return [i for i in fits if i.arch == want or want in i.archs]
     api, _, shape = want.rpartition(".")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.instruction import AMD_APIS, Instruction
 
 
 def build_command(ins: Instruction, source: str = "probe.cu", exe: str = "probe") -> str:
-    if ins.api == "mfma":
+    if ins.api in AMD_APIS:
         archs = " ".join(f"--offload-arch={a}" for a in ins.archs)
         return f"hipcc -O2 {archs} {source} -o {exe}"
     if ins.arch.endswith("a"):       # arch-specific features: no PTX for other GPUs

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.instructions.instruction import Instruction
+from tcsmt.instructions.instruction import AMD_APIS, Instruction
 from tcsmt.model.choose import Operands, choose
 from tcsmt.model.formats import get_format
 from tcsmt.observed.observations import SCHEMA, observation_dict
@@ -38,7 +38,7 @@ TARGETS = ("cuda", "hip")
 
 def program(vs: VectorSet, ins: Instruction, source_name: str = "probe.cu") -> str:
     """The complete source of a probe for these vectors (CUDA, or HIP for MFMA)."""
-    if ins.api == "mfma":
+    if ins.api in AMD_APIS:
         from tcsmt.probes.hip import render as render_hip
         return render_hip(vs, ins, source_name)
     from tcsmt.probes.cuda import render

@@ -1,10 +1,15 @@
-"""The HIP source of a probe for AMD MFMA (``tcsmt harness --target hip``).
+"""The HIP source of a probe for AMD matrix instructions (``tcsmt harness --target hip``).
 
 The shared host side (``tcsmt.probes.program``) around one kernel: one
-wavefront of 64 lanes per vector calls the instruction's clang builtin
-(``__builtin_amdgcn_mfma_*``). Each lane builds its A and B operands from
-fragment tables made from the ISA's lane layouts (``tcsmt.instructions.mfma``):
-a in row 0 of A, b in column 0 of B, c in C[0][0], everything else zero.
+wavefront per vector (64 lanes for CDNA's MFMA, 32 for RDNA's WMMA) calls
+the instruction's clang builtin (``__builtin_amdgcn_mfma_*``,
+``__builtin_amdgcn_wmma_*``). Each lane builds its A and B operands from
+fragment tables made from the ISA's lane layouts (``tcsmt.instructions.mfma``,
+``tcsmt.instructions.wmma_amd``): a in row 0 of A, b in column 0 of B, c in
+C[0][0], everything else zero (RDNA3's repeated upper lanes hold the same).
+CDNA4's f8f6f4 MFMA takes the formats of A and B and one E8M0 scale per
+lane (its own 32 terms of one row or column): the vector's scales on the
+lanes of row 0 of A and column 0 of B, 1 elsewhere and in unscaled plans.
 D[0][0] is read back as raw bits and every other element of D must be zero
 or NaN. The kernel reads its indices with ``__builtin_amdgcn_workitem_id_x``
 and ``__builtin_amdgcn_workgroup_id_x`` so that it needs no device library.
@@ -16,6 +21,7 @@ from string import Template
 
 from tcsmt.instructions.instruction import Instruction
 from tcsmt.instructions.mfma import builtin
+from tcsmt.instructions.wmma_amd import wmma_builtin
 from tcsmt.model.formats import get_format
 from tcsmt.probes.fragments import d00, mask, term_table
 from tcsmt.probes.program import data_section, main_section
@@ -77,32 +83,38 @@ KERNEL = Template("""
 #define B_MASK $b_mask
 #define D00_LANE $d00_lane
 #define D00_ELEM $d00_elem
+#define LANES $lanes
 typedef $a_type operand_a;
 typedef $b_type operand_b;
 typedef $acc_elem accumulator_t __attribute__((ext_vector_type(C_ELEMS)));
 // For each lane and operand element: the term of a (its column in row 0 of A) or of b
 // (its row in column 0 of B) that element holds, or -1 where it holds a zero.
-__constant__ int8_t A_TERM[64][A_ELEMS] = {
+__constant__ int8_t A_TERM[LANES][A_ELEMS] = {
 $a_table
 };
-__constant__ int8_t B_TERM[64][B_ELEMS] = {
+__constant__ int8_t B_TERM[LANES][B_ELEMS] = {
 $b_table
 };
 
-__global__ void __launch_bounds__(64) probe_kernel(const a_word* a, const b_word* b,
+// Element i of an operand takes BITS bits from bit i * BITS on (fp6 crosses words).
+__device__ static void put(uint64_t* w, int i, int bits, uint64_t x) {
+  const int at = i * bits;
+  w[at / 64] |= x << (at % 64);
+  if (at % 64 + bits > 64) w[at / 64 + 1] |= x >> (64 - at % 64);
+}
+
+__global__ void __launch_bounds__(LANES) probe_kernel(const a_word* a, const b_word* b,
     const acc_word* c, const uint32_t* sa, const uint32_t* sb, acc_word* d, unsigned int* stray) {
   const int v = __builtin_amdgcn_workgroup_id_x();
   const int lane = __builtin_amdgcn_workitem_id_x();
-  uint64_t wa[(A_ELEMS * A_BITS + 63) / 64] = {}, wb[(B_ELEMS * B_BITS + 63) / 64] = {};
+  uint64_t wa[(A_ELEMS * A_BITS + 63) / 64 + 1] = {}, wb[(B_ELEMS * B_BITS + 63) / 64 + 1] = {};
   for (int i = 0; i < A_ELEMS; ++i) {
     const int t = A_TERM[lane][i];
-    const uint64_t x = t >= 0 ? (uint64_t)a[v * K + t] : 0u;
-    wa[i * A_BITS / 64] |= (x & A_MASK) << (i * A_BITS % 64);
+    put(wa, i, A_BITS, t >= 0 ? (uint64_t)a[v * K + t] & A_MASK : 0u);
   }
   for (int i = 0; i < B_ELEMS; ++i) {
     const int t = B_TERM[lane][i];
-    const uint64_t x = t >= 0 ? (uint64_t)b[v * K + t] : 0u;
-    wb[i * B_BITS / 64] |= (x & B_MASK) << (i * B_BITS % 64);
+    put(wb, i, B_BITS, t >= 0 ? (uint64_t)b[v * K + t] & B_MASK : 0u);
   }
   operand_a op_a;
   operand_b op_b;
@@ -113,7 +125,7 @@ __global__ void __launch_bounds__(64) probe_kernel(const a_word* a, const b_word
     const acc_word x = (lane == D00_LANE && i == D00_ELEM) ? c[v] : (acc_word)0;
     acc[i] = __builtin_bit_cast($acc_elem, x);
   }
-  acc = $builtin(op_a, op_b, acc, 0, 0, 0);
+$scales  acc = $call;
   for (int i = 0; i < C_ELEMS; ++i) {
     const acc_word x = __builtin_bit_cast(acc_word, ($acc_elem)acc[i]);
     if (lane == D00_LANE && i == D00_ELEM) {
@@ -125,38 +137,76 @@ __global__ void __launch_bounds__(64) probe_kernel(const a_word* a, const b_word
 }
 """)
 
+# The scale of each lane's block of A (row lane % M, block lane // M) and of B:
+# the vector's scales for row 0 of A and column 0 of B, 1.0 (0x7f) elsewhere.
+SCALES = Template("""\
+  const int scale_a = lane % $m == 0 ? (int)sa[v * NSB + lane / $m] : 0x7f;
+  const int scale_b = lane % $m == 0 ? (int)sb[v * NSB + lane / $m] : 0x7f;
+""")
+
+VEC = "__attribute__((ext_vector_type({})))"
+
 # Operand types of the builtins: (format, elements per lane) -> C type
 OPERAND_TYPES = {
-    ("float32", 1): "float", ("xf32", 2): "float __attribute__((ext_vector_type(2)))",
-    ("float16", 4): "_Float16 __attribute__((ext_vector_type(4)))",
-    ("bfloat16", 2): "short __attribute__((ext_vector_type(2)))",
-    ("bfloat16", 4): "short __attribute__((ext_vector_type(4)))",
+    ("float32", 1): "float", ("xf32", 2): "float " + VEC.format(2),
+    ("float16", 4): "_Float16 " + VEC.format(4),
+    ("bfloat16", 2): "short " + VEC.format(2),
+    ("bfloat16", 4): "short " + VEC.format(4),
     ("float64", 1): "double", ("float8_e4m3fnuz", 8): "long", ("float8_e5m2fnuz", 8): "long",
+    # RDNA WMMA (wave32): gfx11 16 halves, gfx12 8 halves or 8 bytes
+    ("float16", 16): "_Float16 " + VEC.format(16), ("bfloat16", 16): "short " + VEC.format(16),
+    ("float16", 8): "_Float16 " + VEC.format(8), ("bfloat16", 8): "short " + VEC.format(8),
+    ("float8_e4m3fn", 8): "int " + VEC.format(2), ("float8_e5m2", 8): "int " + VEC.format(2),
 }
 
+# CDNA4's f8f6f4 MFMA: 32 elements of any of five formats in eight dwords, and
+# the format codes of its cbsz (A) and blgp (B) fields (CDNA4 ISA, LLVM).
+F8F6F4_CODES = {"float8_e4m3fn": 0, "float8_e5m2": 1, "float6_e2m3fn": 2, "float6_e3m2fn": 3,
+                "float4_e2m1fn": 4}
 
-def _operand_type(fmt: str, elems: int) -> str:
+
+def _operand_type(ins: Instruction, fmt: str, elems: int) -> str:
+    if ins.kind == "f8f6f4":
+        return "int " + VEC.format(8)
     return OPERAND_TYPES[(fmt, elems)]
+
+
+def call(ins: Instruction) -> str:
+    """The builtin's call: (A, B, C) for WMMA, (A, B, C, cbsz, abid, blgp)
+    for MFMA, and for CDNA4's f8f6f4 the formats and the scales."""
+    if ins.api == "amd_wmma":
+        return f"{wmma_builtin(ins)}(op_a, op_b, acc)"
+    if ins.kind == "f8f6f4":
+        fa, fb = F8F6F4_CODES[ins.in_format], F8F6F4_CODES[ins.b_fmt]
+        sa, sb = ("scale_a", "scale_b") if ins.scale_format else ("0x7f", "0x7f")
+        return f"{builtin(ins)}(op_a, op_b, acc, {fa}, {fb}, 0, {sa}, 0, {sb})"
+    return f"{builtin(ins)}(op_a, op_b, acc, 0, 0, 0)"
 
 
 def kernel(ins: Instruction) -> str:
     a_bits = get_format(ins.in_format).storage_bits
     b_bits = get_format(ins.b_fmt).storage_bits
-    lane, elem = d00(ins, 64)
+    lanes = ins.threads
+    lane, elem = d00(ins, lanes)
     return KERNEL.substitute(
         a_elems=ins.a_elems, b_elems=ins.b_elems, c_elems=ins.c_elems, a_bits=a_bits,
         b_bits=b_bits, a_mask=mask(a_bits) + "ll", b_mask=mask(b_bits) + "ll",
-        d00_lane=lane, d00_elem=elem, a_type=_operand_type(ins.in_format, ins.a_elems),
-        b_type=_operand_type(ins.b_fmt, ins.b_elems),
+        d00_lane=lane, d00_elem=elem, lanes=lanes, a_type=_operand_type(ins, ins.in_format, ins.a_elems),
+        b_type=_operand_type(ins, ins.b_fmt, ins.b_elems),
         acc_elem="double" if ins.c_format == "float64" else "float",
-        a_table=term_table(ins.a_layout, ins.a_elems, True, 64),
-        b_table=term_table(ins.b_layout, ins.b_elems, False, 64), builtin=builtin(ins))
+        a_table=term_table(ins.a_layout, ins.a_elems, True, lanes),
+        b_table=term_table(ins.b_layout, ins.b_elems, False, lanes), call=call(ins),
+        scales=SCALES.substitute(m=ins.m) if ins.scale_format else "")
+
+
+def builtin_name(ins: Instruction) -> str:
+    return wmma_builtin(ins) if ins.api == "amd_wmma" else builtin(ins)
 
 
 def render(vs, ins: Instruction, source_name: str) -> str:
     from tcsmt.probes.build import build_command
     head = HEADER.substitute(
-        count=len(vs.vectors), name=ins.name, builtin=builtin(ins),
+        count=len(vs.vectors), name=ins.name, builtin=builtin_name(ins),
         build=build_command(ins, source_name), archs=", ".join(ins.archs),
         arch_list=", ".join(f'"{a}"' for a in ins.archs), version=__version__,
         source=" ".join(str(vs.source).split()), sha=vs.sha256 or "unknown", shape=ins.shape,
