@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from tcsmt.instructions.layouts import Layout
 from tcsmt.model.formats import get_format
 
-
 AMD_APIS = ("mfma", "amd_wmma")
 """The program interfaces a HIP probe runs: CDNA's MFMA, RDNA's WMMA."""
 
