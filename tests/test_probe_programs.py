@@ -513,3 +513,42 @@ def test_next_unit_probes_compile(tmp_path, target):
         want = "v_wmma_" if "wmma" in NEXT_UNITS[target][0] else "v_mfma_"
         for _, cmd in jobs:
             assert want in Path(cmd[-1]).read_text()
+
+
+GFX950 = [i for i in ALL if i.kind == "f8f6f4" and "gfx950" in i.archs]
+
+
+@pytest.mark.parametrize("ins", GFX950, ids=[i.name for i in GFX950])
+def test_gfx950_call_selects_in_llvm(ins):
+    """What clang cannot show here for gfx950 (above), LLVM's AMDGPU backend
+    can: the intrinsic the probe's builtin call lowers to, with its operand
+    types and the format codes the probe passes (tcsmt.probes.hip), selects
+    the instruction on gfx950. llvmlite (installed with numba, dev extra)
+    carries LLVM 22 with the AMDGPU target."""
+    llvm = pytest.importorskip("llvmlite.binding", reason="llvmlite comes with numba (dev extra)")
+    from tcsmt.probes.hip import F8F6F4_CODES, call
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    shape = f"{ins.m}x{ins.n}x{ins.k}"
+    acc = f"<{ins.c_elems} x float>"
+    fn = f"llvm.amdgcn.mfma.scale.f32.{shape}.f8f6f4.v8i32.v8i32"
+    fa, fb = F8F6F4_CODES[ins.in_format], F8F6F4_CODES[ins.b_fmt]
+    assert f", {fa}, {fb}, 0, " in call(ins)
+    ir = f"""
+target triple = "amdgcn-amd-amdhsa"
+declare {acc} @{fn}(<8 x i32>, <8 x i32>, {acc}, i32, i32, i32, i32, i32, i32)
+define amdgpu_kernel void @k(ptr addrspace(1) %out, <8 x i32> %a, <8 x i32> %b, i32 %sa, i32 %sb) {{
+  %r = call {acc} @{fn}(<8 x i32> %a, <8 x i32> %b, {acc} zeroinitializer, i32 {fa}, i32 {fb},
+                         i32 0, i32 %sa, i32 0, i32 %sb)
+  store {acc} %r, ptr addrspace(1) %out
+  ret void
+}}
+"""
+    module = llvm.parse_assembly(ir)
+    module.verify()
+    machine = llvm.Target.from_triple("amdgcn-amd-amdhsa").create_target_machine(cpu="gfx950")
+    asm = machine.emit_assembly(module)
+    want = f"v_mfma_scale_f32_{shape}_f8f6f4"
+    lines = [x for x in asm.splitlines() if want in x]
+    assert lines, asm[-2000:]
+    assert (f"cbsz:{fa}" in lines[0] or fa == 0) and (f"blgp:{fb}" in lines[0] or fb == 0), lines[0]
