@@ -2,7 +2,8 @@
 Ampere fp16, 16 on Hopper fp16, 32 for Hopper fp8. The dot product has
 as many terms as the largest block asked about; shorter blocks chain.
 With exact groups (block-scaled fp4) a block holds whole groups: the sizes
-are multiples of the group, up to the model's own block."""
+are multiples of the group, up to the model's own block; with products
+summed in pairs first (AMD RDNA4) whole pairs."""
 
 from tcsmt.properties.registry import Property, hyp, not_fp64
 
@@ -12,7 +13,8 @@ SIZES = (1, 2, 4, 8, 16, 32)
 def sizes(p):
     if p.group_size > 1:
         return sorted({n for n in SIZES if n % p.group_size == 0} | {p.block_size})
-    return [n for n in SIZES if n <= max(2 * p.block_size, 8)]
+    least = 2 if p.pair_sums else 1
+    return [n for n in SIZES if least <= n <= max(2 * p.block_size, 8)]
 
 
 PROPERTY = Property(

@@ -4,12 +4,16 @@ addition it can. Hypotheses: the block datapath, and a chain of rounded
 additions in index order, reverse order, a pairwise tree, and largest
 magnitude first."""
 
-from tcsmt.properties.registry import Property, aligns, hyp, ungrouped
+from tcsmt.properties.registry import Property, aligns, hyp, rdna_adder, ungrouped
 
 
 def applies(p):
     if p.c_placement == "late":
         return "with c added late (CDNA3) the products' block has no addition-by-addition variant here"
+    if rdna_adder(p):
+        return ("RDNA's adder (terms in c's sign frame, floored, or summed in pairs) has no "
+                "addition-by-addition variant here (the fp32 FMA chain is a part of its "
+                "identification space)")
     return ungrouped(p) or aligns(p)
 
 

@@ -35,6 +35,12 @@ class Hypothesis:
         return base.replace(name=f"{base.name}[{suffix}]", **changes)
 
 
+def rdna_adder(p: ModelParams) -> bool:
+    """Whether the model uses AMD RDNA's adder (align_rounding ones or floor,
+    c_lead_bits, pair_sums), which only the block datapath has."""
+    return p.align_rounding in ("ones", "floor") or bool(p.c_lead_bits) or p.pair_sums
+
+
 def hyp(label: str, **overrides) -> Hypothesis:
     return Hypothesis(label, tuple(overrides.items()))
 
