@@ -15,17 +15,22 @@ tcsmt.models, tcsmt.properties and tcsmt.regen are packages of their own).
 """
 
 from tcsmt.model.catalogue import all_models, load_model  # noqa: E402
-from tcsmt.model.choose import choose as find_model  # noqa: E402
+from tcsmt.model.choose import choose as choose_model  # noqa: E402
 from tcsmt.model.params import ModelParams  # noqa: E402
 from tcsmt.sim.dot import Result, dot, model  # noqa: E402
 from tcsmt.version import __version__  # noqa: E402,F401
 
-API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul",
+find_model = choose_model
+"""The older name of choose_model (tcsmt.model.choose.choose)."""
+
+API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul", "gemm": "gemm",
        "diff": "diff", "equiv": "equiv", "replay": "replay", "find": "find",
        "prove_carry_bits": "prove_carry_bits", "list_properties": "properties",
        "compare_algorithms": "compare_algorithms", "coverage": "coverage", "regenerate": "regen",
-       "stale_results": "regen_check",
-       "check": "check", "error": "error"}
+       "stale_results": "regen_check", "check": "check", "error": "error",
+       "params": "params", "model_save": "model_save", "harness": "harness",
+       "list_instructions": "instructions", "agreement": "agreement", "plan": "plan", "identify_unit": "identify",
+       "write_result": "write"}
 """Names of tcsmt -> the call in tcsmt.api (imported when first used)."""
 
 
@@ -36,4 +41,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tcsmt' has no attribute {name!r}")
 
 
-__all__ = ["ModelParams", "Result", "all_models", "dot", "find_model", "load_model", "model", *API]
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = ["ModelParams", "Result", "all_models", "choose_model", "dot", "find_model", "load_model",
+           "model", *API]

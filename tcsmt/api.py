@@ -21,7 +21,7 @@ import shlex
 from pathlib import Path
 
 from tcsmt.enums import Verdict
-from tcsmt.errors import FormatMismatch, ShapeError, UnknownModel, UserError
+from tcsmt.errors import FormatMismatch, OutputRefused, ShapeError, UnknownModel, UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import select_models
 from tcsmt.model.choose import choose
@@ -40,48 +40,38 @@ def models(archs=(), scaled: bool | None = None) -> list[ModelParams]:
     return select_models(archs, scaled)
 
 
-def simulate(arch, a, b, c=0, *, formats: str | None = None, overrides=(), explain: bool = False) -> dict:
+def simulate(arch, a, b, c=0, *, formats: str | None = None, overrides=(), scale_a=None,
+             scale_b=None, explain: bool = False) -> dict:
     """One dot product d = c + sum a_i*b_i under a model, as ``tcsmt
-    simulate`` prints it: {"model", "a", "b", "c", "d": {"hex", "decimal",
+    simulate`` prints it: {"model", "summary": {the model's formats, block,
+    fraction bits, rounding, scales}, "a", "b", "c" (and "scale_a",
+    "scale_b"): [{"hex", "decimal", "text"}], "d": {"hex", "decimal",
     "kind"}, "stages": [[stage, text], ...] (with ``explain``)}. Each input
     is an int (a bit pattern, as tcsmt.dot takes), a string ("0x3c00", a bit
-    pattern; "1.5", "2^-24", an exact number) or a float or Fraction."""
-    from tcsmt.model.formats import parse_bits
-    from tcsmt.report.results import number
-    from tcsmt.sim.dot import Result, check_inputs, dot_bits, model, to_bits
-    from tcsmt.sim.dot import explain as explain_dot
-
-    def bits(fmt, x):
-        if isinstance(x, int) and not isinstance(x, bool):
-            return x
-        if isinstance(x, str) and x.strip().lower().startswith("0x"):
-            return parse_bits(x.strip(), fmt)
-        return to_bits(fmt, x)
-
-    p = model(arch, formats, list(overrides))
-    a, b = list(a), list(b)
-    if len(a) != len(b):
-        raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
-    a, b, c = check_inputs(p, [bits(p.fin, x) for x in a], [bits(p.fb, y) for y in b], bits(p.fc, c))
-    r = Result(dot_bits(p, a, b, c), p.fout)
-    doc = {"model": p.name, "a": [number(p.fin, x) for x in a], "b": [number(p.fb, y) for y in b],
-           "c": number(p.fc, c), "d": {"hex": r.hex, "decimal": r.decimal, "kind": r.kind}}
-    if explain:
-        doc["stages"] = [list(st) for st in explain_dot(p, a, b, c)]
-    return doc
+    pattern; "1.5", "2^-24", an exact number) or a float or Fraction; the
+    scales of a block-scaled model (one per scale_block terms) are bit
+    patterns of its scale format."""
+    from tcsmt.sim.dot import simulate_document
+    p = choose(arch, formats, list(overrides))
+    return simulate_document(p, list(a), list(b), c, scale_a, scale_b, explain)
 
 
 def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "auto",
-                limit: int | None = None) -> dict:
+                limit: int | None = None, json: str | Path | None = None) -> dict:
     """Recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) replayed
     through the models: the tcsmt-conformance/2 document ``tcsmt
     conformance --json`` writes ({"summary": {"rows", "judged", "matched",
     "not_judged": {why: rows}...}, "folders": [{"device", "folder",
-    "output", "model", "rows", "matched", "judged", "mismatches", "notes"...}]})."""
+    "output", "model", "rows", "matched", "judged", "mismatches", "notes"...}]}),
+    also written to ``json`` when given."""
+    from tcsmt.fileio import write_json_atomic
     from tcsmt.judge import conformance as cf
     reports = cf.run(folder, arch, engine, limit)
-    return {"schema": "tcsmt-conformance/2", "summary": cf.summary(reports),
-            "folders": [dict(r.__dict__) for r in reports]}
+    doc = {"schema": "tcsmt-conformance/2", "summary": cf.summary(reports),
+           "folders": [dict(r.__dict__) for r in reports]}
+    if json:
+        write_json_atomic(json, doc)
+    return doc
 
 
 def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, *, model=None,
@@ -214,6 +204,25 @@ def gemm(a: str | Path, b: str | Path, c: str | Path | None = None, *, output: s
     D = np.asarray(D)
     save_npy_atomic(output, D)
     return {"model": p.name, "shape": list(D.shape), "dtype": str(D.dtype), "output": str(output)}
+
+
+def params() -> dict:
+    """``tcsmt params``: every parameter of a model (its values, default and
+    meaning) and the reference models: {"parameters": [...], "references":
+    [{"name", "meaning", "parameters"}]}."""
+    from tcsmt.model.paramdoc import parameter_docs
+    from tcsmt.model.reference import REFERENCES
+    return {"parameters": parameter_docs(),
+            "references": [{"name": n, "meaning": d, "parameters": v} for n, (d, v) in REFERENCES.items()]}
+
+
+def model_save(name: str, base: str, *, formats: str | None = None, overrides=(), source: str = "",
+               description: str = "", output: str | Path | None = None) -> dict:
+    """``tcsmt model save``: write NAME as a model file with ``base = BASE``
+    and only what ``overrides`` change (each with its ``# source:`` line);
+    returns {"path", "name", "base", "differs"}."""
+    from tcsmt.model.modelfile import save_derived
+    return save_derived(output or f"{name}.toml", name, base, formats, list(overrides), source, description)
 
 
 # ---------------------------------------------------------------------------
@@ -406,6 +415,50 @@ def check(source: str | Path, models=(), *, overrides=(), show: int = 3,
     return run(source, [str(m) for m in models], list(overrides), show, limit)
 
 
+def harness(vectors: str | Path, output: str | Path, *, target: str = "cuda",
+            instruction: str | None = None, expect=(), formats: str | None = None) -> dict:
+    """``tcsmt harness``: write a self-contained CUDA or HIP program that runs
+    the vectors of a file (or a shipped plan's name) on a GPU, one matrix
+    instruction per vector, and prints the bits of D as observations; with
+    ``expect`` models it also prints PASS/FAIL per vector. Returns
+    {"output", "vectors", "instruction", "k", "build"}."""
+    from tcsmt.probes.build import build_command
+    from tcsmt.probes.harness import write_probe
+    ins, count = write_probe(vectors, output, instruction, target, list(expect), formats)
+    return {"output": str(output), "vectors": count, "instruction": ins.name, "k": ins.k,
+            "build": build_command(ins, str(output), "probe")}
+
+
+def instructions(target: str = "cuda") -> list[dict]:
+    """The matrix instructions a probe for ``target`` (cuda or hip) can run:
+    [{"name", "k", "archs", "default"}]."""
+    from tcsmt.instructions.instruction import AMD_APIS
+    from tcsmt.instructions.table import all_instructions, default_names
+    defaults = default_names()
+    return [{"name": ins.name, "k": ins.k,
+             "archs": list(ins.archs) if ins.archs else [ins.arch + ("" if ins.arch.endswith("a") else "+")],
+             "default": ins.name in defaults}
+            for ins in all_instructions() if (ins.api in AMD_APIS) == (target == "hip")]
+
+
+def agreement(names=(), *, vectors: int = 100_000, seed: int = 0,
+              output: str | Path = "results/mmasim-agreement.json", fresh: bool = False,
+              progress=None) -> dict:
+    """``tcsmt agreement``: every MMA-Sim configuration of the named models
+    or architectures (all without names) through tcsmt's batch simulator
+    and MMA-Sim, compared bit for bit, and the table written to ``output``
+    (JSON) and a Markdown copy beside it; rows of configurations not run are
+    kept from the table already there unless ``fresh``. ``progress(row)``
+    is called per configuration. Returns the table, with "written": [json, md]."""
+    from tcsmt.peer.agreement import agreement as run
+    from tcsmt.peer.agreement import check_output, read_previous, write
+    check_output(output)
+    previous = None if fresh else read_previous(output)
+    doc = run(list(names), vectors, seed, progress=progress, previous=previous)
+    doc["written"] = [str(x) for x in write(doc, output)]
+    return doc
+
+
 # ---------------------------------------------------------------------------
 # Identification
 # ---------------------------------------------------------------------------
@@ -466,6 +519,18 @@ def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver
     return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior)
 
 
+def compare_methods() -> tuple[str, ...]:
+    """The error-corrected GEMM methods compare_algorithms sets against each other."""
+    from tcsmt.cases.algorithms import METHODS
+    return METHODS
+
+
+def compare_architectures() -> list[str]:
+    """The architectures with an fp16:fp32 model (``--arch all`` of compare-algorithms)."""
+    from tcsmt.cases.compare import fp16_fp32_models
+    return [m.arch for m in fp16_fp32_models()]
+
+
 def coverage(suite: str, *, space: str = "properties", generate: bool = True,
              solver: str = "portfolio", timeout: float = 10.0, budget: float = 240.0,
              prior: str | Path | None = None, command: str | None = None, progress=None) -> dict:
@@ -513,6 +578,70 @@ def regen_check(archs=(), props=(), *, root: str | Path = "results", progress=No
     return {"checked": len(plan.jobs), "stale": [{"path": str(s.path), "why": s.why} for s in stale]}
 
 
+# ---------------------------------------------------------------------------
+# Where results go, and writing them
+# ---------------------------------------------------------------------------
+
+def find_path(prop: str, arch: str, formats: str | None = None, overrides=()) -> Path:
+    """Where ``tcsmt find PROP --arch ARCH`` writes by default:
+    results/<model>/<property>.json."""
+    from tcsmt.properties.registry import get_property
+    from tcsmt.properties.run import resolve_base, result_path
+    p = get_property(prop)
+    return result_path(resolve_base(p, arch, formats, list(overrides)), p)
+
+
+def proof_path(arch: str, formats: str | None = None, overrides=()) -> Path:
+    """Where ``tcsmt prove carry-bits`` writes by default."""
+    base = choose(arch, formats, list(overrides))
+    return Path("results") / (base.arch if base.default else base.name) / "carry-bits-proof.json"
+
+
+def comparison_path(kind: str, doc: dict, output: str | Path | None = None, force: bool = False) -> Path:
+    """Where a diff or equiv result goes: ``output`` (never over an existing
+    file without ``force``), else results/KIND/A--B.json, or the first of
+    A--B-2.json, -3... that does not exist."""
+    import re
+    if output:
+        if Path(output).exists() and not force:
+            raise OutputRefused(f"{output} exists: --force replaces it, or choose another -o")
+        return Path(output)
+    clean = lambda s: re.sub(r"[^A-Za-z0-9._=-]+", "_", s).strip("_")  # noqa: E731
+    path = Path("results") / kind / ("--".join(clean(h["id"]) for h in doc["hypotheses"]) + ".json")
+    out, n = path, 2
+    while out.exists() and not force:
+        out = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        n += 1
+    return out
+
+
+def compare_path(arch: str, k: int = 4, reproduce: bool = False) -> Path:
+    """Where ``tcsmt compare-algorithms`` writes by default."""
+    from tcsmt.cases import compare as cp
+    return cp.result_path(arch, k, reproduce)
+
+
+def coverage_path(suite: str, space: str = "properties") -> Path:
+    """Where ``tcsmt coverage`` writes by default."""
+    from tcsmt.cases import coverage as cv
+    return cv.result_path(suite, space)
+
+
+def write(path: str | Path, doc: dict) -> str:
+    """Write a document a call returned (a result of find, prove, diff or
+    equiv; a compare-algorithms or coverage document) atomically, and only
+    when its stable content changed: "new", "changed" or "unchanged"."""
+    schema = str(doc.get("schema", ""))
+    if schema.startswith("tcsmt-compare/"):
+        from tcsmt.cases import compare as cp
+        return str(cp.write(path, doc))
+    if schema.startswith("tcsmt-coverage/"):
+        from tcsmt.cases import coverage as cv
+        return str(cv.write(path, doc))
+    from tcsmt.report.results import write_result
+    return str(write_result(path, doc))
+
+
 def _command(command: str | None) -> str:
     return command if command is not None else command_line()
 
@@ -523,7 +652,8 @@ def _command(command: str | None) -> str:
 
 def error(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), *, distributions=None,
           seed: int = 0, formats: str | None = None, overrides=(), inputs=None,
-          backend: str | None = None, plot: str | Path | None = None, progress=None) -> dict:
+          backend: str | None = None, plot: str | Path | None = None, json: str | Path | None = None,
+          progress=None) -> dict:
     """The error of D = C + A @ B under each model (names, architectures,
     files or reference models such as fma-chain) against the exact result:
     per model, distribution of inputs (normal, uniform, positive,
@@ -532,13 +662,19 @@ def error(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), *, distribut
     share of inexact results rounded towards zero (the document's "rows").
     The exact result comes from integer sums of the products (see
     tcsmt.accuracy.exact). ``inputs=(A, B[, C])`` measures given matrices
-    instead; ``plot`` writes a PNG of the error against K (matplotlib).
+    instead (arrays, or paths of .npy files); ``plot`` writes a PNG of the
+    error against K (matplotlib), ``json`` the document.
     ``progress(name, done, total)`` is called after each model's D."""
     from tcsmt.accuracy.error import measure
     from tcsmt.accuracy.inputs import KINDS
+    from tcsmt.fileio import write_json_atomic
     from tcsmt.report.accuracy import error_plot, pyplot
+    from tcsmt.sim.npyfiles import load_npy
     if isinstance(models, str):
         models = [models]
+    if inputs is not None:
+        inputs = [load_npy(x, name) if isinstance(x, (str, Path)) else x
+                  for x, name in zip(inputs, ("A", "B", "C"))]
     if plot:
         pyplot()                              # before the work: matplotlib is there
     doc = measure(list(models), m, n, ks, tuple(distributions or KINDS), seed, formats=formats,
@@ -546,4 +682,6 @@ def error(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), *, distribut
     if plot:
         error_plot(doc, plot)
         doc["plot"] = str(plot)
+    if json:
+        write_json_atomic(json, doc)
     return doc

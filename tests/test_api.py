@@ -32,6 +32,42 @@ def test_every_call_is_exported_from_the_package():
             f"tcsmt.{name} would be shadowed by the package of that name"
 
 
+COMMAND_CALLS = {"models": "models", "simulate": "simulate", "conformance": "conformance",
+                 "check": "check", "params": "params", "model save": "model_save", "find": "find",
+                 "prove": "prove_carry_bits", "properties": "properties", "regen": "regen",
+                 "diff": "diff", "equiv": "equiv", "replay": "replay", "gemm": "gemm", "error": "error",
+                 "agreement": "agreement", "harness": "harness", "plan": "plan", "identify": "identify",
+                 "compare-algorithms": "compare_algorithms", "coverage": "coverage"}
+
+
+def _commands(group, prefix=""):
+    import click
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}"
+
+
+def test_every_command_has_its_call():
+    """tcsmt.api has one call per command (the command parses, calls it and
+    prints what it returns); every call spells out its keyword arguments."""
+    import inspect
+
+    from tcsmt.cli.main import cli
+    assert sorted(_commands(cli)) == sorted(COMMAND_CALLS)
+    for call in COMMAND_CALLS.values():
+        fn = getattr(api, call)
+        kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
+        assert inspect.Parameter.VAR_KEYWORD not in kinds, f"{call} hides keywords in **kw"
+        assert fn.__doc__, call
+
+
+def test_dir_of_the_package_lists_the_public_calls():
+    assert set(dir(tcsmt)) == set(tcsmt.__all__)
+    assert {"matmul", "plan", "identify_unit", "harness", "gemm", "choose_model"} <= set(dir(tcsmt))
+
+
 def test_simulate_is_the_command_s_document(capsys):
     doc = tcsmt.simulate("ampere", ["0x3c00", "1"], ["0x3c00", "2^-24"], "0x3f800000", explain=True)
     assert doc["model"] == "ampere-fp16-fp32" and doc["d"]["hex"] == "0x40000000"

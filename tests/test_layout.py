@@ -179,3 +179,41 @@ def test_every_room_ships():
     listed = set(config["tool"]["setuptools"]["packages"])
     rooms = {module_name(p.parent) for p in PACKAGE.rglob("__init__.py")}
     assert rooms <= listed, f"add to [tool.setuptools] packages: {sorted(rooms - listed)}"
+
+
+# What a command may import besides tcsmt.api: the command line's own modules,
+# the error kinds and enums, the option constants, and what prints a document.
+COMMAND_IMPORTS = {
+    "tcsmt.api", "tcsmt.cli", "tcsmt.errors", "tcsmt.enums", "tcsmt.version",
+    "tcsmt.invocation",                                      # the command line, as result files record it
+    "tcsmt.smt.service",                                     # DEFAULT_TIMEOUT, SOLVERS (option choices)
+    "tcsmt.search.domain",                                   # --nonzero, --signs...: the Domain they build
+    "tcsmt.runner",                                          # --scheduler: where jobs run
+}
+RENDERERS = ("_lines", "_table", "_csv", "dumps", "all_matched", "_summary", "print_")
+"""Names a command may import from any room: functions that turn a document
+into text (and all_matched, which reads a check document's verdict). From
+tcsmt.report, which renders documents, anything but a writer."""
+
+
+def test_commands_only_parse_call_and_print():
+    """Every command parses its options, calls tcsmt.api (one call per
+    command, returning the document it prints) and prints; the work is in
+    the rooms, reachable from Python."""
+    bad = []
+    for path in (PACKAGE / "cli").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.module or not node.module.startswith("tcsmt"):
+                continue
+            if any(node.module == m or node.module.startswith(m + ".") for m in COMMAND_IMPORTS):
+                continue
+            names = [a.name for a in node.names]
+            if node.module == "tcsmt" and set(names) <= {"api", "runner", "invocation"}:
+                continue
+            if node.module.startswith("tcsmt.report.") and not any(n.startswith("write") for n in names):
+                continue                                     # the report room renders documents
+            if all(n.endswith(RENDERERS) or n.startswith("print_") for n in names):
+                continue
+            bad.append(f"cli/{path.name}:{node.lineno} imports {', '.join(names)} from {node.module}")
+    assert not bad, "\n".join(bad)

@@ -60,23 +60,19 @@ def error_cmd(models, m, n, k_text, dists, seed, formats, overrides, a_path, b_p
     --plot error.png"""
     from tcsmt import api
     from tcsmt.cli.progress import progress_bar
-    from tcsmt.fileio import write_json_atomic
     from tcsmt.report.accuracy import NOTE, error_csv, error_table
     from tcsmt.report.terminal import console, terminal_width, wrap
-    from tcsmt.sim.npyfiles import load_npy
 
     inputs = None
     if a_path or b_path or c_path:
         if not (a_path and b_path):
             raise UserError("given inputs need --a and --b (and --c for a non-zero C)")
-        inputs = [load_npy(p, name) for p, name in ((a_path, "A"), (b_path, "B"), (c_path, "C")) if p]
+        inputs = [p for p in (a_path, b_path, c_path) if p]
     dist = [d for text in dists for d in text.split(",") if d]
     with progress_bar("error", show=out_format == "table") as progress:
         doc = api.error(list(models), m, n, _ints(k_text, "--k"), distributions=dist or None, seed=seed,
                         formats=formats, overrides=list(overrides), inputs=inputs, backend=backend,
-                        plot=plot, progress=progress)
-    if json_path:
-        write_json_atomic(json_path, doc)
+                        plot=plot, json=json_path, progress=progress)
     if out_format == "json":
         options.echo_json(doc)
     elif out_format == "csv":

@@ -24,16 +24,14 @@ def agreement_cmd(names, vectors, seed, output, fresh):
     compare bit for bit, and write the table. A table already at FILE.json
     keeps its rows for the configurations not run (so it can be built in
     parts). Needs MMA-Sim (pip install torch==2.13.0 && pip install mmasim)."""
-    from tcsmt.peer.agreement import agreement, check_output, read_previous, write
+    from tcsmt import api
 
-    check_output(output)
-    previous = None if fresh else read_previous(output)
     def line(r):
         m = r["mmasim"]
         click.echo(f"{r['model']:<34} {m['class']:<20} {m['shape']:<56} {r['vectors']:>7} vectors  "
                    f"{r['differences']:>6} differences")
-    doc = agreement(list(names), vectors, seed, progress=line, previous=previous)
-    path, md = write(doc, output)
+    doc = api.agreement(names, vectors=vectors, seed=seed, output=output, fresh=fresh, progress=line)
+    path, md = doc["written"]
     unexplained = sum(r["reasons"].get("unexplained", 0) for r in doc["rows"])
     click.echo(f"the table: {doc['configurations']} configurations, {doc['vectors']} vectors, "
                f"{doc['differences']} differences ({unexplained} unexplained); written to {path} and {md}")

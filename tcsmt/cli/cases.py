@@ -33,19 +33,18 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
     cores be less accurate than Markidis et al.'s, for one output element,
     on ARCH's tensor-core model? Prints the inputs, the true value, both
     results and their errors, and writes them to JSON."""
-    from tcsmt.cases import compare as cp
-    if {first, second} != set(cp.al.METHODS) or first == second:
-        raise UserError(f"the methods are {' and '.join(cp.al.METHODS)} "
-                        f"(got {first!r} and {second!r})")
-    names = [m.arch for m in cp.fp16_fp32_models()] if "all" in archs else list(archs)
+    methods = api.compare_methods()
+    if {first, second} != set(methods) or first == second:
+        raise UserError(f"the methods are {' and '.join(methods)} (got {first!r} and {second!r})")
+    names = api.compare_architectures() if "all" in archs else list(archs)
     if output and len(names) > 1:
         raise UserError("--output names one file: give one --arch")
     worst = 0
     for arch in names:
-        path = Path(output) if output else cp.result_path(arch, k, reproduce)
+        path = Path(output) if output else api.compare_path(arch, k, reproduce)
         doc = api.compare_algorithms(arch, k, reproduce=reproduce, solver=solver, timeout=timeout,
                                      prior=path)
-        cp.write(path, doc)
+        api.write(path, doc)
         print_compare(doc, path)
         worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
     if worst:
@@ -112,13 +111,12 @@ def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output
       gap                a pair no vector of the suite separates; closed by
                          a generated (replayed) vector, proved inseparable
                          (no input separates it), or left open/unknown"""
-    from tcsmt.cases import coverage as cv
     from tcsmt.report.terminal import csv_text, terminal_width
-    path = Path(output) if output else cv.result_path(suite, space)
+    path = Path(output) if output else api.coverage_path(suite, space)
     with progress_bar("coverage", out_format == "table") as progress:
         doc = api.coverage(suite, space=space, generate=not no_generate, solver=solver, timeout=timeout,
                            budget=budget, prior=path, progress=progress)
-    cv.write(path, doc)
+    api.write(path, doc)
     if out_format == "json":
         options.echo_json(doc)
     elif out_format == "csv":

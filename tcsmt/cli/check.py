@@ -38,9 +38,9 @@ def check(source, models, overrides, show, limit, as_json):
       tcsmt check obs.json --arch hopper --set align_bits=1
       tcsmt check results/ampere/rounding.json --arch ampere
     """
+    from tcsmt import api
     from tcsmt.judge.check import all_matched, dumps, text_lines
-    from tcsmt.judge.check import check as run
-    doc = run(source, list(models), list(overrides), show, limit)
+    doc = api.check(source, list(models), overrides=list(overrides), show=show, limit=limit)
     if as_json:
         click.echo(dumps(doc))
     else:

@@ -10,7 +10,6 @@ import click
 from tcsmt import api
 from tcsmt.cli import options
 from tcsmt.errors import UserError
-from tcsmt.report.results import write_result
 
 
 @click.command("find")
@@ -33,11 +32,7 @@ def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, 
     A pair no vector separates is proved inseparable (no input of the
     domain gives different bits) or left unknown. Run `tcsmt properties`
     for the list."""
-    from tcsmt.properties.registry import get_property
-    from tcsmt.properties.run import resolve_base, result_path
-
-    path = Path(output) if output else result_path(resolve_base(get_property(prop), arch, formats,
-                                                                list(overrides)), get_property(prop))
+    path = Path(output) if output else api.find_path(prop, arch, formats, overrides)
     doc = api.find(prop, arch, formats=formats, overrides=overrides, solver=solver, timeout=timeout,
                    readable=not raw, pool=not no_pool, cross_check=cross_check, prior=path)
     summary = (f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
@@ -51,7 +46,7 @@ def write_and_say(path, doc: dict, summary: str, err: bool = False) -> None:
     a file that cannot be written still leaves the answer on the screen
     (then the UserError)."""
     try:
-        status = write_result(path, doc)
+        status = api.write(path, doc)
     except UserError:
         click.echo(f"{summary}; not written", err=err)
         raise
@@ -86,16 +81,12 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
     """Prove the fewest carry bits with which ARCH's block accumulator gives
     the same bits as an unbounded one for every finite input, with a
     replayed witness that one bit fewer is not enough."""
-    from tcsmt.model.choose import choose
-
-    base = choose(arch, formats, list(overrides))
-    path = Path(output) if output else Path("results") / (base.arch if base.default else base.name) \
-        / "carry-bits-proof.json"
+    path = Path(output) if output else api.proof_path(arch, formats, overrides)
     doc = api.prove_carry_bits(arch, formats=formats, overrides=overrides, solver=solver,
                                timeout=timeout, cross_check=not no_cross_check, prior=path)
     q, run = doc["query"], doc["run"]
     people = show_result(doc, out_format, wide) if doc["vectors"] or out_format != "table" else True
-    lines = [f"{base.name}: {q['fewest']} carry bits suffice: no finite input overflows a "
+    lines = [f"{q['model']}: {q['fewest']} carry bits suffice: no finite input overflows a "
              f"{q['fewest']}-carry-bit register (proved by {', '.join(run['proved_by'])})"]
     if doc["vectors"]:
         how = run["witness"]["solver"] or run["witness"]["formula"]

@@ -50,25 +50,19 @@ def harness(vectors, target, output, instruction, models, formats, list_instruct
       tcsmt harness plan.json --target hip -o probe.hip           (AMD Instinct)
       tcsmt harness diff.json --instruction tcgen05 -o b200.cu    (B200, sm_100a)
     """
-    from tcsmt.instructions.instruction import AMD_APIS
-    from tcsmt.instructions.table import all_instructions, default_names
-    from tcsmt.probes.build import build_command
-    from tcsmt.probes.harness import write_probe
+    from tcsmt import api
 
     if list_instructions:
-        defaults = default_names()
-        for ins in all_instructions():
-            if (ins.api in AMD_APIS) != (target == "hip"):
-                continue
-            mark = " (default)" if ins.name in defaults else ""
-            arch = ",".join(ins.archs) if ins.archs else ins.arch + ("" if ins.arch.endswith("a") else "+")
-            click.echo(f"{ins.name:<78} k={ins.k:<3} {arch}{mark}")
+        for ins in api.instructions(target):
+            mark = " (default)" if ins["default"] else ""
+            click.echo(f"{ins['name']:<78} k={ins['k']:<3} {','.join(ins['archs'])}{mark}")
         return
     if not vectors:
         raise UserError("missing VECTORS: a file of vectors or a shipped plan's name "
                         "(or use --list-instructions)")
     if not output:
         raise UserError("missing -o FILE: where to write the program (e.g. -o probe.cu)")
-    ins, count = write_probe(vectors, output, instruction, target, models, formats)
-    click.echo(f"wrote {output}: {count} vectors, {ins.name} (k = {ins.k})", err=True)
-    click.echo(f"build: {build_command(ins, output, 'probe')}", err=True)
+    doc = api.harness(vectors, output, target=target, instruction=instruction, expect=models,
+                      formats=formats)
+    click.echo(f"wrote {output}: {doc['vectors']} vectors, {doc['instruction']} (k = {doc['k']})", err=True)
+    click.echo(f"build: {doc['build']}", err=True)

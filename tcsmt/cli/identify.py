@@ -143,7 +143,7 @@ def identify(observations, plan_file, formats, space_file, device, batch, d_outp
     none does, and 2 with a one-line error for bad input.
     """
     from tcsmt import api
-    from tcsmt.identify.workflow import failure_message, identify_lines
+    from tcsmt.identify.workflow import identify_lines
     with _Bars() as bars:
         rec = api.identify(observations, plan=plan_file, formats=formats, space=space_file,
                            device=device, batch=batch, output=d_output, limit=limit, report=report,
@@ -153,6 +153,17 @@ def identify(observations, plan_file, formats, space_file, device, batch, d_outp
         click.echo(line)
     if report:
         _log(f"wrote {report}")
-    message = failure_message(rec)
+    message = _failure(rec)
     if message:
         raise UserError(message)
+
+
+def _failure(rec: dict) -> str | None:
+    """The error an identification ends with when no hypothesis explains the
+    unit (None when one does)."""
+    fail = rec.get("failure")
+    if not fail:
+        return None
+    if "run" in fail:
+        return f"no hypothesis in the space explains run {fail['run']} of the simulated {rec['model']}"
+    return f"no hypothesis in the space explains observation {fail['index']}"

@@ -19,20 +19,14 @@ def params(as_json):
     wherever a model is (--arch fma-chain, tcsmt diff hopper fma-chain),
     are listed at the end.
     """
-    from tcsmt.model.paramdoc import parameter_docs, text_lines
-    from tcsmt.model.reference import REFERENCES
-    docs = parameter_docs()
+    from tcsmt import api
+    from tcsmt.model.paramdoc import params_lines
+    doc = api.params()
     if as_json:
-        refs = [{"name": n, "meaning": d, "parameters": v} for n, (d, v) in REFERENCES.items()]
-        click.echo(json.dumps({"parameters": docs, "references": refs}, indent=2, default=str))
+        click.echo(json.dumps(doc, indent=2, default=str))
         return
-    for line in text_lines(docs):
+    for line in params_lines(doc):
         click.echo(line)
-    import textwrap
-    click.echo("\nReference models (take the formats of what they are compared with):")
-    for name, (meaning, _) in REFERENCES.items():
-        click.echo(textwrap.fill(f"{name}: {meaning}", 100, initial_indent="  ",
-                                 subsequent_indent="    "))
 
 
 @click.group("model")
@@ -61,8 +55,8 @@ def save(name, base, formats, overrides, source, description, output):
       tcsmt model save hopper-a1 --arch hopper --set align_bits=1 -o hopper-a1.toml
       tcsmt check obs.json --arch hopper-a1.toml
     """
-    from tcsmt.model.modelfile import save_derived
-    out = save_derived(output or f"{name}.toml", name, base, formats, list(overrides), source,
-                       description)
+    from tcsmt import api
+    out = api.model_save(name, base, formats=formats, overrides=list(overrides), source=source,
+                         description=description, output=output)
     changes = ", ".join(f"{k} = {v}" for k, v in out["differs"].items())
     click.echo(f"wrote {out['path']}: {out['name']}, base {out['base']}, changes {changes}")

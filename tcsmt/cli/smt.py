@@ -18,7 +18,6 @@ input or a missing solver: one line on stderr, exit 2, no file written.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -29,7 +28,6 @@ from tcsmt.cli import options
 from tcsmt.cli.show import print_separation
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.report.results import ReplayReport, write_result
 
 
 def _query(many: bool):
@@ -63,31 +61,6 @@ def _query(many: bool):
     return deco
 
 
-def _default_out(kind: str, doc: dict) -> Path:
-    clean = lambda s: re.sub(r"[^A-Za-z0-9._=-]+", "_", s).strip("_")  # noqa: E731
-    return Path("results") / kind / ("--".join(clean(h["id"]) for h in doc["hypotheses"]) + ".json")
-
-
-def free_path(path: Path) -> Path:
-    """``path``, or the first of path-2, path-3... that does not exist."""
-    n = 2
-    out = path
-    while out.exists():
-        out = path.with_name(f"{path.stem}-{n}{path.suffix}")
-        n += 1
-    return out
-
-
-def choose_path(kind: str, doc: dict, output: str | None, force: bool) -> Path:
-    """Where the result goes: never over an existing file without --force."""
-    if output:
-        if Path(output).exists() and not force:
-            raise UserError(f"{output} exists: --force replaces it, or choose another -o")
-        return Path(output)
-    path = _default_out(kind, doc)
-    return path if force else free_path(path)
-
-
 def run_query(kind: str, o: dict) -> int:
     """diff or equiv: solve, write the result file, print; the exit status."""
     domain = options.domain_of(o)
@@ -98,9 +71,9 @@ def run_query(kind: str, o: dict) -> int:
         doc = api.diff(*o.pop("models"), domain=domain, **o)
     else:
         doc = api.equiv(o.pop("model_a"), o.pop("model_b"), domain=domain, **o)
-    path = choose_path(kind, doc, out, force)
+    path = api.comparison_path(kind, doc, out, force)
     try:
-        write_result(path, doc)
+        api.write(path, doc)
     except UserError:
         print_separation(doc, None, out_format, wide)
         raise
@@ -165,7 +138,7 @@ def replay(files):
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
-def _print_report(r: ReplayReport) -> None:
+def _print_report(r) -> None:
     if r.ok:
         click.echo(f"{r.path}: {r.vectors} vector(s) x {r.hypotheses} hypotheses: "
                    f"all {r.checked} outputs match")

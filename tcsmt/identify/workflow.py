@@ -153,17 +153,6 @@ def identify_sim(device, formats, plan_file, prove, timeout, log=None, batch: st
                    batch=batch)
 
 
-def failure_message(rec: dict) -> str | None:
-    """The error an identification ends with when no hypothesis explains the
-    unit (None when one does)."""
-    fail = rec.get("failure")
-    if not fail:
-        return None
-    if "run" in fail:
-        return f"no hypothesis in the space explains run {fail['run']} of the simulated {rec['model']}"
-    return f"no hypothesis in the space explains observation {fail['index']}"
-
-
 def identify_lines(rec: dict) -> list[str]:
     """What ``tcsmt identify`` prints of its document."""
     from tcsmt.identify.report import text_lines

@@ -186,3 +186,26 @@ def summary(reports: list[FolderReport]) -> dict:
     return {"rows": sum(r.rows for r in own), "judged": sum(r.rows for r in judged),
             "matched": sum(r.matched for r in judged), "judged_outputs": len(judged),
             "outputs": len(own), "judged_with_c_zero": c_zero, "not_judged": why}
+
+
+def conformance_lines(doc: dict) -> list[str]:
+    """What ``tcsmt conformance`` prints of its document (tcsmt.api.conformance)."""
+    lines = []
+    for r in doc["folders"]:
+        ok = r["matched"] == r["rows"]
+        status = "" if ok else "  MISMATCH"
+        if not r["judged"]:
+            status = "  known problem, not judged"
+        count = f"matched {r['matched']}/{r['rows']}" if r["model"] else f"not modelled ({r['rows']} rows)"
+        lines.append(f"{r['device']:<6} {r['folder']:<5} -> {r['output']:<5} {r['model'] or '-':<22} "
+                     f"{count}{status}")
+        lines += [f"       note: {note}" for note in r["notes"]]
+        if r["judged"] and not ok:
+            lines.append(f"       first mismatching rows (0-based): {r['mismatches']}")
+    total = doc["summary"]
+    c0 = total["judged_with_c_zero"]
+    lines.append(f"{total['matched']}/{total['judged']} judged rows match in {total['judged_outputs']} "
+                 f"folder outputs; {total['judged']} of {total['rows']} recorded rows judged"
+                 + (f" ({c0} with c read as +0)" if c0 else ""))
+    lines += [f"  {rows} rows not judged: {why}" for why, rows in total["not_judged"].items()]
+    return lines

@@ -107,3 +107,13 @@ def _word(d: dict) -> str:
     if v is None:
         return "unbounded" if d["name"] == "carry_bits" else "none"
     return str(v)
+
+
+def params_lines(doc: dict) -> list[str]:
+    """What ``tcsmt params`` prints of its document (tcsmt.api.params)."""
+    import textwrap
+    lines = text_lines(doc["parameters"])
+    lines.append("\nReference models (take the formats of what they are compared with):")
+    lines += [textwrap.fill(f"{r['name']}: {r['meaning']}", 100, initial_indent="  ",
+                            subsequent_indent="    ") for r in doc["references"]]
+    return lines

@@ -215,3 +215,77 @@ def _term_text(t: datapath.Term) -> str:
     v = Fraction(t.sig.v) * Fraction(2) ** (e - t.frac)
     sig = Fraction(t.sig.v, 1 << t.frac)
     return f"{'-' if neg else ''}{format_value(sig)} x 2^{e} = {format_value(-v if neg else v)} (exact)"
+
+
+# ---------------------------------------------------------------------------
+# The simulate command's document
+# ---------------------------------------------------------------------------
+
+def input_bits(fmt: Format, x, name: str) -> int:
+    """One input as a bit pattern: an int is one already; a string "0x3c00"
+    is a bit pattern (no sign: set the sign bit), any other string, float
+    or Fraction an exact value (tcsmt.sim.dot.to_bits)."""
+    from tcsmt.model.formats import parse_bits
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
+    if isinstance(x, str) and x.strip().lower().startswith(("0x", "-0x")):
+        if x.strip().startswith("-"):
+            raise UserError(f"{name} {x.strip()}: a bit pattern has no sign; set the sign bit")
+        return parse_bits(x.strip(), fmt)
+    return to_bits(fmt, x)
+
+
+def _number(fmt: Format, bits: int) -> dict:
+    from tcsmt.model.formats import describe
+    r = Result(bits, fmt)
+    return {"hex": r.hex, "decimal": r.decimal, "text": describe(fmt, bits)}
+
+
+def simulate_document(p: ModelParams, a: list, b: list, c, scale_a=None, scale_b=None,
+                      explain_stages: bool = False) -> dict:
+    """What ``tcsmt simulate`` prints, as a document (see tcsmt.api.simulate)."""
+    if len(a) != len(b):
+        raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
+    a = [input_bits(p.fin, x, "a") for x in a]
+    b = [input_bits(p.fb, y, "b") for y in b]
+    a, b, c = check_inputs(p, a, b, input_bits(p.fc, c, "c"))
+    sa, sb = (None if s is None else [input_bits(p.fscale, x, n) if p.fscale else x for x in s]
+              for s, n in ((scale_a, "scale_a"), (scale_b, "scale_b")))
+    if p.scale_format is None and (sa or sb):
+        raise UserError(f"{p.name} has no block scales: leave out the scales of a and b")
+    sa, sb = check_scales(p, len(a), sa, sb)
+    r = Result(dot_bits(p, a, b, c, sa, sb), p.fout)
+    doc = {"model": p.name,
+           "summary": {"formats": [p.in_format, p.fb.name, p.c_format, p.out_format],
+                       "block_size": p.block_size, "fraction_bits": p.F, "final_rounding": p.final_rounding,
+                       "scales": [p.scale_format, p.scale_block] if p.scale_format else None,
+                       "group_size": p.group_size},
+           "a": [_number(p.fin, x) for x in a], "b": [_number(p.fb, y) for y in b],
+           "c": _number(p.fc, c), "d": {"hex": r.hex, "decimal": r.decimal, "kind": r.kind}}
+    if sa is not None:
+        doc["scale_a"] = [_number(p.fscale, x) for x in sa]
+        doc["scale_b"] = [_number(p.fscale, x) for x in sb]
+    if explain_stages:
+        doc["stages"] = [list(st) for st in explain(p, a, b, c, sa, sb)]
+    return doc
+
+
+def simulate_lines(doc: dict) -> list[str]:
+    """The lines ``tcsmt simulate`` prints of its document."""
+    s = doc["summary"]
+    fin, fb, fc, fout = s["formats"]
+    scaled = "" if not s["scales"] else f", scales {s['scales'][0]} per {s['scales'][1]}"
+    grouped = "" if s["group_size"] == 1 else f", exact groups of {s['group_size']}"
+    lines = [f"model  {doc['model']}: {fin} x {fb} + {fc} -> {fout}, block {s['block_size']}, "
+             f"{s['fraction_bits']} fraction bits, {s['final_rounding']}{scaled}{grouped}",
+             "a      " + ", ".join(x["text"] for x in doc["a"]),
+             "b      " + ", ".join(y["text"] for y in doc["b"]),
+             "c      " + doc["c"]["text"]]
+    if "scale_a" in doc:
+        lines.append("scales of a  " + ", ".join(x["text"] for x in doc["scale_a"]))
+        lines.append("scales of b  " + ", ".join(x["text"] for x in doc["scale_b"]))
+    lines += [f"  {stage:<18} {text}" for stage, text in doc.get("stages", [])]
+    d = doc["d"]
+    lines.append(f"d      {d['hex']} = {d['decimal']}" + ("" if d["kind"] in ("normal", "zero")
+                                                           else f" ({d['kind']})"))
+    return lines
