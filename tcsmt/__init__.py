@@ -29,8 +29,8 @@ API = {"simulate": "simulate", "conformance": "conformance", "matmul": "matmul",
        "compare_algorithms": "compare_algorithms", "coverage": "coverage", "regenerate": "regen",
        "stale_results": "regen_check", "check": "check", "error": "error",
        "params": "params", "model_save": "model_save", "harness": "harness",
-       "list_instructions": "instructions", "agreement": "agreement", "plan": "plan", "identify_unit": "identify",
-       "write_result": "write"}
+       "list_instructions": "instructions", "agreement": "agreement", "plan": "plan",
+       "identify_unit": "identify", "write_result": "write"}
 """Names of tcsmt -> the call in tcsmt.api (imported when first used)."""
 
 
