@@ -217,3 +217,27 @@ def test_commands_only_parse_call_and_print():
                 continue
             bad.append(f"cli/{path.name}:{node.lineno} imports {', '.join(names)} from {node.module}")
     assert not bad, "\n".join(bad)
+
+
+def test_no_module_reaches_into_another_s_private_names():
+    """A name with a leading underscore is private to its module: no other
+    module imports it (``from tcsmt.x import _y``) or reads it through the
+    module (``x._y``)."""
+    bad = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = set()                        # names bound to tcsmt modules in this file
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tcsmt"):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        bad.append(f"{path.relative_to(PACKAGE)}:{node.lineno} imports {node.module}.{a.name}")
+                    modules.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                modules |= {a.asname for a in node.names if a.asname and a.name.startswith("tcsmt")}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in modules and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                bad.append(f"{path.relative_to(PACKAGE)}:{node.lineno} reads {node.value.id}.{node.attr}")
+    assert not bad, "\n".join(bad)

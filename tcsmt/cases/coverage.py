@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from tcsmt.cases.suites import Suite, _compare, check_suite, device_model, find_suite, vector_inputs
+from tcsmt.cases.suites import Suite, check_suite, compare_values, device_model, find_suite, vector_inputs
 from tcsmt.enums import PropertyKind, Verdict
 from tcsmt.errors import UserError
 from tcsmt.fileio import read_json
@@ -253,7 +253,7 @@ def expectation_holds(suite: Suite, v, cl, kind: str, dev: str, p: ModelParams, 
         return bits == cl.expected[dev].bits
     r = cl.relation
     other = fout.value(out(r.vector, p)) if r.vector is not None else r.value
-    return _compare(r.op, fout.value(bits), other)
+    return compare_values(r.op, fout.value(bits), other)
 
 
 def explain_failure(suite: Suite, chk, space: Space, out: Outputs) -> dict:

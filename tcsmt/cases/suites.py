@@ -153,7 +153,7 @@ class Check:
     holds: bool
 
 
-def _compare(op: str, x, y) -> bool:
+def compare_values(op: str, x, y) -> bool:
     if op == "<":
         return x < y
     if op == ">":
@@ -198,7 +198,7 @@ def check_suite(suite: Suite, overrides: dict[str, dict] | None = None) -> list[
                 other, what = fout.value(other_bits), f"d({r.vector})"
             else:
                 other, what = r.value, format_value(r.value)
-            ok = _compare(r.op, mine, other)      # a NaN output compares as IEEE says
+            ok = compare_values(r.op, mine, other)      # a NaN output compares as IEEE says
             results.append(Check(v, cl, device, p.name, "relation",
                                  f"d {r.op} {what}",
                                  f"{format_value(mine)} vs {format_value(other)}", ok))

@@ -42,26 +42,26 @@ import numpy as np
 
 from tcsmt.interp.fused import FusedForms
 from tcsmt.interp.words import (
-    _DBITS,
-    _FALSE,
-    _MASK,
-    _SINT,
-    _SLACK,
-    _TRUE,
-    _UINT,
+    DTYPE_BITS,
+    FALSE,
+    MASK,
     MAX_BITS,
+    SINT,
+    SLACK,
+    TRUE,
     U64,
+    UINT,
     NpBool,
     NpWord,
     WidthError,
-    _bool,
-    _cast,
-    _clean,
-    _fold,
-    _mismatch,
-    _scalar,
-    _shift,
+    as_bool,
+    cast,
+    clean,
     dtype_bits,
+    fold,
+    mismatch,
+    scalar,
+    shift,
 )
 
 __all__ = ["NumpyInterp", "NpWord", "NpBool", "WidthError", "MAX_BITS", "dtype_bits", "NUMPY"]
@@ -102,7 +102,7 @@ class NumpyInterp(FusedForms):
         return NpWord(int(value) & ((1 << width) - 1), self._check(width))
 
     def bool_const(self, value: bool) -> NpBool:
-        return _TRUE if value else _FALSE
+        return TRUE if value else FALSE
 
     def width(self, x: NpWord) -> int:
         return x.w
@@ -112,7 +112,7 @@ class NumpyInterp(FusedForms):
         below 2**w (a helper for callers, not a primitive)."""
         if type(values) is int:
             return self.const(values, w)
-        return NpWord(_cast(np.asarray(values), self._check(w)), w)
+        return NpWord(cast(np.asarray(values), self._check(w)), w)
 
     def extract(self, x: NpWord, hi: int, lo: int) -> NpWord:
         if not 0 <= lo <= hi < x.w:
@@ -120,44 +120,44 @@ class NumpyInterp(FusedForms):
         w = hi - lo + 1
         v = x.v
         if type(v) is int:
-            return NpWord((v >> lo) & _MASK[w], w)
+            return NpWord((v >> lo) & MASK[w], w)
         if lo:
             v = v >> lo
-        if (x.dirty or hi < x.w - 1) and _SLACK[w]:
-            v = _cast(v, w)
+        if (x.dirty or hi < x.w - 1) and SLACK[w]:
+            v = cast(v, w)
             if v is x.v:
-                return NpWord(v & _MASK[w], w)
-            v &= _MASK[w]                    # v is a new array here
+                return NpWord(v & MASK[w], w)
+            v &= MASK[w]                    # v is a new array here
             return NpWord(v, w)
-        return NpWord(_cast(v, w), w)
+        return NpWord(cast(v, w), w)
 
     def concat(self, x: NpWord, y: NpWord) -> NpWord:
         w = self._check(x.w + y.w)
-        xv, yv = x.v, _clean(y)
+        xv, yv = x.v, clean(y)
         if type(xv) is int:
             if type(yv) is int:
                 return NpWord((xv << y.w) | yv, w)
             if xv == 0:
-                return NpWord(_cast(yv, w), w)
-            return NpWord(_scalar(xv << y.w, w) | _cast(yv, w), w)
-        v = _cast(xv, w) << y.w
+                return NpWord(cast(yv, w), w)
+            return NpWord(scalar(xv << y.w, w) | cast(yv, w), w)
+        v = cast(xv, w) << y.w
         if not (type(yv) is int and yv == 0):
-            v = v | _cast(yv, w)
-        return NpWord(v, w, x.dirty and _SLACK[w])
+            v = v | cast(yv, w)
+        return NpWord(v, w, x.dirty and SLACK[w])
 
     def zext(self, x: NpWord, n: int) -> NpWord:
         w = self._check(x.w + n)
-        return NpWord(_cast(_clean(x), w), w)
+        return NpWord(cast(clean(x), w), w)
 
     def sext(self, x: NpWord, n: int) -> NpWord:
         w = self._check(x.w + n)
-        v = _clean(x)
-        top = _MASK[n] << x.w
+        v = clean(x)
+        top = MASK[n] << x.w
         if type(v) is int:
             return NpWord(v | top if v >> (x.w - 1) else v, w)
-        v = _cast(v, w)
+        v = cast(v, w)
         t = v >> (x.w - 1)
-        t *= _scalar(top, w)
+        t *= scalar(top, w)
         t |= v
         return NpWord(t, w)
 
@@ -166,142 +166,142 @@ class NumpyInterp(FusedForms):
     def add(self, x: NpWord, y: NpWord) -> NpWord:
         w, xv, yv = x.w, x.v, y.v
         if w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         if type(xv) is int:
             if type(yv) is int:
-                return NpWord((xv + yv) & _MASK[w], w)
+                return NpWord((xv + yv) & MASK[w], w)
             if xv == 0:
                 return y
         elif type(yv) is int and yv == 0:
             return x
-        return NpWord(xv + yv, w, _SLACK[w])
+        return NpWord(xv + yv, w, SLACK[w])
 
     def sub(self, x: NpWord, y: NpWord) -> NpWord:
         w, xv, yv = x.w, x.v, y.v
         if w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         if type(xv) is int:
             if type(yv) is int:
-                return NpWord((xv - yv) & _MASK[w], w)
-            xv = _scalar(xv, w)
+                return NpWord((xv - yv) & MASK[w], w)
+            xv = scalar(xv, w)
         elif type(yv) is int and yv == 0:
             return x
-        return NpWord(xv - yv, w, _SLACK[w])
+        return NpWord(xv - yv, w, SLACK[w])
 
     def mul(self, x: NpWord, y: NpWord) -> NpWord:
         w, xv, yv = x.w, x.v, y.v
         if w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         if type(xv) is int and type(yv) is int:
-            return NpWord((xv * yv) & _MASK[w], w)
-        return NpWord(xv * yv, w, _SLACK[w])
+            return NpWord((xv * yv) & MASK[w], w)
+        return NpWord(xv * yv, w, SLACK[w])
 
     def neg(self, x: NpWord) -> NpWord:
         w, v = x.w, x.v
         if type(v) is int:
-            return NpWord(-v & _MASK[w], w)
-        return NpWord(_scalar(0, w) - v, w, _SLACK[w])
+            return NpWord(-v & MASK[w], w)
+        return NpWord(scalar(0, w) - v, w, SLACK[w])
 
     def bvand(self, x: NpWord, y: NpWord) -> NpWord:
         if x.w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         return NpWord(x.v & y.v, x.w, x.dirty and y.dirty)
 
     def bvor(self, x: NpWord, y: NpWord) -> NpWord:
         if x.w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         return NpWord(x.v | y.v, x.w, x.dirty or y.dirty)
 
     def bvxor(self, x: NpWord, y: NpWord) -> NpWord:
         if x.w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         return NpWord(x.v ^ y.v, x.w, x.dirty or y.dirty)
 
     def bvnot(self, x: NpWord) -> NpWord:
-        return NpWord(x.v ^ _MASK[x.w], x.w, x.dirty)
+        return NpWord(x.v ^ MASK[x.w], x.w, x.dirty)
 
     # -- shifts (by a word of the same width; SMT-LIB semantics) --------------
 
     def _clamped(self, s, w: int):
         """Shift amounts (an array) no larger than the dtype's width - 1."""
-        d = _DBITS[w]
-        return np.minimum(s, self._fill(s.shape, d - 1, _UINT[d]))
+        d = DTYPE_BITS[w]
+        return np.minimum(s, self._fill(s.shape, d - 1, UINT[d]))
 
     def shl(self, x: NpWord, s: NpWord) -> NpWord:
-        w, xv, sv = x.w, x.v, _clean(s)
+        w, xv, sv = x.w, x.v, clean(s)
         if w != s.w:
-            raise _mismatch(x, s)
+            raise mismatch(x, s)
         if type(sv) is int:
             if sv >= w:
                 return NpWord(0, w)
             if sv == 0:
                 return x
             if type(xv) is int:
-                return NpWord((xv << sv) & _MASK[w], w)
-            return NpWord(xv << sv, w, _SLACK[w])
-        v = _shift(np.left_shift, _scalar(xv, w) if type(xv) is int else xv, self._clamped(sv, w))
-        if not _SLACK[w]:
+                return NpWord((xv << sv) & MASK[w], w)
+            return NpWord(xv << sv, w, SLACK[w])
+        v = shift(np.left_shift, scalar(xv, w) if type(xv) is int else xv, self._clamped(sv, w))
+        if not SLACK[w]:
             v = v * (sv < w)
-        return NpWord(v, w, _SLACK[w])
+        return NpWord(v, w, SLACK[w])
 
     def lshr(self, x: NpWord, s: NpWord) -> NpWord:
-        w, xv, sv = x.w, _clean(x), _clean(s)
+        w, xv, sv = x.w, clean(x), clean(s)
         if w != s.w:
-            raise _mismatch(x, s)
+            raise mismatch(x, s)
         if type(sv) is int:
             if sv >= w:
                 return NpWord(0, w)
             return NpWord(xv >> sv, w) if sv else x
-        v = _shift(np.right_shift, _scalar(xv, w) if type(xv) is int else xv, self._clamped(sv, w))
-        if not _SLACK[w]:
+        v = shift(np.right_shift, scalar(xv, w) if type(xv) is int else xv, self._clamped(sv, w))
+        if not SLACK[w]:
             v = v * (sv < w)
         return NpWord(v, w)
 
     def ashr(self, x: NpWord, s: NpWord) -> NpWord:
-        w, xv, sv = x.w, _clean(x), _clean(s)
+        w, xv, sv = x.w, clean(x), clean(s)
         if w != s.w:
-            raise _mismatch(x, s)
+            raise mismatch(x, s)
         if type(xv) is int and type(sv) is int:
             signed = xv - (1 << w) if xv >> (w - 1) else xv
-            return NpWord((signed >> min(sv, w)) & _MASK[w], w)
-        d = _DBITS[w]
+            return NpWord((signed >> min(sv, w)) & MASK[w], w)
+        d = DTYPE_BITS[w]
         if type(xv) is int:
-            wide = _SINT[d].type(xv - (1 << w) if xv >> (w - 1) else xv)
+            wide = SINT[d].type(xv - (1 << w) if xv >> (w - 1) else xv)
         else:
-            sb = _scalar(1 << (w - 1), w)
-            wide = ((xv ^ sb) - sb).view(_SINT[d])           # sign-extended to d bits
-        amount = min(sv, w - 1) if type(sv) is int else np.minimum(sv, _scalar(w - 1, w))
-        v = (wide >> np.asarray(amount).astype(_SINT[d])).view(_UINT[d])
-        return NpWord(v, w, _SLACK[w])
+            sb = scalar(1 << (w - 1), w)
+            wide = ((xv ^ sb) - sb).view(SINT[d])           # sign-extended to d bits
+        amount = min(sv, w - 1) if type(sv) is int else np.minimum(sv, scalar(w - 1, w))
+        v = (wide >> np.asarray(amount).astype(SINT[d])).view(UINT[d])
+        return NpWord(v, w, SLACK[w])
 
     # -- comparisons ---------------------------------------------------------
 
     def eq(self, x: NpWord, y: NpWord) -> NpBool:
         if x.w != y.w:
-            raise _mismatch(x, y)
-        return _bool(_clean(x) == _clean(y))
+            raise mismatch(x, y)
+        return as_bool(clean(x) == clean(y))
 
     def ult(self, x: NpWord, y: NpWord) -> NpBool:
         if x.w != y.w:
-            raise _mismatch(x, y)
-        return _bool(_clean(x) < _clean(y))
+            raise mismatch(x, y)
+        return as_bool(clean(x) < clean(y))
 
     def ule(self, x: NpWord, y: NpWord) -> NpBool:
         if x.w != y.w:
-            raise _mismatch(x, y)
-        return _bool(_clean(x) <= _clean(y))
+            raise mismatch(x, y)
+        return as_bool(clean(x) <= clean(y))
 
     def slt(self, x: NpWord, y: NpWord) -> NpBool:
         if x.w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         sb = 1 << (x.w - 1)                  # flipping the sign bit: signed order
-        return _bool((_clean(x) ^ sb) < (_clean(y) ^ sb))
+        return as_bool((clean(x) ^ sb) < (clean(y) ^ sb))
 
     def sle(self, x: NpWord, y: NpWord) -> NpBool:
         if x.w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         sb = 1 << (x.w - 1)
-        return _bool((_clean(x) ^ sb) <= (_clean(y) ^ sb))
+        return as_bool((clean(x) ^ sb) <= (clean(y) ^ sb))
 
     # -- choice and Bool connectives ---------------------------------------------
 
@@ -319,7 +319,7 @@ class NumpyInterp(FusedForms):
         if type(xv) is int and type(yv) is int:
             if xv == yv:
                 return x
-            return NpWord((_scalar(xv ^ yv, w) * cb) ^ _scalar(yv, w), w)
+            return NpWord((scalar(xv ^ yv, w) * cb) ^ scalar(yv, w), w)
         # branch-free select: ((x ^ y) * c) ^ y is x where c holds, else y;
         # t is a new array, so the last two steps may write into it
         t = xv ^ yv
@@ -339,7 +339,7 @@ class NumpyInterp(FusedForms):
     def not_(self, b: NpBool) -> NpBool:
         v = b.b
         if type(v) is bool:
-            return _FALSE if v else _TRUE
+            return FALSE if v else TRUE
         return NpBool(~v)
 
     # -- helpers for callers (not part of the vocabulary) ---------------------
@@ -351,7 +351,7 @@ class NumpyInterp(FusedForms):
         if type(x) is NpBool:
             out = np.asarray(x.b, dtype=bool)
         else:
-            out = np.asarray(_clean(x)).astype(U64)
+            out = np.asarray(clean(x)).astype(U64)
         return out if shape is None else np.broadcast_to(out, shape)
 
 
@@ -362,28 +362,28 @@ def _connect(bs, absorbing: bool, combine) -> NpBool:
         v = b.b
         if type(v) is bool:
             if v == absorbing:
-                return _TRUE if absorbing else _FALSE
+                return TRUE if absorbing else FALSE
         else:
             arrays.append(v)
     if not arrays:
-        return _FALSE if absorbing else _TRUE
+        return FALSE if absorbing else TRUE
     if len(arrays) == 1:
         return NpBool(arrays[0])
     out = combine(arrays[0], arrays[1])
     for v in arrays[2:]:
         out = combine(out, v)
-    return _fold(out)
+    return fold(out)
 
 
 def _ite_bool(c, x, y) -> NpBool:
     """c ? x : y for Bools held as Python bools or arrays (c an array)."""
     if type(x) is bool and type(y) is bool:
-        return NpBool(c.copy() if x else ~c) if x != y else (_TRUE if x else _FALSE)
+        return NpBool(c.copy() if x else ~c) if x != y else (TRUE if x else FALSE)
     if type(x) is bool:
-        return _fold(c | y) if x else _fold(~c & y)
+        return fold(c | y) if x else fold(~c & y)
     if type(y) is bool:
-        return _fold(~c | x) if y else _fold(c & x)
-    return _fold((c & x) | (~c & y))
+        return fold(~c | x) if y else fold(c & x)
+    return fold((c & x) | (~c & y))
 
 
 NUMPY = NumpyInterp()

@@ -15,18 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt.interp.words import (
-    _DBITS,
-    _FALSE,
-    _MASK,
-    _SINT,
-    _SLACK,
-    _TRUE,
-    _UINT,
+    DTYPE_BITS,
+    FALSE,
+    MASK,
+    SINT,
+    SLACK,
+    TRUE,
+    UINT,
     NpBool,
     NpWord,
-    _bool,
-    _clean,
-    _mismatch,
+    as_bool,
+    clean,
+    mismatch,
 )
 
 
@@ -48,8 +48,8 @@ class FusedForms:
     def xor_(self, a: NpBool, b: NpBool) -> NpBool:
         av, bv = a.b, b.b
         if type(av) is bool and type(bv) is bool:
-            return _TRUE if av != bv else _FALSE
-        return _bool(av ^ bv)
+            return TRUE if av != bv else FALSE
+        return as_bool(av ^ bv)
 
     def neg_if(self, c: NpBool, x: NpWord) -> NpWord:
         """With m = c as 0 or 1, (x ^ -m) + m is -x where m is 1, x where 0:
@@ -66,15 +66,15 @@ class FusedForms:
         else:
             t = t ^ v
         t += m
-        return NpWord(t, w, _SLACK[w])
+        return NpWord(t, w, SLACK[w])
 
     def _unsigned_pick(self, py, pick, x: NpWord, y: NpWord) -> NpWord:
-        w, xv, yv = x.w, _clean(x), _clean(y)
+        w, xv, yv = x.w, clean(x), clean(y)
         if w != y.w:
-            raise _mismatch(x, y)
+            raise mismatch(x, y)
         if type(xv) is int and type(yv) is int:
             return NpWord(py(xv, yv), w)
-        d = _UINT[_DBITS[w]]
+        d = UINT[DTYPE_BITS[w]]
         xv = self._fill(yv.shape, xv, d) if type(xv) is int else xv
         yv = self._fill(xv.shape, yv, d) if type(yv) is int else yv
         return NpWord(pick(xv, yv), w)
@@ -85,18 +85,18 @@ class FusedForms:
         shift (copies of the sign above w: a dirty result)."""
         w = x.w
         if w != y.w:
-            raise _mismatch(x, y)
-        d = _DBITS[w]
+            raise mismatch(x, y)
+        d = DTYPE_BITS[w]
         k = d - w
         tx, ty = _top(x, d, k), _top(y, d, k)
         if type(tx) is int and type(ty) is int:
-            return NpWord((py(tx, ty) >> k) & _MASK[w], w)
-        tx = self._fill(ty.shape, tx, _SINT[d]) if type(tx) is int else tx
-        ty = self._fill(tx.shape, ty, _SINT[d]) if type(ty) is int else ty
+            return NpWord((py(tx, ty) >> k) & MASK[w], w)
+        tx = self._fill(ty.shape, tx, SINT[d]) if type(tx) is int else tx
+        ty = self._fill(tx.shape, ty, SINT[d]) if type(ty) is int else ty
         m = pick(tx, ty)
         if k:
             m >>= k
-        return NpWord(m.view(_UINT[d]), w, k > 0)
+        return NpWord(m.view(UINT[d]), w, k > 0)
 
 
 def _top(x: NpWord, d: int, k: int):
@@ -104,4 +104,4 @@ def _top(x: NpWord, d: int, k: int):
     v = x.v
     if type(v) is int:
         return (v - (1 << x.w) if v >> (x.w - 1) else v) << k
-    return (v << k if k else v).view(_SINT[d])
+    return (v << k if k else v).view(SINT[d])

@@ -143,7 +143,7 @@ class GraphBuilder:
         return self._apply(op, (x,), (n,), x.width + n)
 
     def _binary(self, op, x, y):
-        _same(x, y)
+        same_node(x, y)
         r = self._folded(op, (x, y))
         if r is None:
             r = self._identity(op, x, y)
@@ -181,7 +181,7 @@ class GraphBuilder:
         return self._apply("bvnot", (x,), (), x.width)
 
     def _compare(self, op, x, y):
-        _same(x, y)
+        same_node(x, y)
         if self.fold and x is y:
             return self.bool_const(op in ("eq", "ule", "sle"))
         return self._apply(op, (x, y), (), BOOL)
@@ -240,7 +240,7 @@ class GraphBuilder:
         return self._apply("not_", (b,), (), BOOL)
 
 
-def _same(x: Node, y: Node) -> int:
+def same_node(x: Node, y: Node) -> int:
     if x.width != y.width or x.width == BOOL:
         raise ValueError(f"width mismatch: {x.width} and {y.width}")
     return x.width

@@ -15,7 +15,7 @@ class DataBranchError(InternalError, TypeError):
     """A Python ``if`` (or ``and``/``or``/``not``) was applied to model data."""
 
 
-_MSG = ("the datapath branched on data with a Python if/and/or/not; "
+DATA_BRANCH_MESSAGE = ("the datapath branched on data with a Python if/and/or/not; "
         "use the interpretation's ite/and_/or_/not_ instead")
 
 
@@ -29,7 +29,7 @@ class IntWord:
         self.w = w
 
     def __bool__(self):
-        raise DataBranchError(_MSG)
+        raise DataBranchError(DATA_BRANCH_MESSAGE)
 
     def __repr__(self):
         return f"IntWord({self.v:#x}, {self.w})"
@@ -47,7 +47,7 @@ class IntBool:
         self.b = b
 
     def __bool__(self):
-        raise DataBranchError(_MSG)
+        raise DataBranchError(DATA_BRANCH_MESSAGE)
 
     def __repr__(self):
         return f"IntBool({self.b})"

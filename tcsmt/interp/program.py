@@ -61,7 +61,7 @@ class Program:
             op = node.op
             if op == "const" or op == "input":
                 slot[node] = len(template)
-                template.append(_const_value(node) if op == "const" else None)
+                template.append(const_value(node) if op == "const" else None)
                 widths.append(node.width)
                 dep.append(0 if op == "const" else _input_dep(node.static[0]))
                 if op == "input":
@@ -72,7 +72,7 @@ class Program:
                 s = slot.get(a)
                 if s is None:                      # a constant, first seen here
                     s = slot[a] = len(template)
-                    template.append(_const_value(a))
+                    template.append(const_value(a))
                     widths.append(a.width)
                     dep.append(0)
                     width = max(width, a.width)
@@ -170,7 +170,7 @@ def _input_dep(name: str) -> int:
         name[:2] if name[:1] == "s" else name[:1], C_DEP)
 
 
-def _const_value(node: Node):
+def const_value(node: Node):
     if node.width == 0:
         return NpBool(bool(node.value))
     return NpWord(node.value, node.width)

@@ -12,22 +12,22 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.interp.ints import _MSG, DataBranchError
+from tcsmt.interp.ints import DATA_BRANCH_MESSAGE, DataBranchError
 
 MAX_BITS = 64
 U64 = np.uint64
-_DBITS = [0] + [8] * 8 + [16] * 8 + [32] * 16 + [64] * 32     # dtype bits by width
-_UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
+DTYPE_BITS = [0] + [8] * 8 + [16] * 8 + [32] * 16 + [64] * 32     # dtype bits by width
+UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
          64: np.dtype(np.uint64)}
-_SINT = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32),
+SINT = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32),
          64: np.dtype(np.int64)}
-_MASK = [(1 << w) - 1 for w in range(MAX_BITS + 1)]
-_SLACK = [w < _DBITS[w] for w in range(MAX_BITS + 1)]          # can a w-bit word be dirty
+MASK = [(1 << w) - 1 for w in range(MAX_BITS + 1)]
+SLACK = [w < DTYPE_BITS[w] for w in range(MAX_BITS + 1)]          # can a w-bit word be dirty
 
 
 def dtype_bits(w: int) -> int:
     """Bits of the unsigned dtype that holds a w-bit word."""
-    return _DBITS[w]
+    return DTYPE_BITS[w]
 
 
 class WidthError(UserError):
@@ -45,7 +45,7 @@ class NpWord:
         self.v, self.w, self.dirty = v, w, dirty
 
     def __bool__(self):
-        raise DataBranchError(_MSG)
+        raise DataBranchError(DATA_BRANCH_MESSAGE)
 
     def __eq__(self, other):  # pragma: no cover - guard against accidental use
         raise DataBranchError("compare words with the interpretation's eq")
@@ -65,52 +65,52 @@ class NpBool:
         self.b = b
 
     def __bool__(self):
-        raise DataBranchError(_MSG)
+        raise DataBranchError(DATA_BRANCH_MESSAGE)
 
     def __repr__(self):
         return f"NpBool({self.b!r})"
 
 
-_TRUE, _FALSE = NpBool(True), NpBool(False)
+TRUE, FALSE = NpBool(True), NpBool(False)
 
 
-def _fold(arr) -> NpBool:
+def fold(arr) -> NpBool:
     """A Bool from a bool array (or NumPy bool); a uniform one becomes a constant."""
     if not arr.any():
-        return _FALSE
+        return FALSE
     if arr.all():
-        return _TRUE
+        return TRUE
     return NpBool(arr)
 
 
-def _bool(v) -> NpBool:
+def as_bool(v) -> NpBool:
     if type(v) is bool:
-        return _TRUE if v else _FALSE
-    return _fold(v)
+        return TRUE if v else FALSE
+    return fold(v)
 
 
-def _clean(x: NpWord):
+def clean(x: NpWord):
     """x's value with every bit at w and above cleared (masked in place once)."""
     if x.dirty:
-        x.v = x.v & _MASK[x.w]
+        x.v = x.v & MASK[x.w]
         x.dirty = False
     return x.v
 
 
-def _cast(v, w: int):
+def cast(v, w: int):
     """An array value in the dtype of w-bit words (a constant unchanged)."""
     if type(v) is int:
         return v
-    want = _UINT[_DBITS[w]]
+    want = UINT[DTYPE_BITS[w]]
     return v if v.dtype == want else v.astype(want)
 
 
-def _scalar(v: int, w: int):
+def scalar(v: int, w: int):
     """A constant as a NumPy scalar of the w-bit dtype."""
-    return _UINT[_DBITS[w]].type(v)
+    return UINT[DTYPE_BITS[w]].type(v)
 
 
-def _shift(fn, x, amounts):
+def shift(fn, x, amounts):
     """fn(x, amounts), written into the (new) array of clamped amounts when
     it has the result's shape."""
     if np.ndim(x) == 0 or x.shape == amounts.shape:
@@ -118,5 +118,5 @@ def _shift(fn, x, amounts):
     return fn(x, amounts)
 
 
-def _mismatch(x: NpWord, y: NpWord):
+def mismatch(x: NpWord, y: NpWord):
     return ValueError(f"width mismatch: {x.w} and {y.w}")

@@ -62,7 +62,7 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
 
 def _compiles(p: ModelParams, k: int, kind: str) -> bool:
     try:
-        kernels._source(kind, p, k)
+        kernels.kernel_source_text(kind, p, k)
     except KernelTooLarge:
         return False
     return True

@@ -43,7 +43,7 @@ from tcsmt import datapath, runner
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NumpyInterp
 from tcsmt.interp.graph import postorder
-from tcsmt.interp.program import _const_value
+from tcsmt.interp.program import const_value
 from tcsmt.interp.trace import Node, TraceInterp
 from tcsmt.model.params import ModelParams
 
@@ -137,13 +137,13 @@ def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch"
             env[node.id] = inputs[node.static[0]]
         else:
             fn = fns.get(node.op) or fns.setdefault(node.op, getattr(I, node.op))
-            args = [_const_value(x) if x.is_const else env[x.id] for x in node.args]
+            args = [const_value(x) if x.is_const else env[x.id] for x in node.args]
             env[node.id] = fn(*args, *node.static)
         for idx in drops[pos]:
             del env[idx]
     out = []
     for r in roots:
-        v = _const_value(r) if r.is_const else env[r.id]
+        v = const_value(r) if r.is_const else env[r.id]
         out.append(np.array(I.value(v, (n,)), dtype=np.uint64))
     return out
 

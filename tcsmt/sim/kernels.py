@@ -57,14 +57,14 @@ def _digest(source: str) -> str:
 
 
 @functools.lru_cache(maxsize=128)
-def _source(kind: str, p: ModelParams, k: int) -> str:
+def kernel_source_text(kind: str, p: ModelParams, k: int) -> str:
     make = {"cpu": cpu_source, "rows": rows_source, "cuda": cuda_source}[kind]
     return make(record(p, k), p.block_size)
 
 
 def compiled_on_disk(kind: str, p: ModelParams, k: int) -> bool:
     """Whether Numba's cache already holds this kernel (no compilation)."""
-    stem = f"tcsmt_{kind}_{_digest(_source(kind, p, k))}"
+    stem = f"tcsmt_{kind}_{_digest(kernel_source_text(kind, p, k))}"
     return any((cache_dir() / "__pycache__").glob(f"{stem}.*.nbi"))
 
 
@@ -88,19 +88,19 @@ def _load(source: str, kind: str):
 def cpu_kernel(p: ModelParams, k: int):
     """The compiled CPU GEMM kernel of p for dot products of length k."""
     _need_numba("cpu")
-    return _load(_source("cpu", p, k), "cpu").gemm
+    return _load(kernel_source_text("cpu", p, k), "cpu").gemm
 
 
 def rows_kernel(p: ModelParams, k: int):
     """The compiled CPU kernel of p for rows of dot products of length k."""
     _need_numba("cpu")
-    return _load(_source("rows", p, k), "rows").dots
+    return _load(kernel_source_text("rows", p, k), "rows").dots
 
 
 def cuda_kernel(p: ModelParams, k: int):
     """The CUDA kernel of p for dot products of length k (a numba.cuda kernel)."""
     _need_numba("cuda")
-    return _load(_source("cuda", p, k), "cuda").gemm
+    return _load(kernel_source_text("cuda", p, k), "cuda").gemm
 
 
 def cuda_available() -> bool:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tcsmt.interp.graph import BOOL, GraphBuilder, Node, _same, reachable
+from tcsmt.interp.graph import BOOL, GraphBuilder, Node, reachable, same_node
 from tcsmt.interp.ints import INT, IntBool, IntWord
 
 SmtTerm = Node
@@ -85,7 +85,7 @@ class SmtInterp(GraphBuilder):
         return t
 
     def mul(self, x, y):
-        _same(x, y)
+        same_node(x, y)
         if self.mul_hook is not None and not (x.is_const and y.is_const):
             r = self.mul_hook(self, x, y)
             if r is not None:
