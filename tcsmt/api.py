@@ -21,7 +21,7 @@ import shlex
 from pathlib import Path
 
 from tcsmt.enums import Verdict
-from tcsmt.errors import FormatMismatch, OutputRefused, ShapeError, UnknownModel, UserError
+from tcsmt.errors import FormatMismatch, OutputRefused, ShapeError, SolverTimeout, UnknownModel, UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import select_models
 from tcsmt.model.choose import choose
@@ -304,7 +304,7 @@ def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=
     doc = diff_document(found, k, domain, _command(command))
     if doc["verdict"] == Verdict.UNKNOWN:
         reasons = "; ".join(sorted({p["reason"] for p in doc["run"]["pairs"] if p["reason"]}))
-        raise UserError(f"no answer within {timeout:g} s ({reasons or 'no answer'}); "
+        raise SolverTimeout(f"no answer within {timeout:g} s ({reasons or 'no answer'}); "
                         "try a longer --timeout or another --solver")
     doc["run"]["notes"] = outside_notes([h.params for h in hyps], doc["vectors"])
     return doc
@@ -332,7 +332,7 @@ def equiv(model_a: str, model_b: str | None = None, *, formats: str | None = Non
         write_text_atomic(emit_smt2, forms[-1][1].text)
     out = run_diff(hyps, k, domain, solver, timeout, cross_check, forms)
     if out.verdict == Verdict.UNKNOWN:
-        raise UserError(f"no answer within {timeout:g} s ({out.reason}); "
+        raise SolverTimeout(f"no answer within {timeout:g} s ({out.reason}); "
                         "try a longer --timeout or another --solver")
     return separation_document("equiv", hyps, k, domain, out, _command(command))
 

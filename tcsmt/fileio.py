@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TypeVar
 
-from tcsmt.errors import UserError
+from tcsmt.errors import BadFile, OutputRefused, UserError
 
 T = TypeVar("T")
 
@@ -21,7 +21,7 @@ T = TypeVar("T")
 def read_text(path: str | Path, error=None) -> str:
     """A UTF-8 text file; ``error`` (default UserError) with one line naming
     the file when it cannot be read."""
-    error = error or UserError
+    error = error or BadFile
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
@@ -32,7 +32,7 @@ def read_text(path: str | Path, error=None) -> str:
 
 def read_json(path: str | Path, error=None):
     """A JSON file (any JSON value); one-line errors as read_text."""
-    error = error or UserError
+    error = error or BadFile
     text = read_text(path, error)
     try:
         return json.loads(text)
@@ -56,7 +56,7 @@ def json_object_or_none(path: str | Path) -> dict | None:
 
 def read_toml(path: str | Path, error=None) -> dict:
     """A TOML file; one-line errors as read_text."""
-    error = error or UserError
+    error = error or BadFile
     text = read_text(path, error)
     try:
         return tomllib.loads(text)
@@ -84,7 +84,7 @@ def refuse_overwriting(output: str | Path | None, inputs: dict[str, str | Path |
         except OSError:
             pass
         if same:
-            raise UserError(f"{option} {output} is also {name}, which this command reads: "
+            raise OutputRefused(f"{option} {output} is also {name}, which this command reads: "
                             "write the output to another file")
 
 

@@ -231,7 +231,8 @@ def test_no_module_reaches_into_another_s_private_names():
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tcsmt"):
                 for a in node.names:
                     if a.name.startswith("_") and not a.name.startswith("__"):
-                        bad.append(f"{path.relative_to(PACKAGE)}:{node.lineno} imports {node.module}.{a.name}")
+                        where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
+                        bad.append(f"{where} imports {node.module}.{a.name}")
                     modules.add(a.asname or a.name)
             elif isinstance(node, ast.Import):
                 modules |= {a.asname for a in node.names if a.asname and a.name.startswith("tcsmt")}

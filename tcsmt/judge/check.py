@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tcsmt.errors import UserError
+from tcsmt.errors import FormatMismatch, UserError
 from tcsmt.model.choose import Operands, choose_or_none, device_architecture, is_architecture
 from tcsmt.model.formats import Format, describe, format_value, get_format
 from tcsmt.model.names import short_format
@@ -220,7 +220,7 @@ def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
             found = [(s, apply_overrides(m, overrides), r) for s, m, r in found if m is not None]
             if not found:
                 have = ", ".join(sorted({r.formats_label() for r in sets}))
-                raise UserError(f"{spec} has no model for the formats of the rows ({have}); "
+                raise FormatMismatch(f"{spec} has no model for the formats of the rows ({have}); "
                                 "`tcsmt models` lists them")
             out += found
             continue
@@ -228,7 +228,7 @@ def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
         match = [r for r in sets if _computes(p, r)]
         if not match:
             have = "; ".join(sorted({r.formats_text() for r in sets}))
-            raise UserError(f"model {p.name} computes {p.fin.name} x {p.fb.name} + {p.fc.name} -> "
+            raise FormatMismatch(f"model {p.name} computes {p.fin.name} x {p.fb.name} + {p.fc.name} -> "
                             f"{p.fout.name}; the rows are {have}")
         out += [(spec, p, r) for r in match]
     return out

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from tcsmt.enums import PairVerdict as PV
 from tcsmt.enums import Verdict
-from tcsmt.errors import UserError
+from tcsmt.errors import FormatMismatch, UserError
 from tcsmt.model.params import ModelParams
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
@@ -37,7 +37,7 @@ def check_comparable(pa: ModelParams, pb: ModelParams) -> None:
     for what, x, y in (("input", pa.in_format, pb.in_format), ("c", pa.c_format, pb.c_format),
                        ("output", pa.out_format, pb.out_format)):
         if x != y:
-            raise UserError(f"{pa.name} and {pb.name} have different {what} formats "
+            raise FormatMismatch(f"{pa.name} and {pb.name} have different {what} formats "
                             f"({x} and {y}): only models of the same formats can be compared")
 
 

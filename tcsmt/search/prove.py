@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from tcsmt import datapath
 from tcsmt.enums import Verdict
-from tcsmt.errors import UserError
+from tcsmt.errors import SolverTimeout, UserError
 from tcsmt.model.overrides import apply_overrides
 from tcsmt.model.params import ModelParams
 from tcsmt.search import diff
@@ -141,7 +141,7 @@ def bits_for(n: int) -> int:
 def _lemma(base, k, carry, domain, solver, timeout, cross_check) -> service.Answer:
     ans = service.solve(overflow_formula(base, k, carry, domain), solver, timeout, cross_check)
     if ans.status not in (Verdict.SAT, Verdict.UNSAT):
-        raise UserError(f"no answer on whether {carry} carry bits suffice for {base.name} "
+        raise SolverTimeout(f"no answer on whether {carry} carry bits suffice for {base.name} "
                         f"within {timeout:g} s ({ans.reason})")
     return ans
 

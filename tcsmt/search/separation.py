@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from tcsmt import datapath
 from tcsmt.datapath import bv
 from tcsmt.enums import Status, Verdict
-from tcsmt.errors import UserError, WitnessError
+from tcsmt.errors import FormatMismatch, WitnessError
 from tcsmt.interp.ints import INT, IntWord
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
@@ -98,7 +98,7 @@ def check_same_scales(hyps: list[Hypothesis]) -> None:
     for h in hyps[1:]:
         q = h.params
         if (q.scale_format, q.scale_block) != (p.scale_format, p.scale_block):
-            raise UserError(f"{p.name} and {q.name} scale differently ({p.scale_format} per "
+            raise FormatMismatch(f"{p.name} and {q.name} scale differently ({p.scale_format} per "
                             f"{p.scale_block} and {q.scale_format} per {q.scale_block}): "
                             "only models with the same scales can be compared")
 

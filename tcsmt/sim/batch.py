@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt import datapath
-from tcsmt.errors import UserError
+from tcsmt.errors import ShapeError, UserError
 from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
@@ -259,15 +259,15 @@ def scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
 
 def check_shapes(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
     if A.ndim != 2 or B.ndim != 2 or C.ndim != 2:
-        raise UserError(f"A, B and C must be 2-D; got {A.ndim}-D, {B.ndim}-D and {C.ndim}-D")
+        raise ShapeError(f"A, B and C must be 2-D; got {A.ndim}-D, {B.ndim}-D and {C.ndim}-D")
     (m, k), (k2, n) = A.shape, B.shape
     if k != k2:
-        raise UserError(f"A is {m}x{k} and B is {k2}x{n}: A's columns must equal B's rows")
+        raise ShapeError(f"A is {m}x{k} and B is {k2}x{n}: A's columns must equal B's rows")
     if C.shape != (m, n):
-        raise UserError(f"C is {C.shape[0]}x{C.shape[1]}, "
+        raise ShapeError(f"C is {C.shape[0]}x{C.shape[1]}, "
                         f"expected {m}x{n} (A's rows x B's columns)")
     if k == 0:
-        raise UserError("K = 0: A and B need at least one column and row")
+        raise ShapeError("K = 0: A and B need at least one column and row")
 
 
 def _tiles(m: int, n: int, elems: int):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from tcsmt import datapath
-from tcsmt.errors import UserError
+from tcsmt.errors import ShapeError, UserError
 from tcsmt.interp.ints import INT, IntBool, IntWord
 from tcsmt.model.choose import choose
 from tcsmt.model.exact import check_exponents, exact_power
@@ -52,9 +52,9 @@ architecture, a model name or file (tcsmt.model.choose.choose)."""
 def check_inputs(p: ModelParams, a, b, c) -> tuple[list[int], list[int], int]:
     a, b = [int(x) for x in a], [int(x) for x in b]
     if len(a) != len(b):
-        raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
+        raise ShapeError(f"a has {len(a)} terms and b has {len(b)}: they must match")
     if not a:
-        raise UserError("a and b need at least one term")
+        raise ShapeError("a and b need at least one term")
     for name, xs, fmt in (("a", a, p.fin), ("b", b, p.fb), ("c", [int(c)], p.fc)):
         _check_words(name, xs, fmt)
     return a, b, int(c)
@@ -74,7 +74,7 @@ def check_scales(p: ModelParams, k: int, sa, sb) -> tuple[list[int] | None, list
     sa, sb = [int(x) for x in sa], [int(x) for x in sb]
     for name, xs in (("scale of a", sa), ("scale of b", sb)):
         if len(xs) != n:
-            raise UserError(f"{len(xs)} {name} given; {k} products in blocks of {p.scale_block} "
+            raise ShapeError(f"{len(xs)} {name} given; {k} products in blocks of {p.scale_block} "
                             f"need {n}")
         _check_words(name, xs, p.fscale)
     return sa, sb
@@ -245,7 +245,7 @@ def simulate_document(p: ModelParams, a: list, b: list, c, scale_a=None, scale_b
                       explain_stages: bool = False) -> dict:
     """What ``tcsmt simulate`` prints, as a document (see tcsmt.api.simulate)."""
     if len(a) != len(b):
-        raise UserError(f"a has {len(a)} terms and b has {len(b)}: they must match")
+        raise ShapeError(f"a has {len(a)} terms and b has {len(b)}: they must match")
     a = [input_bits(p.fin, x, "a") for x in a]
     b = [input_bits(p.fb, y, "b") for y in b]
     a, b, c = check_inputs(p, a, b, input_bits(p.fc, c, "c"))

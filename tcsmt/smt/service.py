@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
 from tcsmt.enums import Status
-from tcsmt.errors import UserError
+from tcsmt.errors import SolverMissing, UserError
 from tcsmt.processes import die_with_parent
 from tcsmt.smt.smtlib import Formula
 
@@ -125,12 +125,12 @@ def choose_solvers(choice: str) -> tuple[list[str], list[str]]:
         names = available_solvers()
         notes = [f"{s} is not installed: left out of the portfolio" for s in SOLVERS if s not in names]
         if not names:
-            raise UserError("no SMT solver is installed (pip install bitwuzla cvc5 z3-solver)")
+            raise SolverMissing("no SMT solver is installed (pip install bitwuzla cvc5 z3-solver)")
         return names, notes
     if choice not in SOLVERS:
         raise UserError(f"unknown solver {choice!r} (known: {', '.join(SOLVERS)}, portfolio)")
     if not installed(choice):
-        raise UserError(f"solver {choice} is not installed (pip install {_pip_name(choice)})")
+        raise SolverMissing(f"solver {choice} is not installed (pip install {_pip_name(choice)})")
     return [choice], []
 
 
