@@ -10,6 +10,7 @@ command line prints one line and exits with the root's code.
         BadFile              a file that cannot be read as what it claims to be
         BadOption            an option or environment value out of range
         SolverMissing        a solver that is not installed or will not start
+        DeviceMissing        no compiler, driver or GPU for a probe
         SolverTimeout        no answer within the time given
         OutputRefused        an output path tcsmt will not write
         BudgetExceeded       work whose memory would pass what is available
@@ -19,7 +20,7 @@ command line prints one line and exits with the root's code.
         DataBranchError (tcsmt.interp.ints: the datapath branched on data)
 """
 
-__all__ = ["BadFile", "BadOption", "BudgetExceeded", "FormatMismatch", "InternalError",
+__all__ = ["BadFile", "BadOption", "BudgetExceeded", "DeviceMissing", "FormatMismatch", "InternalError",
            "ModelFileError", "OutputRefused", "ShapeError", "SolverMissing", "SolverTimeout",
            "TcsmtError", "UnknownModel", "UserError", "WitnessError"]
 
@@ -70,6 +71,12 @@ class BadOption(UserError):
 
 class SolverMissing(UserError):
     """A solver that is not installed, or whose process will not start."""
+
+
+class DeviceMissing(UserError):
+    """What a probe needs to run that is not there: no compiler (nvcc,
+    hipcc) on PATH, no driver, no GPU of that index, or a GPU that cannot
+    run the instruction; the message names which."""
 
 
 class SolverTimeout(UserError):

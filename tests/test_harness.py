@@ -92,7 +92,8 @@ def test_program_shape_matches_simulated_output(tmp_path):
     ins = instruction_by_name(DEFAULTS[("float16", "float16", "float32", "float32", "", 0)])
     sim = simulated_observations(vectors_file(tmp_path, ins), "hopper-fp16-fp32")
     row_keys = {"index", "a", "b", "c", "d"}
-    optional = {"scale_a", "scale_b", "matches", "hypotheses", "id", "label", "matched"}
+    optional = {"scale_a", "scale_b", "matches", "hypotheses", "id", "label", "matched",
+                "host_d"}               # the probe's host mode: where it read d
     assert printed >= {"schema", "device", "instruction", "formats", "k", "observations"}
     assert printed - row_keys - optional <= set(sim)
     assert set(sim["observations"][0]) == row_keys

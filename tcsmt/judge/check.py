@@ -59,6 +59,7 @@ class Rows:
     device: str = ""
     instruction: str = ""
     notes: list[str] = field(default_factory=list)
+    host_model: str = ""           # probes run in host mode: the model that gave d
 
     @property
     def k(self) -> int:
@@ -100,7 +101,8 @@ def rows_from_observations(obs, source: str, what: str = "observations") -> Rows
                 sb=_bits([r.scale_b for r in obs.rows]) if scaled else None,
                 scale_block=obs.scale_block, device=obs.device, instruction=obs.instruction,
                 notes=[f"known problem of the recording: {kp.get('why', kp)}"
-                       for kp in obs.meta.get("known_problems", [])])
+                       for kp in obs.meta.get("known_problems", [])],
+                host_model=str(obs.meta.get("host_model", "")))
 
 
 def rows_from_recorded(folder: Path) -> list[Rows]:
@@ -333,7 +335,7 @@ def check(source: str | Path, models: list[str] | tuple = (), overrides: list[st
         sets = [_first(r, limit) for r in sets]
     specs = list(models)
     if not specs:
-        arch = next((device_architecture(r.device) for r in sets if r.device), None)
+        arch = next((r.host_model or device_architecture(r.device) for r in sets if r.device), None)
         if arch is None:
             raise UserError(f"{source}: name the models to check with --arch MODEL "
                             "(the rows name no device tcsmt knows)")

@@ -23,7 +23,8 @@ HEADER = Template("""\
 //
 // Build: $build
 //   ($note)
-// Run:   ./probe > observations.json
+// Run:   ./probe > observations.json     (./probe --device N: GPU N; --host-d FILE: no GPU,
+//          d read from FILE, see main)
 //   The observations are one JSON object on stdout (schema tcsmt-observations/1);
 //   errors go to stderr with a non-zero exit code (3: the layout check failed).
 //

@@ -59,23 +59,34 @@ def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str
     vector by vector, printing PASS or FAIL. ``formats`` (IN:OUT) picks
     one set of a file that holds several."""
     from tcsmt.fileio import write_text_atomic
+    ins, count, text = probe_source(vectors_path, Path(out_path).name, instruction, target, models, formats)
+    write_text_atomic(out_path, text)
+    return ins, count
+
+
+def probe_source(vectors_path: str | Path, source_name: str, instruction: str | None = None,
+                 target: str = "cuda", models: tuple = (), formats: str | None = None
+                 ) -> tuple[Instruction, int, str]:
+    """(instruction, number of vectors, program text) of write_probe."""
     if target not in TARGETS:
         raise UserError(f"unknown target {target!r} (supported: {', '.join(TARGETS)})")
     vs = read_vectors(vectors_path, formats)
     ins = vs.pick_instruction(instruction, target)
     for m in models:
         add_model_hypothesis(vs, ins, m)
-    write_text_atomic(out_path, program(vs, ins, Path(out_path).name))
-    return ins, len(vs.vectors)
+    return ins, len(vs.vectors), program(vs, ins, source_name)
 
 
 # ---------------------------------------------------------------------------
 # The same vectors through a model, and recorded data, as observations
 # ---------------------------------------------------------------------------
 
-def _model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[int]]:
+def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[int]]:
     """(ModelParams, the d of every vector padded to the instruction's k)."""
+    import numpy as np
+
     from tcsmt.observed.observations import check_scales
+    from tcsmt.sim.batch import dot_batch, supported
     from tcsmt.sim.dot import dot_bits
     p = vectors_model(model, vs, ins)
     want, have = (p.fin, p.fb, p.fc, p.fout), (vs.fin, vs.fb, vs.fc, vs.fout)
@@ -83,10 +94,14 @@ def _model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list
         raise UserError(f"model {p.name} is for {'/'.join(f.name for f in want)}, "
                         f"the vectors are {'/'.join(f.name for f in have)}")
     check_scales(p, vs.fs.scale, vs.scale_block, "vectors")
-    outs = []
-    for (a, b, c), sc in zip(vs.padded(ins.k), vs.padded_scales(ins.k)):
-        outs.append(dot_bits(p, a, b, c, *(sc if vs.scale_block else (None, None))))
-    return p, outs
+    rows = vs.padded(ins.k)
+    scales = [sc if vs.scale_block else (None, None) for sc in vs.padded_scales(ins.k)]
+    if rows and supported(p):           # the batch simulator: the same bits, at array speed
+        arr = [np.array([r[i] for r in rows], dtype=np.uint64) for i in range(3)]
+        sab = [np.array([sc[i] for sc in scales], dtype=np.uint64) if vs.scale_block else None
+               for i in range(2)]
+        return p, [int(x) for x in dot_batch(p, *arr, sa_bits=sab[0], sb_bits=sab[1])]
+    return p, [dot_bits(p, a, b, c, *sc) for (a, b, c), sc in zip(rows, scales)]
 
 
 def vectors_model(model, vs: VectorSet, ins: Instruction):
@@ -101,7 +116,7 @@ def vectors_model(model, vs: VectorSet, ins: Instruction):
 
 def add_model_hypothesis(vs: VectorSet, ins: Instruction, model) -> None:
     """Add a model's d for every vector as a hypothesis the probe checks."""
-    p, outs = _model_outputs(vs, ins, model)
+    p, outs = model_outputs(vs, ins, model)
     if p.name in {i for i, _ in vs.hypotheses}:
         raise UserError(f"hypothesis {p.name} is given twice")
     vs.hypotheses.append((p.name, p.name))
@@ -115,7 +130,7 @@ def simulated_observations(vectors_file: str | Path, model, instruction: str | N
     (a model name or ModelParams): the same JSON shape, source "simulated"."""
     vs = read_vectors(vectors_file)
     ins = vs.pick_instruction(instruction, target)
-    p, outs = _model_outputs(vs, ins, model)
+    p, outs = model_outputs(vs, ins, model)
     rows = []
     for i, ((a, b, c), sc, d) in enumerate(zip(vs.padded(ins.k), vs.padded_scales(ins.k), outs)):
         rows.append(observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, d, vs.fb,

@@ -33,7 +33,8 @@ HEADER = Template("""\
 //
 // Build: $build
 //   (ROCm's hipcc; the instruction exists on $archs. Build for the GPU's own target.)
-// Run:   ./probe > observations.json
+// Run:   ./probe > observations.json     (./probe --device N: GPU N; --host-d FILE: no GPU,
+//          d read from FILE, see main)
 //   The observations are one JSON object on stdout (schema tcsmt-observations/1);
 //   errors go to stderr with a non-zero exit code (3: the layout check failed).
 //

@@ -82,6 +82,9 @@ __device__ __forceinline__ bool quiet(acc_word x) {
 """)
 
 MAIN = Template(r"""
+#include <cstdlib>
+#include <cstring>
+
 #define CHECK(call)                                                              \
   do {                                                                           \
     RT(Error_t) err_ = (call);                                                   \
@@ -191,27 +194,61 @@ static bool pass_any(int v) {
   return false;
 }
 
-int main() {
-  int dev = 0, runtime = 0, driver = 0;
-  CHECK(RT(GetDevice)(&dev));
+// Host mode (./probe --host-d FILE): instead of running the kernel, read what it would
+// have written from FILE: the d of every vector as NTOT hex words (the vectors', then the
+// calibration vectors') and the count of stray elements of D. No GPU is touched and the
+// output says "source": "host". tcsmt runs probes this way where no GPU is at hand
+// (--device cuda-host:MODEL, hip-host:MODEL), with d computed by a model.
+static int read_host_d(const char* path, unsigned int* stray) {
+  FILE* f = fopen(path, "r");
+  if (!f) { fprintf(stderr, "probe: cannot open %s\n", path); return 1; }
+  int n = 0;
+  for (unsigned long long x; n < NTOT && fscanf(f, "%llx", &x) == 1; ++n) h_d[n] = (acc_word)x;
+  const bool ok = n == NTOT && fscanf(f, "%u", stray) == 1;
+  fclose(f);
+  if (!ok) fprintf(stderr, "probe: %s: expected %d hex words of d, then the count of stray elements\n",
+                   path, NTOT);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  int index = 0, runtime = 0, driver = 0;
+  const char* host_d = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--device") && i + 1 < argc) index = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--host-d") && i + 1 < argc) host_d = argv[++i];
+    else { fprintf(stderr, "probe: usage: %s [--device N] [--host-d FILE]\n", argv[0]); return 2; }
+  }
   DEVICE_PROP prop;
-  CHECK(RT(GetDeviceProperties)(&prop, dev));
-  CHECK(RT(RuntimeGetVersion)(&runtime));
-  CHECK(RT(DriverGetVersion)(&driver));
-  if (!device_supported(prop)) return 1;
   unsigned int stray = 0;
-  if (run(&stray) != 0) return 1;
+  if (host_d) {
+    if (read_host_d(host_d, &stray) != 0) return 1;
+  } else {
+    CHECK(RT(SetDevice)(index));
+    CHECK(RT(GetDeviceProperties)(&prop, index));
+    CHECK(RT(RuntimeGetVersion)(&runtime));
+    CHECK(RT(DriverGetVersion)(&driver));
+    if (!device_supported(prop)) return 1;
+    if (run(&stray) != 0) return 1;
+  }
   int bad_cal = 0, first_bad = -1;
   for (int i = 0; i < NCAL; ++i)
     if (h_d[NVEC + i] != h_cal_d[i]) { if (first_bad < 0) first_bad = i; ++bad_cal; }
 
   printf("{\n  \"schema\": \"tcsmt-observations/1\",\n");
-  printf("  \"source\": \"device\",\n  \"device\": ");
-  print_string(prop.name);
-  printf(",\n  \"compute_capability\": ");
-  print_string(device_arch(prop));
-  printf(",\n");
-  print_versions(runtime, driver);
+  if (host_d) {
+    printf("  \"source\": \"host\",\n  \"device\": \"host\",\n  \"compute_capability\": \"none (host)\",\n");
+    printf("  \"host_d\": ");
+    print_string(host_d);
+    printf(",\n");
+  } else {
+    printf("  \"source\": \"device\",\n  \"device\": ");
+    print_string(prop.name);
+    printf(",\n  \"compute_capability\": ");
+    print_string(device_arch(prop));
+    printf(",\n");
+    print_versions(runtime, driver);
+  }
   printf("  \"instruction\": \"$name\",\n");
   printf("  \"formats\": $formats_json,\n");
   printf("$scale_block_line");
