@@ -403,17 +403,36 @@ def properties(arch: str = "ampere") -> list[dict]:
 # ---------------------------------------------------------------------------
 
 def check(source: str | Path, models=(), *, overrides=(), show: int = 3,
-          limit: int | None = None) -> dict:
+          limit: int | None = None, device: str | None = None, instruction: str | None = None,
+          formats: str | None = None, observations: str | Path | None = None, log=None) -> dict:
     """Observations (a probe's JSON, a recorded DEVICE/FORMAT folder, or any
     file of vectors tcsmt writes) against models, row by row: the
     tcsmt-check/1 document ``tcsmt check`` prints. ``models``: names,
     architectures or model files (one, or a list); none: the architecture
     of the observations' device. Each model's ``matched``/``rows`` and its
-    first ``show`` mismatches, explained stage by stage."""
+    first ``show`` mismatches, explained stage by stage.
+
+    With ``device`` (cuda[:N], hip[:N], cuda-host:MODEL, hip-host:MODEL) the
+    vectors of ``source`` run there first, in one launch of a probe
+    (``instruction``: another than the file's; ``formats``: one set of a
+    file that holds several), and the rows it returned are checked; they
+    are kept in ``observations`` (default observed-DEVICE-NAME.json, never
+    written over), named in the document's "observations_file"."""
     from tcsmt.judge.check import check as run
     models = [models] if isinstance(models, (str, Path)) else list(models)
-    return run(source, [str(m) for m in models], list(overrides), show, limit)
+    if device is not None:
+        from tcsmt.probes.device import run_file
+        source = run_file(device, source, instruction=instruction, formats=formats,
+                          observations=observations, log=log)
+    doc = run(source, [str(m) for m in models], list(overrides), show, limit)
+    if device is not None:
+        doc["observations_file"] = str(source)
+    return doc
 
+
+# ---------------------------------------------------------------------------
+# Probes
+# ---------------------------------------------------------------------------
 
 def harness(vectors: str | Path, output: str | Path, *, target: str = "cuda",
             instruction: str | None = None, expect=(), formats: str | None = None) -> dict:
@@ -480,7 +499,8 @@ def plan(formats: str | None = None, *, space: str | Path | None = None, scales:
 
 def identify(observations: str | Path | None = None, *, plan: str | Path | None = None,
              formats: str | None = None, space: str | Path | None = None, device: str | None = None,
-             batch: str | None = None, output: str = "fp32", limit: int | None = None,
+             batch: str | None = None, instruction: str | None = None,
+             observations_out: str | Path | None = None, output: str = "fp32", limit: int | None = None,
              report: str | Path | None = None, model_file: str | Path | None = None,
              no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0,
              log=None, progress=None) -> dict:
@@ -488,8 +508,12 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
     probe's JSON, or a recorded DEVICE/FORMAT folder whose d ``output``,
     fp32 or fp16, is read), what to run next, and, when one class remains,
     its model file (``model_file``; none with ``no_model_file``); or, with
-    ``device`` ("sim:ARCH"), the whole loop on a simulated unit, ``batch``
-    saying what one launch on it runs (one, frontier, plan). ``plan``
+    ``device``, the whole loop on a unit: "sim:ARCH" (a model plays it),
+    "cuda[:N]" or "hip[:N]" (probes built with nvcc or hipcc and run on the
+    GPU, on ``instruction`` if named; every row kept in ``observations_out``,
+    default observed-DEVICE-PLAN.json), "cuda-host:MODEL" or
+    "hip-host:MODEL" (the same probes run on this machine, d from MODEL);
+    ``batch`` says what one launch on it runs (one, frontier, plan). ``plan``
     or ``space`` choose the hypotheses (default: the committed plan of the
     observations' formats). The report document is returned (and written
     to ``report``); "failure" names the observation no hypothesis explains."""
@@ -498,8 +522,11 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
     inputs = {"OBSERVATIONS": observations, "--plan": plan, "--space": space}
     refuse_overwriting(report, inputs, "-o")
     refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
+    refuse_overwriting(observations_out, {**inputs, "-o": report, "--model-file": model_file},
+                       "--observations")
     rec = run(observations, plan_file=plan, formats=formats, space_file=space, device=device,
-              batch=batch, d_output=output, limit=limit, model_file=model_file, no_model_file=no_model_file,
+              batch=batch, instruction=instruction, observations_out=observations_out,
+              d_output=output, limit=limit, model_file=model_file, no_model_file=no_model_file,
               prove=prove, timeout=timeout, log=log, progress=progress)
     if report:
         write_json_atomic(report, rec)

@@ -4,6 +4,7 @@ counted apart."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tcsmt.errors import UserError
@@ -44,13 +45,13 @@ def test_batches_walk_the_same_path(plan):
 class _Off:
     """A unit whose first output is off by one unit in the last place of
     what the device model gives: no branch of the plan holds it."""
-    label = "off-by-one"
+    name = "off-by-one"
 
     def __init__(self, p):
         self.inner = ModelDevice(p, "inner")
 
-    def run(self, vectors):
-        return [d ^ 1 for d in self.inner.run(vectors)]
+    def run(self, rows):
+        return self.inner.run(rows) ^ np.uint64(1)
 
 
 def test_an_output_no_branch_holds_ends_the_walk(plan):
@@ -60,10 +61,10 @@ def test_an_output_no_branch_holds_ends_the_walk(plan):
 
 
 class _Short:
-    label = "short"
+    name = "short"
 
-    def run(self, vectors):
-        return [0] * (len(vectors) - 1)
+    def run(self, rows):
+        return np.zeros(len(rows.c) - 1, dtype=np.uint64)
 
 
 def test_a_device_that_returns_too_few_outputs_is_an_error(plan):

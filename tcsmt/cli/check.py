@@ -21,7 +21,21 @@ import click
               help="Mismatching rows to show per model, each with the model's stages.")
 @click.option("--limit", type=click.IntRange(min=1), help="Check only the first N rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def check(source, models, overrides, show, limit, as_json):
+@click.option("--device", metavar="DEVICE",
+              help="Run the vectors of OBSERVATIONS (any file of vectors) on a device first: "
+                   "cuda[:N] or hip[:N] (a probe built with nvcc or hipcc, one launch on GPU N), "
+                   "cuda-host:MODEL or hip-host:MODEL (the same probe run on this machine, d "
+                   "computed by MODEL); then check the rows it returned.")
+@click.option("--instruction", metavar="NAME",
+              help="With --device: the instruction to run (default: the file's, else the usual one "
+                   "for the formats).")
+@click.option("--formats", metavar="IN:OUT",
+              help="With --device: which vectors of a file that holds several (a coverage file).")
+@click.option("--observations", "observations_out", metavar="FILE.json",
+              help="With --device: where the rows are kept (default observed-DEVICE-NAME.json "
+                   "here; an existing file is never written over).")
+def check(source, models, overrides, show, limit, as_json, device, instruction, formats,
+          observations_out):
     """Check OBSERVATIONS against one or more models, bit for bit.
 
     \b
@@ -37,10 +51,17 @@ def check(source, models, overrides, show, limit, as_json):
       tcsmt check data/hwdata/A100/fp16 --arch ampere --arch volta
       tcsmt check obs.json --arch hopper --set align_bits=1
       tcsmt check results/ampere/rounding.json --arch ampere
+      tcsmt check --device cuda vecs/wgmma-e4m3-f32.vectors.json --arch hopper
     """
     from tcsmt import api
+    from tcsmt.fileio import refuse_overwriting
     from tcsmt.judge.check import all_matched, dumps, text_lines
-    doc = api.check(source, list(models), overrides=list(overrides), show=show, limit=limit)
+    refuse_overwriting(observations_out, {"OBSERVATIONS": source}, "--observations")
+    if device is None and (instruction or formats or observations_out):
+        raise click.UsageError("--instruction, --formats and --observations go with --device")
+    doc = api.check(source, list(models), overrides=list(overrides), show=show, limit=limit,
+                    device=device, instruction=instruction, formats=formats,
+                    observations=observations_out, log=lambda text: click.echo(text, err=True))
     if as_json:
         click.echo(dumps(doc))
     else:

@@ -102,8 +102,17 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
 @click.option("--plan", "plan_file", metavar="PLAN.json", help="The plan the vectors came from.")
 @click.option("--formats", metavar="IN:OUT", help="Format pair of the default space (and plan).")
 @click.option("--space", "space_file", metavar="FILE", help="A space file (TOML: base and axes).")
-@click.option("--device", metavar="sim:ARCH",
-              help="Play the unknown unit with a shipped model and run the whole loop.")
+@click.option("--device", metavar="DEVICE",
+              help="Run the whole loop on a device: sim:ARCH (a shipped model plays the unit), "
+                   "cuda[:N] or hip[:N] (probes built with nvcc or hipcc and run on GPU N), "
+                   "cuda-host:MODEL or hip-host:MODEL (the same probes run on this machine, "
+                   "their d computed by MODEL: no GPU needed).")
+@click.option("--instruction", metavar="NAME",
+              help="With cuda or hip: the instruction the plan's vectors run on (its k must be "
+                   "the plan's; default the plan's, or the target's for the formats).")
+@click.option("--observations", "observations_out", metavar="FILE.json",
+              help="With cuda or hip: where every row the device ran is kept (default "
+                   "observed-DEVICE-PLAN.json here; an existing file is never written over).")
 @click.option("--batch", type=click.Choice(["one", "frontier", "plan"]), default=None,
               help="What one launch on the --device runs: the plan's next vector (one; the "
                    "default for sim:), that vector and every vector the plan may ask for right "
@@ -122,8 +131,8 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
                    "for --device, and for a class with several circuits).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds for a proof.")
 @options.scheduler
-def identify(observations, plan_file, formats, space_file, device, batch, d_output, limit, report,
-             model_file, no_model_file, prove, timeout):
+def identify(observations, plan_file, formats, space_file, device, instruction, observations_out,
+             batch, d_output, limit, report, model_file, no_model_file, prove, timeout):
     """Which hypotheses explain OBSERVATIONS, and what to run next.
 
     \b
@@ -136,6 +145,12 @@ def identify(observations, plan_file, formats, space_file, device, batch, d_outp
       tcsmt identify data/hwdata/A100/fp16
       tcsmt identify --device sim:hopper     (a shipped model plays the unit:
                                               the whole loop, runs counted)
+      tcsmt identify --device cuda --formats fp16:fp32   (on GPU 0)
+      tcsmt identify --device cuda-host:hopper --formats fp16:fp32
+    A run is one vector on the plan's path; a launch is one probe built and
+    run (--batch). With cuda and hip every row is kept in an observations
+    file, with the device, driver and compiler: replay it offline with
+    tcsmt identify FILE, or tcsmt check FILE (docs/gpu.md).
     Without --plan or --space, the committed plan of the observations'
     formats is used (results/plans/), else the default space.
     Exit status 0 when hypotheses remain; 2 with "error: no hypothesis in
@@ -144,11 +159,15 @@ def identify(observations, plan_file, formats, space_file, device, batch, d_outp
     """
     from tcsmt import api
     from tcsmt.identify.workflow import identify_lines
-    with _Bars() as bars:
-        rec = api.identify(observations, plan=plan_file, formats=formats, space=space_file,
-                           device=device, batch=batch, output=d_output, limit=limit, report=report,
-                           model_file=model_file, no_model_file=no_model_file, prove=prove,
-                           timeout=timeout, log=bars.log, progress=bars)
+    kw = dict(plan=plan_file, formats=formats, space=space_file, device=device, batch=batch,
+              instruction=instruction, observations_out=observations_out, output=d_output,
+              limit=limit, report=report, model_file=model_file, no_model_file=no_model_file,
+              prove=prove, timeout=timeout)
+    if device:              # the loop says what it runs, line by line
+        rec = api.identify(observations, log=_log, **kw)
+    else:
+        with _Bars() as bars:
+            rec = api.identify(observations, log=bars.log, progress=bars, **kw)
     for line in identify_lines(rec):
         click.echo(line)
     if report:
@@ -165,5 +184,6 @@ def _failure(rec: dict) -> str | None:
     if not fail:
         return None
     if "run" in fail:
-        return f"no hypothesis in the space explains run {fail['run']} of the simulated {rec['model']}"
+        who = f"the simulated {rec['model']}" if "model" in rec else rec["device"]
+        return f"no hypothesis in the space explains run {fail['run']} of {who}"
     return f"no hypothesis in the space explains observation {fail['index']}"

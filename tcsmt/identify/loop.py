@@ -1,11 +1,12 @@
 """The identification loop: follow a plan on a device, one output at a time.
 
-A device is anything with a ``label`` and a ``run(vectors)`` that returns
-the bits of d for each vector (``tcsmt.search.vectors.Vector``, padded to
-the plan's k or shorter). One call of ``run`` is one launch: a model in
-this process (``ModelDevice``, for ``--device sim:ARCH``) or a compiled
-probe on a GPU (``tcsmt.probes.device.ProbeDevice``, for ``--device cuda``
-and ``--device hip``). The loop does not care which.
+A device is anything with a ``name`` and a ``run(rows)`` that returns the
+bits of d for each row (``tcsmt.observed.random_rows.Rows``: a and b [N, k],
+c [N], the scales [N, S] of a block-scaled unit; d [N] uint64). One call of
+``run`` is one launch: a model in this process (``ModelDevice``, for
+``--device sim:ARCH``) or a compiled probe on a GPU
+(``tcsmt.probes.device.ProbeDevice``, for ``--device cuda`` and ``--device
+hip``). The loop does not care which.
 
 What a launch holds (``batch``):
 
@@ -25,31 +26,54 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
+from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
 from tcsmt.identify.plan import Plan, plan_vector_json
 from tcsmt.model.params import ModelParams
+from tcsmt.observed.random_rows import Rows
 from tcsmt.search.vectors import Vector
-from tcsmt.sim.dot import dot_bits
 
 BATCHES = ("one", "frontier", "plan")
 
 
 class Device(Protocol):
-    label: str
+    name: str
 
-    def run(self, vectors: list[Vector]) -> list[int]:
-        """The bits of d for every vector, in order: one launch."""
+    def run(self, rows: Rows) -> np.ndarray:
+        """The bits of d for every row, in order: one launch."""
 
 
 class ModelDevice:
     """A model computes what the unit returns (``--device sim:ARCH``)."""
 
-    def __init__(self, p: ModelParams, label: str):
+    def __init__(self, p: ModelParams, name: str):
         self.p = p
-        self.label = label
+        self.name = name
 
-    def run(self, vectors: list[Vector]) -> list[int]:
-        return [dot_bits(self.p, list(v.a), list(v.b), v.c, *v.scales()) for v in vectors]
+    def run(self, rows: Rows) -> np.ndarray:
+        from tcsmt.sim.batch import dot_batch, supported
+        from tcsmt.sim.dot import dot_bits
+        if supported(self.p):
+            return dot_batch(self.p, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb)
+        scales = [(None, None)] * len(rows.c) if rows.sa is None else \
+            [(sa.tolist(), sb.tolist()) for sa, sb in zip(rows.sa, rows.sb)]
+        return np.array([dot_bits(self.p, a.tolist(), b.tolist(), int(c), *sc)
+                         for a, b, c, sc in zip(rows.a, rows.b, rows.c, scales)], dtype=np.uint64)
+
+
+def vector_rows(vectors: list[Vector], k: int) -> Rows:
+    """Vectors (a and b padded with +0 terms to k) as Rows."""
+    def pad(xs):
+        return list(xs) + [0] * (k - len(xs))
+    a = np.array([pad(v.a) for v in vectors], dtype=np.uint64).reshape(len(vectors), k)
+    b = np.array([pad(v.b) for v in vectors], dtype=np.uint64).reshape(len(vectors), k)
+    c = np.array([v.c for v in vectors], dtype=np.uint64)
+    if not vectors or not vectors[0].sa:
+        return Rows(a, b, c, None, None)
+    return Rows(a, b, c, np.array([v.sa for v in vectors], dtype=np.uint64),
+                np.array([v.sb for v in vectors], dtype=np.uint64))
 
 
 @dataclass
@@ -62,14 +86,14 @@ class Walk:
     launches: int = 0
     vectors_run: int = 0
 
-    def run(self, vectors: list[Vector]) -> list[int]:
+    def run(self, vectors: list[Vector], k: int) -> list[int]:
         """One launch on the device, counted."""
-        out = self.device.run(vectors)
+        out = self.device.run(vector_rows(vectors, k))
         if len(out) != len(vectors):
-            raise UserError(f"{self.device.label} returned {len(out)} outputs for {len(vectors)} vectors")
+            raise UserError(f"{self.device.name} returned {len(out)} outputs for {len(vectors)} vectors")
         self.launches += 1
         self.vectors_run += len(vectors)
-        return out
+        return [int(x) for x in out]
 
     def counts(self) -> dict:
         return {"runs": len(self.steps), "launches": self.launches, "vectors_run": self.vectors_run}
@@ -103,10 +127,8 @@ def walk_plan(plan: Plan, device: Device, batch: str = "one", log=None) -> Walk:
     while "vector" in node:
         if node["vector"] not in known:
             todo = [i for i in launch_set(plan, node, batch) if i not in known]
-            for i, d in zip(todo, w.run([plan.vectors[i] for i in todo])):
+            for i, d in zip(todo, w.run([plan.vectors[i] for i in todo], plan.k)):
                 known[i] = d
-            if log and len(todo) > 1:
-                log(f"launch {w.launches}: {len(todo)} vectors of the plan")
         d = known[node["vector"]]
         v = plan.vectors[node["vector"]]
         dh = plan.fout.hex(d)
@@ -122,6 +144,66 @@ def walk_plan(plan: Plan, device: Device, batch: str = "one", log=None) -> Walk:
         node = child
     w.node = node
     return w
+
+
+MAX_REFINE = 8
+
+
+def run_loop(device: Device, plan: Plan, prove: bool = True, timeout: float = 600.0, log=None,
+             batch: str = "one") -> dict:
+    """The loop on any device: walk the plan; then, with ``prove``, settle
+    the class it ends in (``settle_class``). The record: the runs and
+    launches, the steps, the class (its members, those left after the
+    witnesses) or the failure, and a verdict from the outputs alone:
+    "outside the space", "identified" (the class left proved one
+    behaviour on the plan's domain), "identified, not proved" or
+    "identified (not proved: --no-prove)"."""
+    walk = walk_plan(plan, device, batch, log)
+    rec: dict = {"device": device.name, "plan": plan.source}
+    if walk.failure:
+        rec.update(walk.counts(), steps=walk.steps, verdict="outside the space", failure=walk.failure)
+        return rec
+    cl = plan.classes[walk.node["class"]]
+    members = [plan.models()[i] for i in cl.members]
+    rec.update(cls=walk.node["class"], class_size=len(members), class_status=cl.status,
+               members=[m.name for m in members])
+    rec["verdict"] = "identified (not proved: --no-prove)"
+    if prove:
+        members, rec["proof"] = settle_class(members, plan, walk, timeout, log)
+        rec["class_left"] = [m.name for m in members]
+        rec["verdict"] = ("outside the space" if not members else "identified"
+                          if rec["proof"]["verdict"] == Verdict.UNSAT else "identified, not proved")
+    rec.update(walk.counts(), steps=walk.steps)
+    return rec
+
+
+def settle_class(members: list[ModelParams], plan: Plan, walk: Walk, timeout: float, log=None):
+    """(members left, proof): the class proved one behaviour on the plan's
+    domain (one circuit: nothing to prove; else the solvers). A witness
+    that splits it runs on the device (one more run and launch) and the
+    members that give its d stay, until the solvers find no more."""
+    from tcsmt.identify.report import prove_class
+    from tcsmt.sim.dot import dot_bits
+    for _ in range(MAX_REFINE):
+        if log:
+            log(f"proving the class ({len(members)} hypothes{'is' if len(members) == 1 else 'es'}) "
+                "one behaviour on the plan's domain")
+        proof = prove_class(members, plan.k, plan.domain, None, timeout)
+        if proof["verdict"] != Verdict.SAT:
+            break
+        w = proof["witness"]
+        a, b = [int(x, 16) for x in w["a"]], [int(x, 16) for x in w["b"]]
+        c = int(w["c"], 16)
+        sc = tuple([int(x, 16) for x in w[key]] if key in w else None for key in ("scale_a", "scale_b"))
+        d, = walk.run([Vector(tuple(a), tuple(b), c, *(tuple(x or ()) for x in sc))], plan.k)
+        walk.steps.append({"run": len(walk.steps) + 1, "vector": "solver witness", **w,
+                           "d": plan.fout.hex(d), "branches": None})
+        if log:
+            log(f"run {len(walk.steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
+        members = [m for m in members if dot_bits(m, a, b, c, *sc) == d]
+        if not members:
+            break
+    return members, proof
 
 
 def closest_branches(plan: Plan, node: dict, d: int) -> list[dict]:

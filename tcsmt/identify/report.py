@@ -6,6 +6,7 @@ the model file.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from tcsmt.enums import Verdict
 from tcsmt.identify.hypspace import HypSpace
@@ -260,3 +261,20 @@ def proof_line(p: dict) -> str:
         return f"proof: refuted: the witness {p['witness']} gives {p['witness_outputs']}"
     return f"proof: undecided ({p.get('reason', '')})"
 
+
+def write_identified(members, space, obs, source: str, proof_text: str, model_file=None) -> str:
+    """The model file of a class of hypotheses that reproduce ``obs`` (an
+    ObservationSet): identified-DEVICE-IN-OUT.toml unless named."""
+    from tcsmt.model.modelfile import identified_sources, model_for_class, render, slug, write_model
+    from tcsmt.model.names import short_format
+    name = f"identified-{slug(obs.device)}-{short_format(obs.fin.name)}-{short_format(obs.fout.name)}"
+    evidence = f"{source}: {len(obs.rows)} observations of {obs.device}, {obs.instruction}"
+    p = model_for_class(members, name, "identified", obs.device, obs.instruction,
+                        f"identified by tcsmt identify from {Path(source).name}")
+    sources = identified_sources(members, space.axes(), evidence, proof_text, space.name)
+    header = [f"{name}: identified by tcsmt identify from {source}",
+              f"{len(members)} hypotheses of the space {space.name} reproduce every row; "
+              f"the first is written"]
+    path = model_file or f"{name}.toml"
+    write_model(path, render(p, sources, header))
+    return str(path)

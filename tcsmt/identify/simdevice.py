@@ -19,13 +19,11 @@ import time
 
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.identify.loop import ModelDevice, Walk, runs_line, walk_plan
+from tcsmt.identify.loop import ModelDevice, run_loop, runs_line
 from tcsmt.identify.plan import Plan, formats_record
 from tcsmt.identify.report import projection, prove_class
 from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
-from tcsmt.search.vectors import Vector
-from tcsmt.sim.dot import dot_bits
 
 NOT_IN_CLASS = ("not recovered: the device's values are not in the class it ends in "
                 "(not proved: --no-prove)")
@@ -34,8 +32,8 @@ NOT_IN_CLASS = ("not recovered: the device's values are not in the class it ends
 def parse_device(text: str) -> str:
     kind, sep, arch = text.partition(":")
     if kind != "sim" or not sep or not arch.strip():
-        raise UserError(f"--device {text!r}: expected sim:ARCH (such as sim:hopper); real devices "
-                        "run the plan's probe: tcsmt harness PLAN.json -o probe.cu")
+        raise UserError(f"--device {text!r}: expected sim:ARCH (such as sim:hopper), cuda[:N], "
+                        "hip[:N], cuda-host:MODEL or hip-host:MODEL")
     return arch.strip()
 
 
@@ -53,70 +51,31 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
                         f"{label(plan.space.base, scales[1])}")
     t0 = time.monotonic()
     models = plan.models()
-    walk = walk_plan(plan, ModelDevice(p, f"sim:{arch}"), batch, log)
-    steps, node, failure = walk.steps, walk.node, walk.failure
-    rec = {"device": f"sim:{arch}", "model": p.name, **walk.counts(), "steps": steps,
-           "plan": plan.source}
     idx, outside = projection(plan.space, p)
-    rec["space_hypothesis"] = models[idx].name if idx is not None else None
-    rec["outside_the_space"] = {k: getattr(p, k) for k in outside}
-    if failure:
-        rec.update(verdict="outside the space", failure=failure)
-        rec.update(walk.counts())
-        rec["seconds"] = round(time.monotonic() - t0, 1)
-        return rec
-    cl = plan.classes[node["class"]]
-    members = [models[i] for i in cl.members]
-    rec.update(cls=node["class"], class_size=len(members), class_status=cl.status,
-               members=[m.name for m in members], projection_in_class=idx in cl.members)
-    if prove:
-        _prove(rec, p, plan, members, idx, outside, walk, timeout, log)
-    elif idx in cl.members:
-        rec["verdict"] = "recovered (not proved: --no-prove)"
-    else:
-        rec["verdict"] = NOT_IN_CLASS
-    rec.update(walk.counts())
+    rec = {"device": f"sim:{arch}", "model": p.name,
+           "space_hypothesis": models[idx].name if idx is not None else None,
+           "outside_the_space": {k: getattr(p, k) for k in outside}}
+    rec.update(run_loop(ModelDevice(p, f"sim:{arch}"), plan, prove, timeout, log, batch))
+    if "cls" in rec:
+        rec["projection_in_class"] = idx in plan.classes[rec["cls"]].members
+        if not prove:
+            rec["verdict"] = ("recovered (not proved: --no-prove)" if rec["projection_in_class"]
+                              else NOT_IN_CLASS)
+        elif rec["class_left"]:
+            _prove_device(rec, p, plan, idx, outside, timeout)
     rec["seconds"] = round(time.monotonic() - t0, 1)
     return rec
 
 
-MAX_REFINE = 8
-
-
-def _prove(rec, p, plan: Plan, members, idx, outside, walk: Walk, timeout, log) -> None:
-    """1. The class: its members equal on the plan's domain (one circuit:
-    nothing to prove; else the solvers; a witness that splits it is run on
-    the device, one more run, and the members that agree stay).
-    2. The device: equal to the space's hypothesis with its values (same
+def _prove_device(rec, p, plan: Plan, idx, outside, timeout) -> None:
+    """The device: equal to the space's hypothesis with its values (same
     circuit, after lemmas for the parameters the space does not vary;
-    tcsmt.identify.lemmas), else the solvers on the device against the class."""
+    tcsmt.identify.lemmas), else the solvers on the device against the
+    class left."""
     from tcsmt.identify.lemmas import same_circuit, settle_outside
     models = plan.models()
-    for _ in range(MAX_REFINE):
-        if log:
-            log(f"proving the class ({len(members)} hypothes{'is' if len(members) == 1 else 'es'}) "
-                "one behaviour on the plan's domain")
-        proof = prove_class(members, plan.k, plan.domain, None, timeout)
-        if proof["verdict"] != Verdict.SAT:
-            break
-        w = proof["witness"]
-        a = [int(x, 16) for x in w["a"]]
-        b = [int(x, 16) for x in w["b"]]
-        c = int(w["c"], 16)
-        sc = tuple([int(x, 16) for x in w[key]] if key in w else None for key in ("scale_a", "scale_b"))
-        d, = walk.run([Vector(tuple(a), tuple(b), c, *(tuple(x or ()) for x in sc))])
-        walk.steps.append({"run": len(walk.steps) + 1, "vector": "solver witness", **w,
-                           "d": plan.fout.hex(d), "branches": None})
-        if log:
-            log(f"run {len(walk.steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
-        members = [m for m in members if dot_bits(m, a, b, c, *sc) == d]
-        if not members:
-            rec.update(proof=proof, verdict="outside the space")
-            return
-    rec["proof"] = proof
-    rec["class_left"] = [m.name for m in members]
-    names = {m.name for m in members}
-    if idx is not None and models[idx].name in names:
+    members = [m for m in models if m.name in set(rec["class_left"])]
+    if idx is not None and models[idx].name in rec["class_left"]:
         hyp = models[idx]
         if outside:
             dev = settle_outside(p, hyp, outside, plan.k, plan.domain, min(timeout, 300.0))
@@ -128,13 +87,16 @@ def _prove(rec, p, plan: Plan, members, idx, outside, walk: Walk, timeout, log) 
     else:
         dev = prove_class(members, plan.k, plan.domain, p, timeout)
     rec["device_proof"] = dev
-    verdicts = {proof["verdict"], dev["verdict"]}
+    verdicts = {rec["proof"]["verdict"], dev["verdict"]}
     rec["verdict"] = ("outside the space" if "sat" in verdicts else
                       "recovered" if verdicts == {"unsat"} else "recovered, not proved")
 
 
 def sim_lines(rec: dict) -> list[str]:
-    out = [f"device {rec['device']} ({rec['model']}), plan {rec['plan']}"]
+    """What identify --device prints: the runs, the class, the proofs, the
+    verdict (a simulated device's own values and proof where it has them)."""
+    model = f" ({rec['model']})" if "model" in rec else ""
+    out = [f"device {rec['device']}{model}, plan {rec['plan']}"]
     for s in rec["steps"]:
         src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
         scales = (f", scale_a = [{' '.join(s['scale_a'])}], scale_b = [{' '.join(s['scale_b'])}]"
@@ -155,9 +117,10 @@ def sim_lines(rec: dict) -> list[str]:
                    f"{status_words(rec['class_status'])}): "
                    f"{rec['members'][0]}"
                    + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
-        out.append(f"  the device model's values on the space's axes "
-                   f"{'are' if rec['projection_in_class'] else 'are NOT'} in this class")
-    if rec["outside_the_space"]:
+        if "projection_in_class" in rec:
+            out.append(f"  the device model's values on the space's axes "
+                       f"{'are' if rec['projection_in_class'] else 'are NOT'} in this class")
+    if rec.get("outside_the_space"):
         out.append("  parameters outside the space: " +
                    ", ".join(f"{k}={v}" for k, v in rec["outside_the_space"].items()))
     if rec.get("proof"):
@@ -165,6 +128,8 @@ def sim_lines(rec: dict) -> list[str]:
         out.append("  class " + proof_line(rec["proof"]))
     if rec.get("device_proof"):
         out += device_proof_lines(rec["device_proof"])
+    if rec.get("class_left") and len(rec["class_left"]) < rec["class_size"]:
+        out.append(f"  left after the witnesses: {len(rec['class_left'])} of {rec['class_size']}")
     out.append(f"verdict: {rec['verdict']} ({rec['seconds']} s)")
     return out
 

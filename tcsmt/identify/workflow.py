@@ -40,13 +40,24 @@ def plan_lines(doc: dict) -> list[str]:
 
 
 def identify(observations=None, *, plan_file=None, formats=None, space_file=None, device=None,
-             batch: str | None = None,
+             batch: str | None = None, instruction: str | None = None, observations_out=None,
              d_output: str = "fp32", limit: int | None = None, model_file=None,
              no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0,
              log=None, progress=None) -> dict:
     """The identification report of OBSERVATIONS (or of the loop with
     ``device``): the document ``tcsmt identify`` prints; it has "failure"
     when no hypothesis explains an observation."""
+    from tcsmt.probes.device import is_probe_device
+    if device and observations:
+        raise UserError("give OBSERVATIONS or --device, not both")
+    if device and is_probe_device(device):
+        from tcsmt.identify.ondevice import identify_on_device
+        return identify_on_device(device, probe_plan(device, formats, plan_file), instruction=instruction,
+                                  batch=batch or "frontier", observations=observations_out,
+                                  prove=prove is not False, timeout=timeout, model_file=model_file,
+                                  no_model_file=no_model_file, log=log)
+    if device and (instruction or observations_out):
+        raise UserError("--instruction and --observations go with --device cuda or hip")
     if device:
         return identify_sim(device, formats, plan_file, prove, timeout, log, batch or "one")
     if not observations:
@@ -60,6 +71,21 @@ def identify(observations=None, *, plan_file=None, formats=None, space_file=None
     if res.verdict == "identified":
         extra.update(finish_identified(res, prove, timeout, model_file, no_model_file, log))
     return report_record(res, extra)
+
+
+def probe_plan(device: str, formats: str | None, plan_file):
+    """The plan a GPU runs: --plan, else the committed plan of --formats."""
+    from tcsmt.identify.plan import committed_plan, read_plan
+    if plan_file:
+        return read_plan(plan_file)
+    if not formats:
+        raise UserError(f"--device {device}: say which plan to run (--formats IN:OUT for a "
+                        "committed plan, or --plan PLAN.json)")
+    path = committed_plan(formats)
+    if path is None:
+        raise UserError(f"no committed plan for {formats}: make one with tcsmt plan --formats "
+                        f"{formats} (or pass --plan PLAN.json)")
+    return read_plan(path)
 
 
 def load_observations(path: str, output: str, limit: int | None):
@@ -102,8 +128,6 @@ def finish_identified(res, prove, timeout, model_file, no_model_file, log=None) 
     no proof yet) and write the model file."""
     from tcsmt.identify.plan import plan_domain
     from tcsmt.identify.report import distinct_circuits, prove_class
-    from tcsmt.model.modelfile import identified_sources, model_for_class, render, slug, write_model
-    from tcsmt.model.names import short_format
     models = res.space.models()
     members = [models[i] for i in res.classes[0]]
     status = res.class_status[0]
@@ -115,20 +139,10 @@ def finish_identified(res, prove, timeout, model_file, no_model_file, log=None) 
         say(log, f"proving the {len(members)} hypotheses left equal on the plan's domain")
         out["proof"] = prove_class(members, res.obs.k, domain, None, timeout)
         proof_text = f"proof: {out['proof']['verdict']} by {', '.join(out['proof']['proved_by']) or '-'}"
-    if no_model_file:
-        return out
-    obs = res.obs
-    name = f"identified-{slug(obs.device)}-{short_format(obs.fin.name)}-{short_format(obs.fout.name)}"
-    evidence = f"{res.source}: {len(obs.rows)} observations of {obs.device}, {obs.instruction}"
-    p = model_for_class(members, name, "identified", obs.device, obs.instruction,
-                        f"identified by tcsmt identify from {Path(res.source).name}")
-    sources = identified_sources(members, res.space.axes(), evidence, proof_text, res.space.name)
-    header = [f"{name}: identified by tcsmt identify from {res.source}",
-              f"{len(members)} hypotheses of the space {res.space.name} reproduce every row; "
-              f"the first is written"]
-    path = model_file or f"{name}.toml"
-    write_model(path, render(p, sources, header))
-    out["model_file"] = path
+    if not no_model_file:
+        from tcsmt.identify.report import write_identified
+        out["model_file"] = write_identified(members, res.space, res.obs, res.source, proof_text,
+                                             model_file)
     return out
 
 
@@ -157,4 +171,7 @@ def identify_lines(rec: dict) -> list[str]:
     """What ``tcsmt identify`` prints of its document."""
     from tcsmt.identify.report import text_lines
     from tcsmt.identify.simdevice import sim_lines
+    if "device_spec" in rec:
+        from tcsmt.identify.ondevice import device_lines
+        return device_lines(rec)
     return sim_lines(rec) if "steps" in rec else text_lines(rec)

@@ -1,0 +1,100 @@
+"""``tcsmt identify --device cuda[:N]`` (``hip[:N]``, ``cuda-host:MODEL``,
+``hip-host:MODEL``): the identification loop on a GPU, through probes.
+
+The device is a ``tcsmt.probes.device.ProbeDevice``: each launch writes a
+probe for the vectors the loop asks for, builds it for the GPU's
+architecture, runs it and reads d back. The loop is
+``tcsmt.identify.loop.run_loop``, the one ``--device sim:ARCH`` runs: walk
+the plan (a launch holds what ``batch`` says), settle the class it ends in
+with the solvers, a witness that splits it run on the GPU as one more
+launch. Every row the GPU ran is in the observations file, with the device,
+its runtime and driver and the compiler, written after every launch: the
+run is replayed offline by ``tcsmt identify FILE --plan PLAN`` (the same
+class) and ``tcsmt check FILE``. The model file is written from that file
+as the offline identify writes it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tcsmt.errors import UserError
+from tcsmt.identify.loop import run_loop
+from tcsmt.identify.plan import Plan
+from tcsmt.instructions.instruction import AMD_APIS, Instruction
+from tcsmt.version import __version__
+
+
+def device_instruction(plan: Plan, name: str | None, target: str) -> Instruction:
+    """The instruction the plan's vectors run on with this target: the
+    plan's own, else the one named, else the target's for the formats with
+    the plan's k."""
+    from tcsmt.instructions.table import all_instructions, choose_instruction, instruction_by_name
+    own = instruction_by_name(plan.instruction)
+    if name is None and (own.api in AMD_APIS) == (target == "hip"):
+        return own
+    p = plan.space.base
+    fmts = dict(fb=p.fb.name, scale=p.fscale.name if p.fscale else "",
+                scale_block=p.scale_block if p.fscale else 0, target=target)
+    ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, name, **fmts)
+    if name is None and ins.k != plan.k:
+        same_k = [i for i in all_instructions() if i.key() == ins.key() and i.k == plan.k
+                  and (i.api in AMD_APIS) == (target == "hip")]
+        ins = same_k[0] if same_k else ins
+    if ins.k != plan.k:
+        raise UserError(f"the plan's vectors have k = {plan.k}; {ins.name} takes k = {ins.k}: "
+                        "name an instruction with that k (--instruction; tcsmt harness "
+                        f"--list-instructions --target {target})")
+    return ins
+
+
+def identify_on_device(device: str, plan: Plan, *, instruction: str | None = None,
+                       batch: str = "frontier", observations: str | Path | None = None,
+                       prove: bool = True, timeout: float = 600.0, model_file: str | None = None,
+                       no_model_file: bool = False, log=None) -> dict:
+    """The loop on a probe device; the record identify --device prints."""
+    from tcsmt.identify.plan import space_plan_name
+    from tcsmt.probes.device import ProbeDevice, observations_path, parse_device_spec
+    spec = parse_device_spec(device)
+    ins = device_instruction(plan, instruction, spec.target)
+    t0 = time.monotonic()
+    with ProbeDevice(spec, ins, log=log,
+                     generator=f"tcsmt {__version__} identify --device {spec.text}") as dev:
+        what = Path(plan.source).stem if plan.source else space_plan_name(plan.space.base)
+        path = Path(observations) if observations else observations_path(dev.device_name, what)
+        dev.record_to(path)
+        rec = run_loop(dev, plan, prove, timeout, log, batch)
+        rec.update(device_spec=spec.text, instruction=ins.name, toolchain=dev.tc.record(),
+                   observations=str(path), rows_observed=len(dev.rows))
+        if dev.model is not None:
+            rec["host_model"] = dev.model.name
+    left = rec.get("class_left", rec.get("members"))
+    if left and not no_model_file and rec["verdict"] != "outside the space":
+        rec["model_file"] = _model_file(plan, left, rec, path, model_file)
+    rec["seconds"] = round(time.monotonic() - t0, 1)
+    return rec
+
+
+def _model_file(plan: Plan, names: list[str], rec: dict, path: Path, model_file: str | None) -> str:
+    from tcsmt.identify.report import proof_line, write_identified
+    from tcsmt.observed.observations import read_observations
+    members = [m for m in plan.models() if m.name in set(names)]
+    proof = proof_line(rec["proof"]) if rec.get("proof") else f"class status: {rec['class_status']}"
+    return write_identified(members, plan.space, read_observations(path), str(path), proof, model_file)
+
+
+def device_lines(rec: dict) -> list[str]:
+    """What identify --device cuda prints: the loop's lines, then where the
+    observations and the model went."""
+    from tcsmt.identify.simdevice import sim_lines
+    out = sim_lines(rec)
+    tc = rec["toolchain"]
+    extra = [f"instruction {rec['instruction']}, {tc['compiler']}"
+             + (f", runtime {tc['runtime']}, driver {tc.get('driver_release', tc['driver'])}"
+                if "runtime" in tc else f", d computed by {rec.get('host_model')} on the host")]
+    extra.append(f"observations: {rec['observations']} ({rec['rows_observed']} rows; "
+                 f"replay: tcsmt identify {rec['observations']} --plan {rec['plan']})")
+    if rec.get("model_file"):
+        extra.append(f"model file: {rec['model_file']}")
+    return out[:-1] + extra + out[-1:]
