@@ -32,3 +32,4 @@ def test_every_benchmark_has_a_short_mode(path):
 def test_ci_runs_every_benchmark_short():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "benchmarks/bench_*.py" in ci and "--short" in ci
+    assert "benchmarks/gpu_campaign.py --short" in ci
