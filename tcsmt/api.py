@@ -421,7 +421,9 @@ def check(source: str | Path, models=(), *, overrides=(), show: int = 3,
     from tcsmt.judge.check import check as run
     models = [models] if isinstance(models, (str, Path)) else list(models)
     if device is not None:
+        from tcsmt.fileio import refuse_overwriting
         from tcsmt.probes.device import run_file
+        refuse_overwriting(observations, {"OBSERVATIONS": source}, "--observations")
         source = run_file(device, source, instruction=instruction, formats=formats,
                           observations=observations, log=log)
     doc = run(source, [str(m) for m in models], list(overrides), show, limit)

@@ -54,9 +54,7 @@ def check(source, models, overrides, show, limit, as_json, device, instruction, 
       tcsmt check --device cuda vecs/wgmma-e4m3-f32.vectors.json --arch hopper
     """
     from tcsmt import api
-    from tcsmt.fileio import refuse_overwriting
     from tcsmt.judge.check import all_matched, dumps, text_lines
-    refuse_overwriting(observations_out, {"OBSERVATIONS": source}, "--observations")
     if device is None and (instruction or formats or observations_out):
         raise click.UsageError("--instruction, --formats and --observations go with --device")
     doc = api.check(source, list(models), overrides=list(overrides), show=show, limit=limit,
