@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_run import tcsmt
 
 from tcsmt.errors import DeviceMissing, OutputRefused, UserError
 from tcsmt.identify.loop import ModelDevice, walk_plan
@@ -36,14 +37,7 @@ needs_hipcc = pytest.mark.skipif(HIPCC is None, reason="hipcc could not be insta
 
 
 def run_cli(capsys, *args) -> tuple[int, str, str]:
-    from tcsmt.cli.main import main
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as e:
-        code = e.code or 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return tcsmt(args, capsys)
 
 
 @pytest.fixture(scope="module")
