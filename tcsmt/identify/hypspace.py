@@ -59,7 +59,7 @@ readings and the users' reports leave open:
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from tcsmt.errors import UserError
 from tcsmt.identify.space import (
@@ -95,8 +95,7 @@ class HypSpace:
         if self._models is None:
             out: list[ModelParams] = []
             for part in self.parts:
-                for m in part.models():
-                    out.append(replace(m, name=f"{part.name}:{m.name}") if len(self.parts) > 1 else m)
+                out += part.models(f"{part.name}:" if len(self.parts) > 1 else "")
             self._models = out
         return self._models
 

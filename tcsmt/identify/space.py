@@ -15,6 +15,7 @@ use when none is given.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from tcsmt.fileio import read_toml
 from tcsmt.model.formats import get_format
 from tcsmt.model.load import params_from_dict
 from tcsmt.model.params import FIELD_NAMES, ModelParams
+from tcsmt.model.validate import bad, convert, validate
 
 DEFAULT_AXES: dict[str, list] = {
     "block_size": [1, 2, 4, 8, 16, 32],
@@ -55,16 +57,21 @@ class Space:
         for values in itertools.product(*(self.axes[k] for k in keys)):
             yield dict(zip(keys, values))
 
-    def model(self, values: dict) -> ModelParams:
-        label = ",".join(f"{k}={v}" for k, v in values.items())
-        data = self.base.as_dict()
-        data.update(values)
-        data["name"] = label
-        data["default"] = False
-        return params_from_dict(data, f"space {self.name}: {label}")
+    def model(self, values: dict, prefix: str = "") -> ModelParams:
+        """The base with the axes' values (checked as a model file's are),
+        named by them after ``prefix``."""
+        label = prefix + ",".join(f"{k}={v}" for k, v in values.items())
+        origin = f"space {self.name}: {label}"
+        unknown = [k for k in values if k not in FIELD_NAMES]
+        if unknown:
+            raise bad(origin, unknown[0], "unknown key")
+        changes = {k: convert(origin, k, v) for k, v in values.items()}
+        p = dataclasses.replace(self.base, name=label, default=False, source_file=origin, **changes)
+        validate(p, origin)
+        return p
 
-    def models(self) -> list[ModelParams]:
-        return [self.model(v) for v in self.combinations()]
+    def models(self, prefix: str = "") -> list[ModelParams]:
+        return [self.model(v, prefix) for v in self.combinations()]
 
 
 def neutral_base(formats: str) -> ModelParams:

@@ -281,8 +281,9 @@ class ModelParams:
         return p
 
     def as_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d.pop("source_file")
+        """Every field but source_file (devices as a list); the values are
+        plain numbers, strings and None, so a shallow copy is a full one."""
+        d = {name: getattr(self, name) for name in FIELD_NAMES}
         d["devices"] = list(self.devices)
         return d
 
