@@ -63,6 +63,19 @@ def test_every_command_has_its_call():
         assert fn.__doc__, call
 
 
+def test_dot_takes_storage_words_as_matmul_and_files_do():
+    """tf32 travels in a binary32 word everywhere: tcsmt.dot, simulate and
+    tcsmt.matmul agree on 1 * 1 + 0 (0x3f800000), and a word with low bits
+    set is not a tf32 value."""
+    one = 0x3F800000
+    assert tcsmt.dot("ampere-tf32-fp32", [one], [one], 0).hex == "0x3f800000"
+    assert tcsmt.simulate("ampere-tf32-fp32", [one], [one], 0)["d"]["hex"] == "0x3f800000"
+    D = tcsmt.matmul(np.ones((1, 1), np.float32), np.ones((1, 1), np.float32), arch="ampere-tf32-fp32")
+    assert D.view(np.uint32)[0, 0] == one
+    with pytest.raises(UserError, match="low 13 bits must be zero"):
+        tcsmt.dot("ampere-tf32-fp32", [one | 1], [one], 0)
+
+
 def test_dir_of_the_package_lists_the_public_calls():
     assert set(dir(tcsmt)) == set(tcsmt.__all__)
     assert {"matmul", "plan", "identify_unit", "harness", "gemm", "choose_model"} <= set(dir(tcsmt))

@@ -134,7 +134,7 @@ def test_d00_is_lane_0_element_0(ins):
 # ---------------------------------------------------------------------------
 
 def _table(src: str, name: str) -> list[list[int]]:
-    body = re.search(name + r"\[\d+\]\[\w+\] = \{\n(.*?)\n\};", src, re.S).group(1)
+    body = re.search(name + r"\[\w+\]\[\w+\] = \{\n(.*?)\n\};", src, re.S).group(1)
     return [[int(x) for x in re.findall(r"-?\d+", line)] for line in body.splitlines()]
 
 

@@ -86,15 +86,28 @@ def _check_words(name: str, xs: list[int], fmt: Format) -> None:
             raise UserError(f"{name} = {x:#x} is not a {fmt.name} bit pattern ({fmt.bits} bits)")
 
 
+def _word(name: str, fmt: Format, x) -> int:
+    """A storage word (tf32 in a binary32 word) as the format's bit pattern."""
+    try:
+        return fmt.from_storage(int(x))
+    except UserError as e:
+        raise UserError(f"{name} = {int(x):#x}: {e}") from None
+
+
 def dot(spec: str | ModelParams, a, b, c, formats: str | None = None,
         overrides: list[str] | None = None, scale_a=None, scale_b=None) -> Result:
     """d = c + sum(a_i * b_i) under a model; a, b and c are bit patterns
-    (ints) in the model's in_format, b_format and c_format; for a
-    block-scaled model, scale_a and scale_b are the bit patterns of the
-    scales (one per scale_block products)."""
+    (ints) of the model's in_format, b_format and c_format in their storage
+    words, as result files, the command line and tcsmt.matmul hold them (tf32
+    in a binary32 word whose low 13 bits are zero); for a block-scaled model,
+    scale_a and scale_b are the bit patterns of the scales (one per
+    scale_block products)."""
     p = model(spec, formats, overrides)
-    a, b, c = check_inputs(p, a, b, c)
-    sa, sb = check_scales(p, len(a), scale_a, scale_b)
+    a, b = [_word("a", p.fin, x) for x in a], [_word("b", p.fb, y) for y in b]
+    a, b, c = check_inputs(p, a, b, _word("c", p.fc, c))
+    sa, sb = (None if s is None else [_word(n, p.fscale, x) if p.fscale else x for x in s]
+              for n, s in (("scale of a", scale_a), ("scale of b", scale_b)))
+    sa, sb = check_scales(p, len(a), sa, sb)
     return Result(dot_bits(p, a, b, c, sa, sb), p.fout)
 
 
@@ -222,12 +235,13 @@ def _term_text(t: datapath.Term) -> str:
 # ---------------------------------------------------------------------------
 
 def input_bits(fmt: Format, x, name: str) -> int:
-    """One input as a bit pattern: an int is one already; a string "0x3c00"
-    is a bit pattern (no sign: set the sign bit), any other string, float
-    or Fraction an exact value (tcsmt.sim.dot.to_bits)."""
+    """One input as a bit pattern: an int is one already, in the format's
+    storage word (as tcsmt.dot takes it); a string "0x3c00" is a bit
+    pattern (no sign: set the sign bit), any other string, float or
+    Fraction an exact value (tcsmt.sim.dot.to_bits)."""
     from tcsmt.model.formats import parse_bits
     if isinstance(x, int) and not isinstance(x, bool):
-        return x
+        return fmt.from_storage(x)
     if isinstance(x, str) and x.strip().lower().startswith(("0x", "-0x")):
         if x.strip().startswith("-"):
             raise UserError(f"{name} {x.strip()}: a bit pattern has no sign; set the sign bit")
