@@ -41,7 +41,7 @@ def models(archs=(), scaled: bool | None = None) -> list[ModelParams]:
 
 
 def simulate(arch, a, b, c=0, *, formats: str | None = None, overrides=(), scale_a=None,
-             scale_b=None, explain: bool = False) -> dict:
+             scale_b=None, mask=None, explain: bool = False) -> dict:
     """One dot product d = c + sum a_i*b_i under a model, as ``tcsmt
     simulate`` prints it: {"model", "summary": {the model's formats, block,
     fraction bits, rounding, scales}, "a", "b", "c" (and "scale_a",
@@ -50,10 +50,11 @@ def simulate(arch, a, b, c=0, *, formats: str | None = None, overrides=(), scale
     is an int (a bit pattern, as tcsmt.dot takes), a string ("0x3c00", a bit
     pattern; "1.5", "2^-24", an exact number) or a float or Fraction; the
     scales of a block-scaled model (one per scale_block terms) are bit
-    patterns of its scale format."""
+    patterns of its scale format; a sparse model's ``mask`` is one 0 or 1
+    per term (1: the metadata selects it)."""
     from tcsmt.sim.dot import simulate_document
     p = choose(arch, formats, list(overrides))
-    return simulate_document(p, list(a), list(b), c, scale_a, scale_b, explain)
+    return simulate_document(p, list(a), list(b), c, scale_a, scale_b, explain, mask)
 
 
 def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "auto",

@@ -70,3 +70,31 @@ def scales_for(p, k: int, rng) -> tuple[list[int] | None, list[int] | None]:
             return rng.randrange(0, f.nan_bits())
         return (f.bias + rng.randint(-4, 4)) << f.frac_bits | rng.getrandbits(f.frac_bits)
     return [one() for _ in range(n)], [one() for _ in range(n)]
+
+
+def mask_for(p, k: int, rng) -> list[int] | None:
+    """A sparse model's mask for a dot product of length k (None for a
+    dense model): every bit set now and then, else a legal pattern (two of
+    every four; tf32: one of every two)."""
+    if p.sparsity == "dense":
+        return None
+    if rng.random() < 0.15:
+        return [1] * k
+    want, group = {"2:4": (2, 4), "1:2": (1, 2)}[p.sparsity]
+    out = []
+    for g in range(0, k, group):
+        n = min(group, k - g)
+        picked = set(rng.sample(range(n), min(want, n)))
+        out += [int(i in picked) for i in range(n)]
+    return out
+
+
+def mask_rows(p, n: int, k: int, seed: int):
+    """[n, k] masks of a sparse model (mask_for, row by row), None for a dense one."""
+    if p.sparsity == "dense":
+        return None
+    import random
+
+    import numpy as np
+    rng = random.Random(seed)
+    return np.array([mask_for(p, k, rng) for _ in range(n)], dtype=np.uint64)

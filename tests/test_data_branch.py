@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from model_sample import MODELS, scales_for
+from model_sample import MODELS, mask_for, scales_for
 
 from tcsmt import all_models, datapath, model
 from tcsmt.datapath import bv
@@ -108,6 +108,9 @@ def test_the_ite_version_runs_and_is_right():
 # ---------------------------------------------------------------------------
 
 def special_inputs(fmt) -> list[int]:
+    if fmt.is_integer:              # zero, one, minus one, both ends of the range
+        return sorted({0, 1, fmt.encode(fmt.lowest), fmt.encode(fmt.highest),
+                       fmt.encode(-1 if fmt.signed else 2)})
     out = [0, fmt.pack(1, 0, 0), 1, fmt.pack(1, 0, 1), fmt.pack(0, fmt.bias, 0),
            fmt.max_finite_bits(0), fmt.max_finite_bits(1), fmt.pack(0, 1, 0)]
     if fmt.has_nan:
@@ -133,7 +136,7 @@ def run_model(p, rng: random.Random, samples: int = 6) -> None:
                 a = [rng.getrandbits(fin.bits) for _ in range(k)]
                 b = [rng.getrandbits(fb.bits) for _ in range(k)]
                 c = rng.getrandbits(fc.bits)
-            d = dot_bits(p, a, b, c, *scales_for(p, k, rng))
+            d = dot_bits(p, a, b, c, *scales_for(p, k, rng), mask=mask_for(p, k, rng))
             assert isinstance(d, int) and 0 <= d < (1 << p.fout.bits), (p.name, d)
 
 
@@ -157,20 +160,26 @@ def test_every_shipped_model_runs_its_trace_path(p):
     b = [rng.getrandbits(p.fb.bits) for _ in range(k)]
     c = rng.getrandbits(p.fc.bits)
     sa, sb = scales_for(p, k, rng)
+    m = mask_for(p, k, rng)
     scales = {} if sa is None else {"sa": [I.const(x, p.fscale.bits) for x in sa],
                                     "sb": [I.const(y, p.fscale.bits) for y in sb]}
     trace: list = []
     d = datapath.dot(I, p, [I.const(x, p.fin.bits) for x in a], [I.const(y, p.fb.bits) for y in b],
-                     I.const(c, p.fc.bits), trace=trace, **scales)
-    assert I.value(d) == dot_bits(p, a, b, c, sa, sb)
+                     I.const(c, p.fc.bits), trace=trace, **scales,
+                     mask=None if m is None else [I.const(x, 1) for x in m])
+    assert I.value(d) == dot_bits(p, a, b, c, sa, sb, m)
     assert trace
-    assert explain(p, a, b, c, sa, sb)[-1][0] == "rounded"
+    assert explain(p, a, b, c, sa, sb, m)[-1][0] == ("result" if p.fout.is_integer else "rounded")
 
 
 # Parameters a value needs before it validates on a block model
 NEEDS = {
     ("c_placement", "late"): {"late_frac_bits": 31},
+    ("saturation", "every_add"): {"overflow": "saturate"},
+    ("sparse_order", "compressed"): {"sparsity": "2:4"},
 }
+INTEGER_CHOICES = {("overflow", "wrap"), ("overflow", "saturate"), ("saturation", "every_add")}
+"""Values taken on an integer model (Ampere s8)."""
 
 
 def choice_cases():
@@ -183,7 +192,8 @@ def choice_cases():
 def test_every_choice_of_every_parameter_runs_without_a_data_branch(key, value):
     """Each value of each choice parameter, on a block model (Ampere fp16)
     and, for the every_add paths, with normalisation = every_add."""
-    base = model("ampere-fp16-fp32")
+    integer = (key, value) in INTEGER_CHOICES
+    base = model("ampere-s8-s32" if integer else "ampere-fp16-fp32")
     changes = {key: value, **NEEDS.get((key, value), {})}
     try:
         p = base.replace(**changes)
@@ -194,6 +204,7 @@ def test_every_choice_of_every_parameter_runs_without_a_data_branch(key, value):
     # an exact sum is one per block; RDNA's adder (ones, floor) is one block sum too
     every_add = (key, value) not in {("align_rounding", "exact"), ("align_rounding", "ones"),
                                      ("align_rounding", "floor")}
-    if every_add and key in ("add_order", "align_rounding", "zero_sign", "overflow", "product_alignment"):
+    if every_add and not integer and key in ("add_order", "align_rounding", "zero_sign", "overflow",
+                                             "product_alignment"):
         q = p.replace(normalisation="every_add", carry_bits=None, c_placement="global")
         run_model(q, rng, samples=3)

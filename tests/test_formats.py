@@ -584,7 +584,7 @@ def test_aliases(alias, name):
     assert get_format(alias) is FORMATS[name]
 
 
-@pytest.mark.parametrize("bad", ["fp12", "", "e1m3", "e16m3", "e5m0", "e5m", "float8", "int8"])
+@pytest.mark.parametrize("bad", ["fp12", "", "e1m3", "e16m3", "e5m0", "e5m", "float8", "int16"])
 def test_unknown_format_names_are_user_errors(bad):
     with pytest.raises(UserError):
         get_format(bad)

@@ -28,15 +28,18 @@ from tcsmt.model.catalogue import all_models
 from tcsmt.model.choose import choose
 from tcsmt.observed import recorded as hwdata
 from tcsmt.sim.batch import dot_batch, matmul, supported
-from tcsmt.sim.npio import dtype_of, to_bits
+from tcsmt.sim.npio import dtype_of, from_bits, to_bits
 
 numba = pytest.importorskip("numba")
 
 
 def operands(p, m: int, k: int, n: int, seed: int):
     """Random A, B, C in the model's dtypes: values over many binades,
-    exact zeros, products that cancel and a row of tiny values."""
+    exact zeros, products that cancel and a row of tiny values (integer
+    models: any inputs, C anywhere and a row near each end of the s32 range)."""
     rng = np.random.default_rng(seed)
+    if p.fin.is_integer:
+        return integer_operands(p, m, k, n, rng)
     a = rng.standard_normal((m, k)) * 2.0 ** rng.integers(-10, 10, (m, k))
     b = rng.standard_normal((k, n)) * 2.0 ** rng.integers(-10, 10, (k, n))
     a[rng.random((m, k)) < 0.1] = 0.0
@@ -45,6 +48,15 @@ def operands(p, m: int, k: int, n: int, seed: int):
     c = rng.standard_normal((m, n)) * 2.0 ** rng.integers(-8, 9, (m, n))
     return (a.astype(np.float32).astype(dtype_of(p.fin)), b.astype(np.float32).astype(dtype_of(p.fb)),
             c.astype(np.float32).astype(dtype_of(p.fc)))
+
+
+def integer_operands(p, m: int, k: int, n: int, rng):
+    def draw(fmt, shape):
+        return from_bits(rng.integers(0, 1 << fmt.bits, shape).astype(np.uint64), fmt)
+    c = rng.integers(0, 1 << 32, (m, n)).astype(np.uint64)
+    c[0, :] = 0x7FFFFFFF - rng.integers(0, 1 << 16, n).astype(np.uint64)
+    c[-1, :] = 0x80000000 + rng.integers(0, 1 << 16, n).astype(np.uint64)
+    return draw(p.fin, (m, k)), draw(p.fb, (k, n)), from_bits(c, p.fc)
 
 
 def scales(p, m: int, k: int, n: int, seed: int):
@@ -293,7 +305,8 @@ def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
                         ("cdna3-fp16-fp32", 80),     # cdna3 at 80: rolled after reordering
                         ("blackwell-nvfp4", 144),    # scales in a rolled loop, a partial block
                         ("blackwell-mxf8f6f4-e4m3-e5m2", 40),
-                        ("hopper-e4m3-fp32-mma", 69)], tmp_path)   # rows read from a table
+                        ("hopper-e4m3-fp32-mma", 69),    # rows read from a table
+                        ("ampere-s8-u8-s32-satfinite", 70), ("blackwell-u8-s32", 33)], tmp_path)
 
 
 @pytest.mark.slow

@@ -226,10 +226,13 @@ def test_the_facts_table_covers_every_published_model():
     """Every model is in FACTS, or is one of MMA-Sim's configurations (its
     parameters are checked against MMA-Sim's in test_mmasim.py), or is a
     named reading of an open question (-mma, -sftensor), or a model from
-    sources of a unit nobody has measured (docs/units-next.md)."""
+    sources of a unit nobody has measured (docs/units-next.md); integer and
+    sparse models (outside MMA-Sim) are checked in test_integer.py and
+    test_sparse.py."""
     from tcsmt.peer.mmasim import PAIRS
     named = {m.name for m in all_models()
-             if not m.name.endswith(("-mma", "-sftensor")) and not m.from_sources}
+             if not m.name.endswith(("-mma", "-sftensor")) and not m.from_sources
+             and not m.fout.is_integer and m.sparsity == "dense"}
     assert set(FACTS) <= named
     assert named - set(FACTS) <= {r[0] for r in PAIRS}
 
@@ -246,7 +249,8 @@ def test_published_block_size_and_alignment_bits(name):
 
 
 @pytest.mark.parametrize("m", [m for m in all_models() if not m.arch.startswith(("cdna", "rdna"))
-                               and m.normalisation == "block" and not m.name.endswith("-mma")],
+                               and m.normalisation == "block" and not m.name.endswith("-mma")
+                               and not m.fout.is_integer],
                          ids=lambda m: m.name)
 def test_the_common_nvidia_block_model(m):
     """FACTS 'The common NVIDIA block model': raw products, terms truncated

@@ -140,5 +140,5 @@ def test_diff_takes_the_other_models_formats():
 
 
 def test_unknown_formats_are_one_line_errors():
-    with pytest.raises(UserError, match="unknown float format"):
+    with pytest.raises(UserError, match="unknown format"):
         choose("fma-chain", "fp17:fp32")

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from model_sample import MODELS, scales_for
+from model_sample import MODELS, mask_for, scales_for
 
 from tcsmt import datapath
 from tcsmt.datapath import bv
@@ -164,17 +164,20 @@ def test_datapath_terms_evaluate_to_the_simulator(p):
     n = p.scale_count(k)
     sa = [I.var(f"sa{j}", p.fscale.bits) for j in range(n)] if n else None
     sb = [I.var(f"sb{j}", p.fscale.bits) for j in range(n)] if n else None
-    d = datapath.dot(I, p, a, b, c, sa=sa, sb=sb)
+    m = [I.var(f"m{i}", 1) for i in range(k)] if p.sparsity != "dense" else None
+    d = datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=m)
     rng = random.Random(p.name)
     for _ in range(5):
         va = [rng.getrandbits(p.fin.bits) for _ in range(k)]
         vb = [rng.getrandbits(p.fb.bits) for _ in range(k)]
         vc = rng.getrandbits(p.fc.bits)
         vsa, vsb = scales_for(p, k, rng)
+        vm = mask_for(p, k, rng)
         values = {**{f"a{i}": x for i, x in enumerate(va)}, **{f"b{i}": y for i, y in enumerate(vb)}, "c": vc}
         values.update({f"sa{j}": x for j, x in enumerate(vsa or ())})
         values.update({f"sb{j}": y for j, y in enumerate(vsb or ())})
-        assert evaluate(d, values) == dot_bits(p, va, vb, vc, vsa, vsb)
+        values.update({f"m{i}": x for i, x in enumerate(vm or ())})
+        assert evaluate(d, values) == dot_bits(p, va, vb, vc, vsa, vsb, vm)
 
 
 # ---------------------------------------------------------------------------

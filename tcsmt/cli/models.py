@@ -56,6 +56,16 @@ def split_terms(text: str | None, name: str) -> list[str] | None:
     return items
 
 
+def parse_mask(text: str | None) -> list[int] | None:
+    """--mask as a list of 0/1 (None where not given)."""
+    if text is None:
+        return None
+    bits = text.replace(" ", "").replace(",", "")
+    if not bits or set(bits) - {"0", "1"}:
+        raise UserError(f"--mask {text!r}: expected bits, one 0 or 1 per term")
+    return [int(x) for x in bits]
+
+
 @click.command("simulate")
 @options.model
 @click.option("--a", "a_text", required=True, metavar="X,Y,...",
@@ -66,8 +76,12 @@ def split_terms(text: str | None, name: str) -> list[str] | None:
               help="Block-scaled models: the scales of a, one per scale_block terms, as hex bit "
                    "patterns of the scale format (0x7f is 1 in ue8m0, 0x38 in ue4m3).")
 @click.option("--scale-b", "sb_text", default=None, metavar="X,Y,...", help="The scales of b, likewise.")
+@click.option("--mask", "mask_text", default=None, metavar="BITS",
+              help="Sparse models: which terms the metadata selects, one 0 or 1 per term "
+                   "(0110 1100 ...: two of every four for 2:4; spaces and commas ignored).")
 @click.option("--explain", is_flag=True, help="Print every stage of the datapath.")
-def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_text, explain):
+def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_text, mask_text,
+                 explain):
     """Compute d = c + sum a_i*b_i for one dot product under a model.
 
     `tcsmt params` lists every parameter --set can change, with its values
@@ -83,7 +97,7 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
         raise UserError(f"--a has {len(a)} terms and --b has {len(b)}: they must match")
     doc = api.simulate(arch, a, b, c[0], formats=formats, overrides=list(overrides),
                        scale_a=split_terms(sa_text, "scale-a"), scale_b=split_terms(sb_text, "scale-b"),
-                       explain=explain)
+                       mask=parse_mask(mask_text), explain=explain)
     for line in simulate_lines(doc):
         click.echo(line)
 

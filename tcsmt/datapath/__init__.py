@@ -15,6 +15,8 @@ Stages, one module each, in the order data flows through them:
   register   align and block_sum: Terms -> a signed fixed-point sum with
              F fraction bits and the model's carry bits
   rounding   round_fixed: (sign, magnitude, scale) -> bits of a format
+  integer    int_block, int_dot: exact integer products and c summed,
+             wrapped modulo 2^32 or saturated (s8/u8/s4/u4 inputs, s32 c, d)
   blocks     block (products and c -> a rounded result), the IEEE reference
              orders, late c, and dot: blocks chained over a dot product
 """

@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from tcsmt.datapath import bv, late
+from tcsmt.datapath import bv, late, sparse
 from tcsmt.datapath.exact import exact_sum
+from tcsmt.datapath.integer import int_dot
 from tcsmt.datapath.products import multiply
 from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
@@ -200,25 +201,33 @@ def pair_terms(I, p: ModelParams, prods: list[Term], ew: int) -> list[Term]:
     return out
 
 
-def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None):
+def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None, mask=None):
     """d = c + sum a_i b_i as bits of out_format, block after block.
 
     ``a`` and ``b`` are lists of words in in_format and b_format, ``c`` a
     word in c_format; with a scale format, ``sa`` and ``sb`` are the words
     of the scales of a and b, one per scale_block products. A dot product
-    longer than block_size runs as consecutive blocks (see p.chaining)."""
+    longer than block_size runs as consecutive blocks (see p.chaining).
+    Integer formats take the integer datapath (tcsmt.datapath.integer).
+    A sparse model (p.sparsity) takes ``mask``, one 1-bit word per product,
+    set where the metadata selects it (tcsmt.datapath.sparse)."""
     if len(a) != len(b) or not a:
         raise ValueError("a and b must be non-empty and of equal length")
+    live = None
+    if p.sparsity != "dense":
+        a, b, live = sparse.select(I, p, a, b, mask)
     ew = exp_width(p)
     ta = [unpack_input(I, p, p.fin, x, ew) for x in a]
     tb = [unpack_input(I, p, p.fb, y, ew) for y in b]
     prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
+    if p.fout.is_integer:
+        return int_dot(I, p, prods, c, trace, live)
     c_term = unpack_input(I, p, p.fc, c, ew, is_c=True)
     if p.scale_window_bits is not None:
         return window_dot(I, p, prods, c_term, sa, sb, ew, trace)
     if p.scale_format is not None or p.group_size > 1:
         prods = block_terms(I, p, prods, sa, sb, ew, trace)
-    return dot_terms(I, p, prods, c_term, ew, trace)
+    return dot_terms(I, p, prods, c_term, ew, trace, live)
 
 
 def window_dot(I, p: ModelParams, prods: list[Term], c_term: Term, sa: list, sb: list,
@@ -243,13 +252,17 @@ def order_terms(p: ModelParams, prods: list) -> list:
     return list(prods)
 
 
-def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None):
+def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None,
+              live=None):
     """The dot product from finished product Terms and the Term of c.
 
     Blocks take the products in p.term_order, block_size at a time (with
     exact groups, block_size / group_size group terms at a time). With c
     placed "after", the blocks start from zero and c is added to their
-    result at the end with one IEEE addition rounded with p.c_rounding."""
+    result at the end with one IEEE addition rounded with p.c_rounding.
+    ``live`` (sparse models read compressed): one Bool per block, whether
+    it holds a selected product; a block that holds none leaves the result
+    of the block before it as it is."""
     out = result_format(p)
     prods = order_terms(p, prods)
     label = "group" if p.group_size > 1 else "product"
@@ -268,7 +281,8 @@ def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace
         for k, chunk in enumerate(chunks):
             if k:
                 start = unpack(I, out, bits, ew, flush_in(p))
-            bits = block(I, p, chunk, start, ew, trace if k == len(chunks) - 1 else None)
+            new = block(I, p, chunk, start, ew, trace if k == len(chunks) - 1 else None)
+            bits = new if live is None or not k else I.ite(live[k], new, bits)
             if trace is not None:
                 trace.append((f"block {k} result", bits, f"bits:{out.name}"))
     if p.c_placement == "after":
@@ -289,10 +303,12 @@ def split_step(p: ModelParams) -> int | None:
     cut at a block boundary (and at a scale block's) keeps every block's
     products. None when no cut keeps the bits: c added after the blocks,
     "separate" chaining (a part of one block adds c inside it), terms
-    reordered across the whole K (pairs_mod4), or a block result held in
+    reordered across the whole K (pairs_mod4), a sparse model (read
+    compressed, its slots span the whole K), or a block result held in
     another format than c (e8m13 blocks of binary32 d)."""
     fmt = result_format(p)
-    if p.chaining != "recursive" or p.c_placement == "after" or p.term_order != "sequential":
+    if p.chaining != "recursive" or p.c_placement == "after" or p.term_order != "sequential" \
+            or p.sparsity != "dense":
         return None
     if (fmt.name, fmt.exp_bits, fmt.frac_bits) != (p.fc.name, p.fc.exp_bits, p.fc.frac_bits) \
             or p.fc.name != p.fout.name:

@@ -65,7 +65,10 @@ def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
     """Format bits -> Term. Subnormals have exponent emin and no hidden bit;
     with ``flush`` they read as zero of the same sign. A format without
     subnormals (ue8m0) has its hidden bit everywhere; an unsigned one
-    (ue8m0, ue4m3) is positive."""
+    (ue8m0, ue4m3) is positive. An integer is read as a float with
+    exponent 0: its sign and magnitude (unpack_int)."""
+    if fmt.is_integer:
+        return unpack_int(I, fmt, bits, ew)
     fb, eb = fmt.frac_bits, fmt.exp_bits
     sign = bv.bit(I, bits, fmt.bits - 1) if fmt.signed else I.bool_const(False)
     expf = I.extract(bits, fb + eb - 1, fb)
@@ -95,6 +98,17 @@ def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
     else:
         nan = inf = I.bool_const(False)
     return Term(sign, exp, sig, fb, nan, inf)
+
+
+def unpack_int(I, fmt: Format, bits, ew: int) -> Term:
+    """Integer bits -> Term: the sign (two's complement, none for an
+    unsigned format) and the magnitude as an unsigned word of the same
+    width (|-2^(w-1)| = 2^(w-1) fits), exponent 0, no fraction bits, never
+    NaN or infinite."""
+    sign = bv.msb(I, bits) if fmt.signed else I.bool_const(False)
+    mag = bv.neg_if(I, sign, bits) if fmt.signed else bits
+    false = I.bool_const(False)
+    return Term(sign, I.const(0, ew), mag, 0, false, false)
 
 
 def lead_exp(I, t: Term, ew: int):

@@ -164,9 +164,10 @@ def _slice(x, sl):
 
 
 def _input_dep(name: str) -> int:
-    """a{i} and the scales of a (sa{j}) follow the rows of A; b{i} and sb{j}
-    the columns of B; c the tile."""
-    return {"a": A_DEP, "b": B_DEP, "sa": A_DEP, "sb": B_DEP}.get(
+    """a{i}, the scales of a (sa{j}) and a sparse model's mask bits (m{i},
+    the metadata of A's rows) follow the rows of A; b{i} and sb{j} the
+    columns of B; c the tile."""
+    return {"a": A_DEP, "b": B_DEP, "sa": A_DEP, "sb": B_DEP, "m": A_DEP}.get(
         name[:2] if name[:1] == "s" else name[:1], C_DEP)
 
 
@@ -181,13 +182,15 @@ def const_value(node: Node):
 @functools.lru_cache(maxsize=32)
 def record(p: ModelParams, k: int) -> Program:
     """The program of ``datapath.dot`` under p for dot products of length k,
-    with inputs named a0..a{k-1}, b0..b{k-1} and c, and for a block-scaled
-    model the scales sa0.., sb0.. (one per scale_block products)."""
+    with inputs named a0..a{k-1}, b0..b{k-1} and c, for a block-scaled
+    model the scales sa0.., sb0.. (one per scale_block products), for a
+    sparse model the mask bits m0..m{k-1}."""
     T = TraceInterp()
     a = [T.input(f"a{i}", p.fin.bits) for i in range(k)]
     b = [T.input(f"b{i}", p.fb.bits) for i in range(k)]
     n = p.scale_count(k)
     sa = [T.input(f"sa{j}", p.fscale.bits) for j in range(n)] if n else None
     sb = [T.input(f"sb{j}", p.fscale.bits) for j in range(n)] if n else None
-    out = datapath.dot(T, p, a, b, T.input("c", p.fc.bits), sa=sa, sb=sb)
+    mask = [T.input(f"m{i}", 1) for i in range(k)] if p.sparsity != "dense" else None
+    out = datapath.dot(T, p, a, b, T.input("c", p.fc.bits), sa=sa, sb=sb, mask=mask)
     return Program(out, p.name, p.scale_block if n else None)

@@ -14,7 +14,12 @@ CHAININGS = ("recursive", "separate")
 C_PLACEMENTS = ("global", "late", "after")
 SUBNORMALS = ("keep", "flush", "flush_inputs", "flush_outputs", "flush_every_step", "flush_c",
               "flush_rounded")
-OVERFLOWS = ("inf", "ieee")
+OVERFLOWS = ("inf", "ieee", "wrap", "saturate")
+FLOAT_OVERFLOWS = ("inf", "ieee")
+INT_OVERFLOWS = ("wrap", "saturate")
+SATURATIONS = ("final", "every_add")
+SPARSITIES = ("dense", "2:4", "1:2")
+SPARSE_ORDERS = ("logical", "compressed")
 ZERO_SIGNS = ("positive", "all_positive", "ieee", "keep_c")
 PRODUCT_OVERFLOWS = ("keep", "inf")
 PRODUCT_ROUNDINGS = ("exact", "in_format", "out_format")
@@ -32,7 +37,8 @@ CHOICES = {
     "overflow": OVERFLOWS, "zero_sign": ZERO_SIGNS,
     "product_overflow": PRODUCT_OVERFLOWS, "product_rounding": PRODUCT_ROUNDINGS,
     "term_order": TERM_ORDERS, "late_sum_exponent": LATE_SUM_EXPONENTS,
-    "scale_nan": SCALE_NANS, "scale_zero": SCALE_ZEROS,
+    "scale_nan": SCALE_NANS, "scale_zero": SCALE_ZEROS, "saturation": SATURATIONS,
+    "sparsity": SPARSITIES, "sparse_order": SPARSE_ORDERS,
 }
 FORMAT_KEYS = ("in_format", "b_format", "c_format", "out_format", "acc_format")
 OPTIONAL_FORMAT_KEYS = ("scale_format",)

@@ -39,7 +39,9 @@ class Operands:
     than one: a float32 array holds float32, tf32 or xf32 values); empty:
     any. ``scale`` is the block scales' format, or None for operands without
     scales, and ``scale_block`` the products per scale where known;
-    ``instruction`` the family that ran them (mma.sync, wgmma...)."""
+    ``instruction`` the family that ran them (mma.sync, wgmma...);
+    ``sparsity`` the pattern of a sparse instruction's metadata ("dense":
+    operands without a mask, which only a dense model takes)."""
 
     a: tuple[str, ...] = ()
     b: tuple[str, ...] = ()
@@ -48,9 +50,10 @@ class Operands:
     scale: str | None = None
     scale_block: int = 0
     instruction: str = ""
+    sparsity: str = "dense"
 
     def fits(self, m: ModelParams) -> bool:
-        if (m.scale_format or None) != self.scale:
+        if (m.scale_format or None) != self.scale or m.sparsity != self.sparsity:
             return False
         if self.scale_block and m.scale_block != self.scale_block:
             return False
@@ -120,10 +123,14 @@ def _ranked(models: list[ModelParams], instruction: str = "") -> list[ModelParam
     """Models of one architecture in the order a request prefers them: those
     of the instruction family asked for, then the default model, then the
     one named ARCH-IN-OUT (others are alternative hypotheses, such as
-    blackwell-e4m3-fp32-mma), then file order."""
+    blackwell-e4m3-fp32-mma), then file order. An integer instruction with
+    .satfinite asks for the saturating model, one without it for the
+    wrapping one."""
     word = instruction_family(instruction)
-    return sorted(models, key=lambda m: (bool(word) and word not in m.instruction, not m.default,
-                                         m.name != catalogue.plain_name(m)))
+    sat = ".satfinite" in instruction
+    return sorted(models, key=lambda m: (bool(word) and word not in m.instruction,
+                                         m.fout.is_integer and sat != (m.overflow == "saturate"),
+                                         not m.default, m.name != catalogue.plain_name(m)))
 
 
 def _by_formats(mine: list[ModelParams], formats: str) -> ModelParams:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 from tcsmt.errors import UserError
+from tcsmt.model.integers import INTEGER_FORMATS
 
 ROUNDING_MODES = ("rne", "rz", "ru", "rd")
 
@@ -54,6 +56,7 @@ class Format:
     exp_bias: int | None = None
     signed: bool = True
     subnormals: bool = True
+    is_integer: ClassVar[bool] = False    # integer formats: tcsmt.model.integers
 
     @property
     def bits(self) -> int:
@@ -313,6 +316,9 @@ _register(Format("float4_e2m1fn", 2, 1, "none", ml_dtype="float4_e2m1fn"), "e2m1
 _register(Format("float8_e8m0fnu", 8, 0, "fn", ml_dtype="float8_e8m0fnu", signed=False,
                  subnormals=False), "ue8m0", "e8m0")
 _register(Format("ue4m3", 4, 3, "fn", container_bits=8, ml_dtype="float8_e4m3fn", signed=False))
+# integer inputs and accumulators (s8, u8, s4, u4; s32)
+for _fmt, _aliases in INTEGER_FORMATS:
+    _register(_fmt, *_aliases)
 
 
 def internal_format(exp_bits: int, frac_bits: int) -> Format:
@@ -330,7 +336,7 @@ def get_format(name: str) -> Format:
         if exp_s.isdigit() and frac_s.isdigit() and 2 <= int(exp_s) <= 15 and 0 < int(frac_s) <= 112:
             return internal_format(int(exp_s), int(frac_s))
     known = ", ".join(sorted(FORMATS))
-    raise UserError(f"unknown float format {name!r} (known: {known}, or eXmY)")
+    raise UserError(f"unknown format {name!r} (known: {known}, or eXmY)")
 
 
 def parse_bits(text: str, fmt: Format) -> int:

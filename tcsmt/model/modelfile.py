@@ -27,7 +27,8 @@ KEY_ORDER = ["name", "arch", "description", "default", "devices", "instruction",
              "min_exponent", "c_placement", "late_frac_bits", "product_groups",
              "late_sum_exponent", "late_c_window", "c_rounding", "term_order",
              "final_rounding", "final_frac_bits", "chaining", "subnormals", "overflow", "zero_sign",
-             "product_overflow", "product_rounding", "nan_bits"]
+             "product_overflow", "product_rounding", "nan_bits", "saturation", "sparsity",
+             "sparse_order"]
 assert sorted(KEY_ORDER) == sorted(FIELD_NAMES), "KEY_ORDER must list every ModelParams field"
 
 NONE_WORD = {"carry_bits": "unbounded"}

@@ -160,7 +160,10 @@ class ModelParams:
         as zeros of their signs, results as with flush_c: AMD RDNA3 bf16
         WMMA).
       overflow: "inf" (any overflow gives infinity) or "ieee" (toward-zero
-        modes give the largest finite number).
+        modes give the largest finite number); for an integer out_format,
+        "wrap" (the result modulo 2^32, two's complement) or "saturate"
+        (PTX .satfinite: a result past the s32 range becomes its nearest
+        end, -2^31 or 2^31 - 1).
       zero_sign: "positive" (an exact zero sum is +0; a sum that rounds to
         zero keeps its sign), "all_positive" (every zero result is +0, as
         MMA-Sim adds +0.0 to d), "keep_c" (every zero result is +0, but a
@@ -172,6 +175,36 @@ class ModelParams:
         rounded to nearest even into "in_format" or "out_format" first.
       nan_bits: the NaN d holds, as a hex pattern in out_format, or None for
         out_format's positive NaN with every fraction bit set.
+
+    Integer formats (s8, u8, s4, u4 inputs; s32 c and d)
+      With integer in_format (and b_format), c_format and out_format the
+      datapath is tcsmt.datapath.integer: every product is exact, c (the
+      s32 word as the instruction takes it, two's complement) and the
+      block's products are summed exactly, and overflow says what happens
+      past the s32 range (wrap or saturate); a longer dot product runs
+      block after block, each block's s32 result the next block's c. The
+      float choices (align_bits, carry_bits, rounding, subnormals, the
+      exponent floor) do not apply: an integer model names align_rounding
+      = "exact" and the neutral values (tcsmt.model.validate says which).
+      saturation: with overflow = "saturate", when the clamp acts: "final"
+        (once, on the exact sum of c and the block's products: sf-tensor's
+        reading of B200 tcgen05 kind::i8, validated on hardware) or
+        "every_add" (c first, then each product added in index order, every
+        partial sum clamped: a reading of PTX's "the accumulated value is
+        limited to the range" that the PTX text does not rule out).
+
+    Structured sparsity (mma.sp, tcgen05.mma.sp; tcsmt.datapath.sparse)
+      sparsity: "dense", or the pattern of a sparse instruction: "2:4" (two
+        of every four positions along K selected: f16, bf16, fp8, integer
+        inputs) or "1:2" (one of every two: tf32). A sparse model takes a
+        mask beside a and b (one bit per position of the logical K, set
+        where the metadata selects it); a mask with every bit set is the
+        dense instruction.
+      sparse_order: how the selected products enter the blocks: "logical"
+        (a disabled position reads as +0 in place: blocks of block_size
+        logical positions; sf-tensor/tcgen05's reading of B200) or
+        "compressed" (the selected products packed in order, as a dense
+        instruction of half the K: blocks of block_size selected products).
     """
 
     name: str
@@ -217,6 +250,9 @@ class ModelParams:
     group_floor: int | None = None
     c_lead_bits: int = 0
     pair_sums: bool = False
+    saturation: str = "final"
+    sparsity: str = "dense"
+    sparse_order: str = "logical"
     devices: tuple[str, ...] = ()
     instruction: str = ""
     description: str = ""
@@ -304,7 +340,8 @@ LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "
                   "scale_window_bits": None, "c_window_bits": None, "c_group_size": None,
                   "c_group_window": False, "group_floor": None,
                   "product_groups": 1, "late_sum_exponent": "value", "late_c_window": None,
-                  "c_lead_bits": 0, "pair_sums": False}
+                  "c_lead_bits": 0, "pair_sums": False,
+                  "saturation": "final", "sparsity": "dense", "sparse_order": "logical"}
 """Parameters added after results and plans were first written, with the
 value that leaves the datapath as it was. ``parameter_dict`` leaves them out
 at that value, so the hashes that name a model's questions (the plans' space

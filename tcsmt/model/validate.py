@@ -8,7 +8,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tcsmt.errors import ModelFileError, UserError
-from tcsmt.model.choices import CHOICES, FORMAT_KEYS, MAX_FORMAT_BITS, OPTIONAL_FORMAT_KEYS, OPTIONAL_INT_KEYS
+from tcsmt.model.choices import (
+    CHOICES,
+    FLOAT_OVERFLOWS,
+    FORMAT_KEYS,
+    INT_OVERFLOWS,
+    MAX_FORMAT_BITS,
+    OPTIONAL_FORMAT_KEYS,
+    OPTIONAL_INT_KEYS,
+)
 from tcsmt.model.formats import get_format
 
 if TYPE_CHECKING:                       # the record is checked here, not built: no import at run time
@@ -54,6 +62,8 @@ def validate(p: ModelParams, origin: str) -> None:
         v = getattr(p, key)
         if v not in allowed:
             raise bad(origin, key, f"{v!r} is not one of {', '.join(allowed)}")
+    validate_integer(p, origin)
+    validate_sparse(p, origin)
     validate_scaling(p, origin)
     validate_window(p, origin)
     if not isinstance(p.block_size, int) or not 1 <= p.block_size <= 256:
@@ -140,12 +150,61 @@ def validate_scaling(p: ModelParams, origin: str) -> None:
         if p.scale_block is not None:
             raise bad(origin, "scale_block", "given without a scale_format")
         return
-    if p.fscale.signed:
+    if p.fscale.signed or p.fscale.is_integer:
         raise bad(origin, "scale_format", f"{p.scale_format} is not a scale format (ue8m0, ue4m3)")
     sb = p.scale_block
     if not isinstance(sb, int) or not 1 <= sb <= 1024 or sb % g:
         raise bad(origin, "scale_block",
                    f"{sb!r} is not an integer in 1..1024 that group_size {g} divides")
+
+
+INT_NEUTRAL = {"align_rounding": "exact", "normalisation": "block", "c_placement": "global",
+               "product_alignment": "raw", "product_rounding": "exact", "product_overflow": "keep",
+               "chaining": "recursive", "term_order": "sequential", "subnormals": "keep",
+               "min_exponent": None, "final_frac_bits": None, "scale_format": None, "group_size": 1}
+"""The values an integer model takes for the float choices: its products and
+sums are exact (tcsmt.datapath.integer), nothing is aligned or rounded."""
+
+
+def validate_integer(p: ModelParams, origin: str) -> None:
+    """Integer formats come together (a, b, c, d and the accumulator), with
+    the integer overflow rules and the neutral float choices."""
+    fmts = {"in_format": p.fin, "b_format": p.fb, "c_format": p.fc, "out_format": p.fout,
+            "acc_format": p.facc}
+    ints = [k for k, f in fmts.items() if f.is_integer]
+    if not ints:
+        if p.overflow not in FLOAT_OVERFLOWS:
+            raise bad(origin, "overflow", f"{p.overflow!r} is for integer formats; a float "
+                      f"result takes {', '.join(FLOAT_OVERFLOWS)}")
+        return
+    floats = [k for k in fmts if k not in ints]
+    if floats:
+        raise bad(origin, floats[0], f"{getattr(p, floats[0]) or p.in_format} is a float format "
+                  f"but {ints[0]} is {fmts[ints[0]].name}: a model's formats are all integer or "
+                  "all float")
+    if p.fc.name != p.fout.name or not p.fout.signed:
+        raise bad(origin, "c_format", "an integer model's c and d are one signed format (s32)")
+    if p.overflow not in INT_OVERFLOWS:
+        raise bad(origin, "overflow", f"{p.overflow!r}: an integer result takes "
+                  f"{', '.join(INT_OVERFLOWS)}")
+    for key, want in INT_NEUTRAL.items():
+        if getattr(p, key) != want:
+            raise bad(origin, key, f"an integer model's products and sums are exact: it takes "
+                      f"{'none' if want is None else repr(want)} here")
+
+
+def validate_sparse(p: ModelParams, origin: str) -> None:
+    """A sparse model selects single products from blocks chained one after
+    another: no scales or exact groups, products in order."""
+    if p.sparsity == "dense":
+        if p.sparse_order != "logical":
+            raise bad(origin, "sparse_order", "given for a dense model (sparsity = \"dense\")")
+        return
+    if p.scale_format is not None or p.group_size != 1 or p.term_order != "sequential" \
+            or p.chaining != "recursive" or p.c_placement == "late":
+        raise bad(origin, "sparsity", "a sparse model takes no scales or exact groups, products "
+                  "in order (term_order = \"sequential\"), chaining = \"recursive\" and c "
+                  "placed \"global\" or \"after\"")
 
 
 WINDOW_KEYS = ("c_window_bits", "c_group_size", "c_group_window", "group_floor")

@@ -37,6 +37,8 @@ real change.
                    "scale_a", "scale_b": [{"hex", "decimal"}, ...] the scales
                               of a and b, one per scale_block products (only
                               with a "scale" format),
+                   "mask": [0 or 1, ...k] which products the metadata of a
+                           sparse model selects (only for sparse models),
                    "outputs": {hypothesis id: {"hex", "decimal"}} (d under
                               each hypothesis, in its out_format),
                    "separates": [[id1, id2], ...] every pair of hypotheses
@@ -105,8 +107,9 @@ def vector_record(vec: Vector, hyps: list[Hypothesis]) -> dict:
     fs = hyps[0].params.fscale
     scales = {} if fs is None else {"scale_a": [number(fs, x) for x in vec.sa],
                                     "scale_b": [number(fs, y) for y in vec.sb]}
+    mask = {"mask": list(vec.mask)} if vec.mask else {}
     return {"a": [number(fin, x) for x in vec.a], "b": [number(fb, y) for y in vec.b],
-            "c": number(fc, vec.c), **scales,
+            "c": number(fc, vec.c), **scales, **mask,
             "outputs": {h.id: number(h.params.fout, outs[h.id]) for h in hyps},
             "separates": separated_pairs(outs, [h.id for h in hyps])}
 
@@ -284,6 +287,10 @@ def _check_vector(v, fmts, hyps: dict[str, ModelParams], k, where: str) -> None:
                 raise _fail(where, f"{side} is not a list of scales")
             for j, x in enumerate(xs):
                 _check_number(x, fmts["scale"], f"{where}: {side}[{j}]")
+    mask = v.get("mask")
+    if mask is not None and (not isinstance(mask, list) or len(mask) != len(v["a"])
+                             or any(x not in (0, 1) or isinstance(x, bool) for x in mask)):
+        raise _fail(where, "mask is not a list of one 0 or 1 per product")
     outs = v.get("outputs")
     if not isinstance(outs, dict) or set(outs) != set(hyps):
         raise _fail(where, "outputs must have one entry per hypothesis")
@@ -317,7 +324,8 @@ def read_vector(v: dict, fmts: dict[str, Format]) -> Vector:
         return tuple(parse_bits(x["hex"], fmts["scale"]) for x in v[side]) if "scale" in fmts else ()
     return Vector(tuple(parse_bits(x["hex"], fmts["a"]) for x in v["a"]),
                   tuple(parse_bits(y["hex"], fmts["b"]) for y in v["b"]),
-                  parse_bits(v["c"]["hex"], fmts["c"]), scales("scale_a"), scales("scale_b"))
+                  parse_bits(v["c"]["hex"], fmts["c"]), scales("scale_a"), scales("scale_b"),
+                  tuple(v.get("mask", ())))
 
 
 def replay(path: str | Path) -> ReplayReport:

@@ -55,6 +55,8 @@ def inputs_text(v: dict) -> str:
     for side in ("scale_a", "scale_b"):
         if side in v:
             parts.append(f"{side} = " + ", ".join(short_value(x["decimal"]) for x in v[side]))
+    if "mask" in v:
+        parts.append("mask = " + "".join(str(x) for x in v["mask"]))
     return "\n".join(parts)
 
 
@@ -227,7 +229,7 @@ def separation_summary(doc: dict) -> list[str]:
 # Models
 # ---------------------------------------------------------------------------
 
-_OPS = re.compile(r"(wgmma|tcgen05\.mma|mma\.sync|wmma|v_mfma)")
+_OPS = re.compile(r"(wgmma|tcgen05\.mma\.sp|tcgen05\.mma|mma\.sp|mma\.sync|wmma|v_mfma)")
 _KIND = re.compile(r"kind::(\w+)|_(\d+x\d+x\d+)_")
 
 
@@ -250,6 +252,10 @@ def instruction_short(text: str) -> str:
 
 def final_rounding_text(m) -> str:
     """The rounding of a model's result in a few words."""
+    if m.fout.is_integer:
+        if m.overflow == "wrap":
+            return "wrap"
+        return "saturate" if m.saturation == "final" else "saturate every add"
     if m.c_placement == "late":
         return f"rd to {m.late_frac_bits} bits, then {m.final_rounding}"
     if m.align_rounding == "exact":
@@ -271,9 +277,10 @@ MODEL_NOTE = ("* the architecture's default model (--arch ARCH picks it; --forma
 
 
 def formats_text(m) -> str:
-    """IN:OUT (A,B:OUT when a and b differ), and c's format where it is not OUT's."""
+    """IN:OUT (A,B:OUT when a and b differ), c's format where it is not
+    OUT's, and a sparse model's pattern (2:4)."""
     c = "" if m.c_format == m.out_format else f" c {short_format(m.c_format)}"
-    return m.formats_label + c
+    return m.formats_label + c + ("" if m.sparsity == "dense" else f" {m.sparsity}")
 
 
 def model_instruction(m) -> str:
@@ -296,7 +303,7 @@ def model_rows(models) -> list[list[str]]:
     """A row per model, in MODEL_COLUMNS' order."""
     return [[m.name + (" *" if m.default else "") + (" ~" if m.from_sources else ""),
              model_instruction(m),
-             formats_text(m), str(m.block_size), str(m.align_bits),
+             formats_text(m), str(m.block_size), "-" if m.fout.is_integer else str(m.align_bits),
              "-" if m.carry_bits is None else str(m.carry_bits), final_rounding_text(m),
              scales_text(m), m.arch, ", ".join(m.devices[:3])] for m in models]
 

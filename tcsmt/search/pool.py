@@ -55,8 +55,13 @@ def nice_values(fmt: Format, span: int = 12) -> list[int]:
 
 
 def c_values(fc: Format, span: int = 30) -> list[int]:
-    """c candidates: zero, powers of two, and values one unit below or above them."""
+    """c candidates: zero, powers of two, and values one unit below or above
+    them; for an integer c (s32) also the ends of its range and values a
+    little inside them, where wrapping and saturating act."""
     vals = {0}
+    if fc.is_integer:
+        vals |= {fc.encode(fc.highest - j) for j in (0, 1, 100, 10000)}
+        vals |= {fc.encode(fc.lowest + j) for j in (0, 1, 100, 10000)}
     for e in range(-span, span + 1):
         base = Fraction(2) ** e
         ulp = Fraction(2) ** (e - fc.frac_bits)
@@ -105,14 +110,32 @@ def scale_candidates(fs: Format | None, rows: int, n: int, seed: int = 0):
     return out
 
 
-def evaluate(hyps: list[Hypothesis], a, b, c, sa=None, sb=None) -> np.ndarray | None:
+def mask_candidates(p, rows: int, k: int, seed: int = 0) -> np.ndarray | None:
+    """[rows, k] masks a sparse model's metadata can spell (in every group
+    of four, two positions chosen at random; TF32's 1:2, one of two), None
+    for a dense model."""
+    if p.sparsity == "dense":
+        return None
+    from tcsmt.datapath.sparse import PATTERNS
+    want, group = PATTERNS[p.sparsity]
+    rng = random.Random(seed + 3)
+    out = np.zeros((rows, k), dtype=np.uint64)
+    for r in range(rows):
+        for g in range(0, k, group):
+            n = min(group, k - g)
+            for i in rng.sample(range(n), min(want, n)):
+                out[r, g + i] = 1
+    return out
+
+
+def evaluate(hyps: list[Hypothesis], a, b, c, sa=None, sb=None, mask=None) -> np.ndarray | None:
     """[len(hyps), rows] outputs, or None when a model is too wide for the
     batch simulator."""
     from tcsmt.sim.batch import dot_batch
     outs = []
     for h in hyps:
         try:
-            outs.append(dot_batch(h.params, a, b, c, sa_bits=sa, sb_bits=sb))
+            outs.append(dot_batch(h.params, a, b, c, sa_bits=sa, sb_bits=sb, mask_bits=mask))
         except UserError:
             return None
     return np.stack(outs)
@@ -139,7 +162,8 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
     if p.fscale is not None:
         more = scaled_rows(p, k, domain, size, nice_values(p.fin), nice_values(p.fb), seed)
         a, b, c, sa, sb = (np.concatenate([x, y]) for x, y in zip((a, b, c, sa, sb), more))
-    outs = evaluate(hyps, a, b, c, sa, sb)
+    mask = mask_candidates(p, a.shape[0], k, seed)
+    outs = evaluate(hyps, a, b, c, sa, sb, mask)
     if outs is None and p.fscale is None:
         return []
     if outs is None:            # a block-scaled model too wide for the batch simulator (exact
@@ -159,9 +183,11 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
         pick = next((int(r) for r in order if score[r] > 0 and int(r) not in rejected), None)
         if pick is None:
             break
-        scales = () if sa is None else (tuple(int(x) for x in sa[pick]), tuple(int(x) for x in sb[pick]))
+        scales = ((), ()) if sa is None else (tuple(int(x) for x in sa[pick]),
+                                              tuple(int(x) for x in sb[pick]))
+        sel = () if mask is None else tuple(int(x) for x in mask[pick])
         vec = Vector(tuple(int(x) for x in a[pick]), tuple(int(x) for x in b[pick]), int(c[pick]),
-                     *scales)
+                     *scales, sel)
         if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
             rejected.add(pick)
             continue

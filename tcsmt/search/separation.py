@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tcsmt import datapath
-from tcsmt.datapath import bv
+from tcsmt.datapath import bv, sparse
 from tcsmt.enums import Status, Verdict
 from tcsmt.errors import FormatMismatch, WitnessError
 from tcsmt.interp.ints import INT, IntWord
@@ -92,11 +92,29 @@ def scale_constraints(I, p: ModelParams, domain: Domain, sa, sb) -> list:
     return [I.not_(datapath.unpack(I, p.fscale, x, 16, False).nan) for x in sa + sb]
 
 
+def declare_mask(I, p: ModelParams, k: int):
+    """Free mask bits m{i} of a sparse model (one per product), else None:
+    the mask is an input like a, b and c, so a witness names the selection
+    it needs."""
+    if p.sparsity == "dense":
+        return None
+    return [I.var(f"m{i}", 1) for i in range(k)]
+
+
+def mask_constraints(I, p: ModelParams, mask) -> list:
+    """Only masks the instruction's metadata can spell (two of every four)."""
+    return [] if mask is None else sparse.legal(I, p, mask)
+
+
 def check_same_scales(hyps: list[Hypothesis]) -> None:
-    """Hypotheses share the free scales: the same scale format and block."""
+    """Hypotheses share the free scales and the mask: the same scale format
+    and block, the same sparsity."""
     p = hyps[0].params
     for h in hyps[1:]:
         q = h.params
+        if q.sparsity != p.sparsity:
+            raise UserError(f"{p.name} and {q.name} differ in sparsity ({p.sparsity} and "
+                            f"{q.sparsity}): only models with the same selection can be compared")
         if (q.scale_format, q.scale_block) != (p.scale_format, p.scale_block):
             raise FormatMismatch(f"{p.name} and {q.name} scale differently ({p.scale_format} per "
                             f"{p.scale_block} and {q.scale_format} per {q.scale_block}): "
@@ -143,12 +161,13 @@ def separation_formula(hyps: list[Hypothesis], k: int, domain: Domain,
         else:
             (a, b, c), out = declare_inputs(I, p, k, support), []
         sa, sb = declare_scales(I, p, k)
+        mask = declare_mask(I, p, k)
         out += domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
-        out += scale_constraints(I, p, domain, sa, sb)
+        out += scale_constraints(I, p, domain, sa, sb) + mask_constraints(I, p, mask)
         if sig_bits is not None:
             out += [few_bits(I, p.fin, x, sig_bits) for x in a + b]
             out.append(few_bits(I, p.fc, c, sig_bits + 1))
-        dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb) for h in hyps]
+        dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb, mask=mask) for h in hyps]
         out += [I.eq(I.var(f"d{j}", I.width(d)), d) for j, d in enumerate(dots)]
         return out + _differ(I, dots, pairs, every)     # identical terms fold to false
 
@@ -168,9 +187,10 @@ def free_products_formula(hyps: list[Hypothesis], k: int, domain: Domain,
     def build(I):
         a, b, c = declare_inputs(I, p, k)
         sa, sb = declare_scales(I, p, k)
+        mask = declare_mask(I, p, k)
         out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
-        out += scale_constraints(I, p, domain, sa, sb)
-        dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb) for h in hyps]
+        out += scale_constraints(I, p, domain, sa, sb) + mask_constraints(I, p, mask)
+        dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb, mask=mask) for h in hyps]
         return out + _differ(I, dots, pairs, every)
 
     f, _ = abstraction.free_products(build, description=f"tcsmt: separate {len(pairs)} pair(s), "
@@ -220,15 +240,18 @@ def default_jobs(forms: list[tuple[str, Formula]], names: list[str],
 
 def decode(values: dict[str, int], k: int, p: ModelParams | None = None) -> Vector:
     """Input bit patterns from a satisfying assignment (absent inputs are +0;
-    absent scales of a block-scaled model ``p`` are 1)."""
-    sa = sb = ()
+    absent scales of a block-scaled model ``p`` are 1; a sparse model's
+    mask bits, absent, 0)."""
+    sa = sb = mask = ()
+    if p is not None and p.sparsity != "dense":
+        mask = tuple(values.get(f"m{i}", 0) for i in range(k))
     if p is not None and p.scale_format is not None:
         one = p.fscale.bias << p.fscale.frac_bits       # the encoding of 1
         n = p.scale_count(k)
         sa = tuple(values.get(f"sa{j}", one) for j in range(n))
         sb = tuple(values.get(f"sb{j}", one) for j in range(n))
     return Vector(tuple(values.get(f"a{i}", 0) for i in range(k)),
-                  tuple(values.get(f"b{i}", 0) for i in range(k)), values.get("c", 0), sa, sb)
+                  tuple(values.get(f"b{i}", 0) for i in range(k)), values.get("c", 0), sa, sb, mask)
 
 
 def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, domain: Domain,
@@ -239,7 +262,8 @@ def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, dom
     p = hyps[0].params
     vec = decode(values, k, p)
     if not domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb) or \
-            not all(x.b for x in scale_constraints(INT, p, domain, _words(vec.sa, p), _words(vec.sb, p))):
+            not all(x.b for x in scale_constraints(INT, p, domain, _words(vec.sa, p), _words(vec.sb, p))) \
+            or not all(x.b for x in mask_constraints(INT, p, _bits(vec.mask))):
         raise WitnessError(f"the solver's witness {vec} is outside the domain {domain.describe()}")
     outs = outputs(vec, hyps)
     for j, h in enumerate(hyps):
@@ -256,6 +280,10 @@ def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, dom
 
 def _words(xs: tuple[int, ...], p: ModelParams):
     return [IntWord(x, p.fscale.bits) for x in xs] if xs else None
+
+
+def _bits(xs: tuple[int, ...]):
+    return [IntWord(x, 1) for x in xs] if xs else None
 
 
 # ---------------------------------------------------------------------------

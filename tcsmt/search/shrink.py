@@ -38,6 +38,8 @@ def truncated(fmt: Format, bits: int, keep: int) -> int:
 
 def simpler(fmt: Format, bits: int) -> list[int]:
     """Candidate replacements for one value, simplest first."""
+    if fmt.is_integer:
+        return simpler_int(fmt, bits)
     out = []
     sign = 1 << (fmt.bits - 1)
     if bits & sign and fmt.classify(bits & ~sign) not in ("nan",):
@@ -45,6 +47,19 @@ def simpler(fmt: Format, bits: int) -> list[int]:
     have = significant_bits(fmt, bits)
     out += [truncated(fmt, bits, keep) for keep in range(have)]
     return [x for x in out if x != bits]
+
+
+def simpler_int(fmt, bits: int) -> list[int]:
+    """An integer's replacements: its magnitude (for a negative one that
+    has a positive twin), then the magnitude cut to its top 1, 2, ...
+    significant bits, the sign kept."""
+    v = fmt.int_value(bits)
+    out = [-v] if v < 0 and -v <= fmt.highest else []
+    n = abs(v).bit_length()
+    for keep in range(1, n):
+        cut = abs(v) >> (n - keep) << (n - keep)
+        out.append(-cut if v < 0 else cut)
+    return [fmt.encode(x) for x in out if x != v and fmt.lowest <= x <= fmt.highest]
 
 
 def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],

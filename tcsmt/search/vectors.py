@@ -29,21 +29,28 @@ class Hypothesis:
 class Vector:
     """Inputs as bit patterns of their formats; for block-scaled models
     also the scales of a and b (in the model's scale_format, one per
-    scale_block products), empty otherwise."""
+    scale_block products), for sparse models the mask (one bit per
+    product, 1 where the metadata selects it), empty otherwise."""
     a: tuple[int, ...]
     b: tuple[int, ...]
     c: int
     sa: tuple[int, ...] = ()
     sb: tuple[int, ...] = ()
+    mask: tuple[int, ...] = ()
 
     def scales(self) -> tuple[list[int] | None, list[int] | None]:
         """The scales as dot_bits takes them (None without scales)."""
         return (list(self.sa) or None, list(self.sb) or None)
 
+    def mask_list(self) -> list[int] | None:
+        """The mask as dot_bits takes it (None for a dense model)."""
+        return list(self.mask) or None
+
 
 def outputs(vec: Vector, hyps: list[Hypothesis]) -> dict[str, int]:
     """d under every hypothesis (the concrete model)."""
-    return {h.id: dot_bits(h.params, list(vec.a), list(vec.b), vec.c, *vec.scales()) for h in hyps}
+    return {h.id: dot_bits(h.params, list(vec.a), list(vec.b), vec.c, *vec.scales(),
+                           mask=vec.mask_list()) for h in hyps}
 
 
 Pair = tuple[int, int]

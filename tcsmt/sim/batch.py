@@ -84,19 +84,21 @@ def _check_bits(name: str, x: np.ndarray, bits: int, fmt_name: str) -> None:
                         f"not a {fmt_name} bit pattern ({bits} bits)")
 
 
-def run_dot(I, p: ModelParams, a: list, b: list, c, engine: str = "replay", sa=None, sb=None):
-    """datapath.dot(I, p, a, b, c, sa=sa, sb=sb): run directly ("direct"),
-    or as the program recorded from it, replayed on I ("replay", the same
-    primitive calls with the datapath's Python work done once; see
-    tcsmt.interp.program)."""
+def run_dot(I, p: ModelParams, a: list, b: list, c, engine: str = "replay", sa=None, sb=None,
+            mask=None):
+    """datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=mask): run directly
+    ("direct"), or as the program recorded from it, replayed on I
+    ("replay", the same primitive calls with the datapath's Python work
+    done once; see tcsmt.interp.program)."""
     if engine == "direct":
-        return datapath.dot(I, p, a, b, c, sa=sa, sb=sb)
+        return datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=mask)
     if engine != "replay":
         raise ValueError(f"unknown engine {engine!r}")
     inputs = {f"a{i}": x for i, x in enumerate(a)}
     inputs.update({f"b{i}": y for i, y in enumerate(b)})
     inputs.update({f"sa{j}": x for j, x in enumerate(sa or ())})
     inputs.update({f"sb{j}": y for j, y in enumerate(sb or ())})
+    inputs.update({f"m{i}": m for i, m in enumerate(mask or ())})
     inputs["c"] = c
     return record(p, len(a)).run(I, inputs)
 
@@ -110,16 +112,18 @@ def _as_rows(name: str, x, n: int, k: int) -> np.ndarray:
 
 def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_MEMORY,
               engine: str = "replay", sa_bits=None, sb_bits=None,
-              backend: str = "numpy") -> np.ndarray:
+              backend: str = "numpy", mask_bits=None) -> np.ndarray:
     """d = c + sum_k a[n, k] * b[n, k] for every row n, as out_format bits.
 
     a_bits, b_bits: [N, K] bit patterns in p.in_format and p.b_format;
     c_bits: [N] in p.c_format (any integer dtype); for a block-scaled model
     sa_bits, sb_bits: [N, S] bit patterns of the scales in p.scale_format,
-    S = ceil(K / scale_block). Returns [N] uint64 bits in p.out_format, the
-    same bits the scalar interpreter gives row by row. ``backend`` "cpu"
-    runs the compiled kernel (tcsmt.sim.backends), "numpy" (the default: no
-    compilation) the NumPy interpretation with ``engine``."""
+    S = ceil(K / scale_block); for a sparse model mask_bits: [N, K] of 0
+    and 1 (1: the metadata selects the product). Returns [N] uint64 bits in
+    p.out_format, the same bits the scalar interpreter gives row by row.
+    ``backend`` "cpu" runs the compiled kernel (tcsmt.sim.backends), "numpy"
+    (the default: no compilation, and the one sparse models run on) the
+    NumPy interpretation with ``engine``."""
     a = np.asarray(a_bits).astype(np.uint64, copy=False)
     b = np.asarray(b_bits).astype(np.uint64, copy=False)
     c = np.asarray(c_bits).astype(np.uint64, copy=False)
@@ -141,8 +145,9 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
     for name, x in (("the scales of a", sat), ("the scales of b", sbt)):
         if x is not None:
             _check_bits(name, x, p.fscale.bits, p.fscale.name)
+    mt = _mask_rows(p, mask_bits, n, k)
     check_supported(p, k)
-    if choose(p, k, n * k, backend, "rows") != "numpy":
+    if mt is None and choose(p, k, n * k, backend, "rows") != "numpy":
         return dots_bits(p, backend, a, b, c, sa=sat, sb=sbt)
     out = np.empty(n, dtype=np.uint64)
     at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
@@ -155,9 +160,22 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
         r1 = min(n, r0 + step)
         d = run_dot(I, p, words(at, r0, r1, p.fin.bits), words(bt, r0, r1, p.fb.bits),
                     I.array(c[r0:r1], p.fc.bits), engine,
-                    words(sat, r0, r1, ns and p.fscale.bits), words(sbt, r0, r1, ns and p.fscale.bits))
+                    words(sat, r0, r1, ns and p.fscale.bits), words(sbt, r0, r1, ns and p.fscale.bits),
+                    words(mt, r0, r1, 1))
         out[r0:r1] = I.value(d, (r1 - r0,))
     return out
+
+
+def _mask_rows(p: ModelParams, mask_bits, n: int, k: int) -> np.ndarray | None:
+    """A sparse model's mask [N, K] transposed to [K, N] (None for a dense model)."""
+    if (mask_bits is None) != (p.sparsity == "dense"):
+        raise UserError(f"{p.name}: " + (f"give the mask as [{n}, {k}] bits ({p.sparsity} sparse)"
+                                         if mask_bits is None else "this model is dense: no mask"))
+    if mask_bits is None:
+        return None
+    m = _as_rows("the mask", mask_bits, n, k)
+    _check_bits("the mask", m, 1, "mask")
+    return np.ascontiguousarray(m.T)
 
 
 # ---------------------------------------------------------------------------
@@ -198,6 +216,9 @@ def matmul(A: np.ndarray, B: np.ndarray, C: np.ndarray, p: ModelParams, *, scale
                         f"{type(p).__name__}: tcsmt.matmul chooses one by name")
     max_memory = max_memory or DEFAULT_MEMORY
     A, B, C = (np.asarray(x) for x in (A, B, C))
+    if p.sparsity != "dense":
+        raise UserError(f"{p.name} is sparse ({p.sparsity}): matrix products take dense A; run "
+                        "its dot products with their masks (dot_batch mask_bits=, tcsmt simulate --mask)")
     check_shapes(A, B, C)
     check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]

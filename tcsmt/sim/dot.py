@@ -80,6 +80,22 @@ def check_scales(p: ModelParams, k: int, sa, sb) -> tuple[list[int] | None, list
     return sa, sb
 
 
+def check_mask(p: ModelParams, k: int, mask) -> list[int] | None:
+    """The mask of a sparse model as a list of 0/1 ints, one per product (a
+    dense model takes none)."""
+    if p.sparsity == "dense":
+        if mask is not None:
+            raise UserError(f"{p.name} is dense: leave out the mask")
+        return None
+    if mask is None:
+        raise UserError(f"{p.name} is sparse ({p.sparsity}): give a mask of {k} bits, 1 where "
+                        "the metadata selects the product")
+    mask = [int(x) for x in mask]
+    if len(mask) != k or any(x not in (0, 1) for x in mask):
+        raise UserError(f"the mask must be {k} bits (0 or 1), one per product; got {mask}")
+    return mask
+
+
 def _check_words(name: str, xs: list[int], fmt: Format) -> None:
     for x in xs:
         if not 0 <= x < (1 << fmt.bits):
@@ -95,32 +111,36 @@ def _word(name: str, fmt: Format, x) -> int:
 
 
 def dot(spec: str | ModelParams, a, b, c, formats: str | None = None,
-        overrides: list[str] | None = None, scale_a=None, scale_b=None) -> Result:
+        overrides: list[str] | None = None, scale_a=None, scale_b=None, mask=None) -> Result:
     """d = c + sum(a_i * b_i) under a model; a, b and c are bit patterns
     (ints) of the model's in_format, b_format and c_format in their storage
     words, as result files, the command line and tcsmt.matmul hold them (tf32
     in a binary32 word whose low 13 bits are zero); for a block-scaled model,
     scale_a and scale_b are the bit patterns of the scales (one per
-    scale_block products)."""
+    scale_block products); for a sparse model, mask holds one bit per
+    product (1: the metadata selects it)."""
     p = model(spec, formats, overrides)
     a, b = [_word("a", p.fin, x) for x in a], [_word("b", p.fb, y) for y in b]
     a, b, c = check_inputs(p, a, b, _word("c", p.fc, c))
     sa, sb = (None if s is None else [_word(n, p.fscale, x) if p.fscale else x for x in s]
               for n, s in (("scale of a", scale_a), ("scale of b", scale_b)))
     sa, sb = check_scales(p, len(a), sa, sb)
-    return Result(dot_bits(p, a, b, c, sa, sb), p.fout)
+    return Result(dot_bits(p, a, b, c, sa, sb, check_mask(p, len(a), mask)), p.fout)
 
 
-def _run(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None, trace=None):
-    def words(xs, fmt):
-        return None if xs is None else [INT.const(x, fmt.bits) for x in xs]
-    return datapath.dot(INT, p, words(a, p.fin), words(b, p.fb), INT.const(c, p.fc.bits),
-                        trace=trace, sa=words(sa, p.fscale), sb=words(sb, p.fscale))
+def _run(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None, trace=None,
+         mask=None):
+    def words(xs, bits):
+        return None if xs is None else [INT.const(x, bits) for x in xs]
+    return datapath.dot(INT, p, words(a, p.fin.bits), words(b, p.fb.bits), INT.const(c, p.fc.bits),
+                        trace=trace, sa=words(sa, p.fscale and p.fscale.bits),
+                        sb=words(sb, p.fscale and p.fscale.bits), mask=words(mask, 1))
 
 
-def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None) -> int:
+def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None,
+             mask=None) -> int:
     """The same as ``dot`` for callers that hold a ModelParams and checked bits."""
-    return _run(p, a, b, c, sa, sb).v
+    return _run(p, a, b, c, sa, sb, mask=mask).v
 
 
 def to_bits(fmt: Format, value) -> int:
@@ -178,17 +198,19 @@ def _parse_power(text: str) -> Fraction:
 # ---------------------------------------------------------------------------
 
 def explain(p: ModelParams, a: list[int], b: list[int], c: int, sa=None,
-            sb=None) -> list[tuple[str, str]]:
+            sb=None, mask=None) -> list[tuple[str, str]]:
     """(stage, text) lines for the last block of the dot product."""
     trace: list = []
-    out = _run(p, a, b, c, sa, sb, trace)
+    out = _run(p, a, b, c, sa, sb, trace, mask)
     lines: list[tuple[str, str]] = []
     e_max = None
     for name, obj, kind in trace:
         if kind == "scales":
             lines.append((name, "a " + _term_text(obj[0]) + ", b " + _term_text(obj[1])))
         elif kind == "term":
-            lines.append((name, _term_text(obj)))
+            lines.append((name, _int_text(obj) if p.fout.is_integer else _term_text(obj)))
+        elif kind == "int":
+            lines.append((name, str(_signed(obj))))
         elif kind == "signed":
             e_max = _signed(obj)
             lines.append((name, f"2^{e_max} (terms keep {p.F} fraction bits below it)"))
@@ -210,12 +232,21 @@ def explain(p: ModelParams, a: list[int], b: list[int], c: int, sa=None,
             fmt = get_format(kind.split(":", 1)[1]) if not kind.endswith(p.fout.name) else p.fout
             lines.append((name, f"{fmt.hex(obj.v)} = {format_value(fmt.value(obj.v))}"))
     res = Result(out.v, p.fout)
-    lines.append(("rounded", f"{res.hex} = {res.decimal} ({p.final_rounding} to {p.fout.name})"))
+    if p.fout.is_integer:
+        how = "modulo 2^32" if p.overflow == "wrap" else f"saturated ({p.saturation})"
+        lines.append(("result", f"{res.hex} = {res.decimal} ({p.fout.name}, {how})"))
+    else:
+        lines.append(("rounded", f"{res.hex} = {res.decimal} ({p.final_rounding} to {p.fout.name})"))
     return lines
 
 
 def _signed(w: IntWord) -> int:
     return w.v - (1 << w.w) if w.v >> (w.w - 1) else w.v
+
+
+def _int_text(t: datapath.Term) -> str:
+    """An integer product: its value."""
+    return f"{'-' if t.sign.b and t.sig.v else ''}{t.sig.v} (exact)"
 
 
 def _term_text(t: datapath.Term) -> str:
@@ -256,7 +287,7 @@ def _number(fmt: Format, bits: int) -> dict:
 
 
 def simulate_document(p: ModelParams, a: list, b: list, c, scale_a=None, scale_b=None,
-                      explain_stages: bool = False) -> dict:
+                      explain_stages: bool = False, mask=None) -> dict:
     """What ``tcsmt simulate`` prints, as a document (see tcsmt.api.simulate)."""
     if len(a) != len(b):
         raise ShapeError(f"a has {len(a)} terms and b has {len(b)}: they must match")
@@ -268,19 +299,24 @@ def simulate_document(p: ModelParams, a: list, b: list, c, scale_a=None, scale_b
     if p.scale_format is None and (sa or sb):
         raise UserError(f"{p.name} has no block scales: leave out the scales of a and b")
     sa, sb = check_scales(p, len(a), sa, sb)
-    r = Result(dot_bits(p, a, b, c, sa, sb), p.fout)
+    mask = check_mask(p, len(a), mask)
+    r = Result(dot_bits(p, a, b, c, sa, sb, mask), p.fout)
     doc = {"model": p.name,
            "summary": {"formats": [p.in_format, p.fb.name, p.c_format, p.out_format],
                        "block_size": p.block_size, "fraction_bits": p.F, "final_rounding": p.final_rounding,
                        "scales": [p.scale_format, p.scale_block] if p.scale_format else None,
-                       "group_size": p.group_size},
+                       "group_size": p.group_size,
+                       "integer": [p.overflow, p.saturation] if p.fout.is_integer else None,
+                       "sparsity": [p.sparsity, p.sparse_order] if mask is not None else None},
            "a": [_number(p.fin, x) for x in a], "b": [_number(p.fb, y) for y in b],
            "c": _number(p.fc, c), "d": {"hex": r.hex, "decimal": r.decimal, "kind": r.kind}}
     if sa is not None:
         doc["scale_a"] = [_number(p.fscale, x) for x in sa]
         doc["scale_b"] = [_number(p.fscale, x) for x in sb]
+    if mask is not None:
+        doc["mask"] = mask
     if explain_stages:
-        doc["stages"] = [list(st) for st in explain(p, a, b, c, sa, sb)]
+        doc["stages"] = [list(st) for st in explain(p, a, b, c, sa, sb, mask)]
     return doc
 
 
@@ -290,14 +326,20 @@ def simulate_lines(doc: dict) -> list[str]:
     fin, fb, fc, fout = s["formats"]
     scaled = "" if not s["scales"] else f", scales {s['scales'][0]} per {s['scales'][1]}"
     grouped = "" if s["group_size"] == 1 else f", exact groups of {s['group_size']}"
+    sparse = "" if not s.get("sparsity") else f", {s['sparsity'][0]} sparse ({s['sparsity'][1]})"
+    ints = s.get("integer")
+    arith = (f"exact, {ints[0]}" + (f" ({ints[1]})" if ints[0] == "saturate" else "") if ints
+             else f"{s['fraction_bits']} fraction bits, {s['final_rounding']}")
     lines = [f"model  {doc['model']}: {fin} x {fb} + {fc} -> {fout}, block {s['block_size']}, "
-             f"{s['fraction_bits']} fraction bits, {s['final_rounding']}{scaled}{grouped}",
+             f"{arith}{scaled}{grouped}{sparse}",
              "a      " + ", ".join(x["text"] for x in doc["a"]),
              "b      " + ", ".join(y["text"] for y in doc["b"]),
              "c      " + doc["c"]["text"]]
     if "scale_a" in doc:
         lines.append("scales of a  " + ", ".join(x["text"] for x in doc["scale_a"]))
         lines.append("scales of b  " + ", ".join(x["text"] for x in doc["scale_b"]))
+    if "mask" in doc:
+        lines.append("mask   " + "".join(map(str, doc["mask"])))
     lines += [f"  {stage:<18} {text}" for stage, text in doc.get("stages", [])]
     d = doc["d"]
     lines.append(f"d      {d['hex']} = {d['decimal']}" + ("" if d["kind"] in ("normal", "zero")

@@ -7,7 +7,8 @@ float4_e2m1fn / float8_e8m0fnu the ml_dtypes types of those names, float32
 and float64 NumPy's, tf32 and xf32 np.float32 read as the hardware reads it:
 the top 19 bits of each binary32 (sign, 8 exponent bits, 10 fraction bits),
 the low 13 bits dropped; ue4m3 (NVFP4 scales) ml_dtypes.float8_e4m3fn with
-the sign bit ignored.
+the sign bit ignored; the integer formats int8, uint8 and int32 NumPy's,
+int4 and uint4 ml_dtypes' (a 4-bit value in the low half of a byte).
 """
 
 from __future__ import annotations
@@ -59,9 +60,12 @@ def from_bits(bits: np.ndarray, fmt: Format) -> np.ndarray:
 
 READ_ORDER = ("float16", "bfloat16", "tf32", "xf32", "float32", "float8_e4m3fn", "float8_e5m2",
               "float8_e4m3fnuz", "float8_e5m2fnuz", "float6_e2m3fn", "float6_e3m2fn",
-              "float4_e2m1fn", "float64")
+              "float4_e2m1fn", "float64", "int8", "uint8", "int4", "uint4")
 """Formats an input array may hold, in the order a reference model reads
 them (float32 arrays as tf32, as the other models read them)."""
+C_ORDER = ("float32", "float16", "float64", "int32")
+"""Formats C (and d) may hold, float32 first (c and d of a reference model
+are in C's)."""
 
 
 def formats_of(dtype: np.dtype, order=READ_ORDER) -> tuple[str, ...]:
@@ -74,7 +78,7 @@ def array_operands(A: np.ndarray, C: np.ndarray, B: np.ndarray | None = None) ->
     with float32 first: c and d of a reference model are in C's)."""
     b = A.dtype if B is None else B.dtype
     return Operands(formats_of(A.dtype), formats_of(b),
-                    tuple(f for f in ("float32", "float16", "float64") if _fits(get_format(f), C.dtype)))
+                    tuple(f for f in C_ORDER if _fits(get_format(f), C.dtype)))
 
 
 def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
