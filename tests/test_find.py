@@ -330,9 +330,9 @@ def test_regen_plans_the_models_beside_the_architectures(tmp_path):
         ["blackwell-e2m1-fp32/align-bits.json"]
     [skipped] = plan.skipped
     assert skipped.name == "blackwell-e2m1-fp32/exact-accumulation" and "fp16 output" in skipped.note
-    everything = regen_plan.plan_jobs(None, ["carry-bits-proof"], 30.0, tmp_path)
+    everything = regen_plan.plan_jobs(None, ["carry-bits-proof", "saturation"], 30.0, tmp_path)
     named = {j.name.split("/")[0] for j in everything.jobs}
-    assert set(regen_jobs.MODELS) <= named and "blackwell" in named
+    assert set(regen_jobs.MODELS) <= named and "blackwell" in named     # integer ones: saturation
 
 
 @pytest.mark.parametrize("args,words", [

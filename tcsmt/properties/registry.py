@@ -60,15 +60,41 @@ class Property:
     # (hypothesis x, hypothesis y, k, domain) -> a formula whose UNSAT proves
     # that x and y agree on every input of the domain, or None
     lemma: Callable | None = None
+    integer: bool = False            # asks about integer models (the others ask about floats)
+    # the model an architecture stands for when its default model does not
+    # apply and ``formats`` does not name it (sparse models): arch -> name
+    pick: Callable[[str], str] | None = None
 
     def check(self, p: ModelParams) -> None:
         why = self.applies(p)
+        if not why and p.fout.is_integer and not self.integer:
+            why = ("an integer model: its products and sums are exact, nothing is aligned or "
+                   "rounded (the saturation property asks about its overflow)")
         if why:
             raise UserError(f"property {self.name} does not apply to {p.name}: {why}")
 
 
 def not_fp64(p: ModelParams) -> str | None:
     return "an IEEE fp64 FMA chain has no block datapath to ask about" if p.facc.name == "float64" else None
+
+
+def integer(p: ModelParams) -> str | None:
+    """None for an integer model (s8, u8, s4, u4 inputs; s32 c and d), else
+    why a question about integer overflow does not apply."""
+    if not p.fout.is_integer:
+        return "a question about integer models (s8, u8, s4, u4 inputs; s32 c and d)"
+    return None
+
+
+def sparse_float(p: ModelParams) -> str | None:
+    """None for a sparse float model, else why a question about how the
+    selected products enter the blocks does not apply (an integer sum is
+    exact: every reading gives the same bits)."""
+    if p.sparsity == "dense":
+        return "a question about sparse models (mma.sp, tcgen05.mma.sp)"
+    if p.fout.is_integer:
+        return "an integer model's sums are exact: its selected products give the same bits in any order"
+    return None
 
 
 def aligns(p: ModelParams) -> str | None:

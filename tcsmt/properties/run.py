@@ -32,12 +32,16 @@ from tcsmt.smt import service
 def resolve_base(prop: Property, arch: str, formats: str | None = None,
                  overrides: list[str] | None = None) -> ModelParams:
     """The model the property is asked about: the architecture's default
-    model, or the format pair the property needs when the default does not
-    apply, or the formats asked for; a model named (not an architecture) is
-    that model, or the property's reason why it does not apply."""
+    model, or the model the property needs when the default does not
+    apply (its format pair, or the model its ``pick`` names), or the
+    formats asked for; a model named (not an architecture) is that model,
+    or the property's reason why it does not apply."""
     base = choose(arch, formats)
-    if formats is None and prop.applies(base) and prop.formats and arch != base.name:
-        base = choose(arch, prop.formats)      # an architecture: its pair the property asks for
+    if formats is None and prop.applies(base) and arch != base.name:
+        if prop.pick is not None:                  # an architecture: the model the property asks for
+            base = choose(prop.pick(base.arch))
+        elif prop.formats:
+            base = choose(arch, prop.formats)      # an architecture: its pair the property asks for
     base = apply_overrides(base, list(overrides or []))
     prop.check(base)
     return base

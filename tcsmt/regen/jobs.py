@@ -42,14 +42,18 @@ CODE_ROOMS = ("datapath", "model", "search", "smt", "properties", "report", "sim
 CACHE = ".cache/regen-keys.json"
 MODELS = ("blackwell-e2m1-fp32", "blackwell-e2m3-fp32", "blackwell-e3m2-fp32",
           "blackwell-e4m3-e5m2-fp32", "hopper-e4m3-fp16",
-          "blackwell-nvfp4", "blackwell-mxf4", "blackwell-mxf8f6f4-e4m3")
+          "blackwell-nvfp4", "blackwell-mxf4", "blackwell-mxf8f6f4-e4m3",
+          "ampere-s4-s32", "blackwell-u8-s8-s32-satfinite")
 """Models regen covers beside each architecture's default (written under
 results/<model>/): one of each kind of arithmetic that no default has,
 tcgen05.mma kind::f8f6f4 with fp4 (e2m1), both fp6 formats and a mixed A/B
 pair, and fp8 to fp16 (Hopper's wgmma f16 D); and the block-scaled kinds of
 tcgen05.mma: NVFP4 (mxf4nvf4, ue4m3 per 16, exact groups of 16), mxf4
 (ue8m0 per 32, groups of 16) and mxf8f6f4 with e4m3 (ue8m0 per 32, no
-groups). RTX Blackwell's block-scaled models have the same parameters."""
+groups). RTX Blackwell's block-scaled models have the same parameters.
+Integer models beside the s8:s32 one each architecture's saturation
+question takes: 4-bit inputs (K = 64) and mixed signedness with .satfinite
+(the only property that applies to them is saturation)."""
 
 
 @dataclass
