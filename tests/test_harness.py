@@ -50,7 +50,12 @@ def vectors_file(tmp_path, ins: Instruction, n=6, seed=3, short=False) -> Path:
 def test_defaults_and_aliases():
     f16, f32 = "float16", "float32"
     e4m3, e5m2 = "float8_e4m3fn", "float8_e5m2"
-    assert choose_instruction(f16, f32, f32).name == DEFAULTS[(f16, f16, f32, f32, "", 0)]
+    assert choose_instruction(f16, f32, f32).name == DEFAULTS[(f16, f16, f32, f32, "", 0, "")]
+    assert choose_instruction("int8", "int32", "int32", fb="uint8").name == \
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32"          # the wrapping form
+    assert choose_instruction("int8", "int32", "int32", "mma.sync.aligned.m16n8k32.row.col.satfinite"
+                              ".s32.s8.s8.s32").satfinite
+    assert choose_instruction(f16, f32, f32, sparsity="2:4").name.startswith("mma.sp::ordered_metadata")
     assert choose_instruction(f16, f32, f32, "wmma").name == "wmma.m16n16k16.row.col.f32.f16.f16.f32"
     assert choose_instruction(f16, f32, f32, "m16n8k8").k == 8
     assert choose_instruction(f16, f32, f32, "mma.sync.m8n8k4").k == 4
@@ -65,8 +70,8 @@ def test_defaults_and_aliases():
         "tcgen05.mma.cta_group::1.kind::f8f6f4.f32.e4m3.e4m3"
     assert choose_instruction(f16, f32, f32, target="hip").name == "v_mfma_f32_32x32x8f16"
     assert choose_instruction(f16, f32, f32, "gfx90a", target="hip").archs[0] == "gfx908"
-    for (fa, fb, fc, fout, scale, block), name in DEFAULTS.items():
-        assert instruction_by_name(name).key() == (fa, fb, fc, fout, scale, block)
+    for (fa, fb, fc, fout, scale, block, sparsity), name in DEFAULTS.items():
+        assert instruction_by_name(name).key() == (fa, fb, fc, fout, scale, block, sparsity)
 
 
 @pytest.mark.parametrize("args,match", [
@@ -89,10 +94,10 @@ def test_choose_instruction_errors(args, match):
 def test_program_shape_matches_simulated_output(tmp_path):
     """Every key the probe's main prints is in what simulated_observations writes."""
     printed = set(re.findall(r'\\"(\w+)\\": ', MAIN.template))
-    ins = instruction_by_name(DEFAULTS[("float16", "float16", "float32", "float32", "", 0)])
+    ins = instruction_by_name(DEFAULTS[("float16", "float16", "float32", "float32", "", 0, "")])
     sim = simulated_observations(vectors_file(tmp_path, ins), "hopper-fp16-fp32")
     row_keys = {"index", "a", "b", "c", "d"}
-    optional = {"scale_a", "scale_b", "matches", "hypotheses", "id", "label", "matched",
+    optional = {"scale_a", "scale_b", "mask", "matches", "hypotheses", "id", "label", "matched",
                 "host_d"}               # the probe's host mode: where it read d
     assert printed >= {"schema", "device", "instruction", "formats", "k", "observations"}
     assert printed - row_keys - optional <= set(sim)
@@ -125,7 +130,7 @@ def _bad(**change):
     (_bad(vec={"a": ["0x3c00", "0x3c00"]}), r"a has 2 terms and b has 1"),
     (_bad(vec={"a": []}), r"non-empty list"),
     (_bad(formats={"in": "fp16", "c": "fp32"}), r"formats"),
-    (_bad(formats={"in": "fp17", "c": "fp32", "out": "fp32"}), r"unknown float format"),
+    (_bad(formats={"in": "fp17", "c": "fp32", "out": "fp32"}), r"unknown format"),
     (_bad(vectors=[]), r"non-empty list"),
     ([1, 2], r"expected a JSON object"),
 ])

@@ -143,7 +143,8 @@ def _define(src: str, name: str) -> int:
 
 
 def _vectors(tmp_path, ins, n=1, k=None):
-    data = random_vectors(ins.formats(), k or ins.k, n, 5, scale_block=ins.scale_block)
+    data = random_vectors(ins.formats(), k or ins.k, n, 5, scale_block=ins.scale_block,
+                          sparsity=ins.sparsity or "dense")
     data["instruction"] = ins.name
     path = tmp_path / "v.json"
     path.write_text(json.dumps(data))
@@ -157,10 +158,18 @@ SINGLE = [i for i in REGISTERS if _known(i)]
 def test_fragment_tables_rebuild_a_and_b(tmp_path, ins):
     """Pack each lane's operand words as the kernel does, from the tables in
     the source, then read every element back through the documented layout:
-    row 0 of A must be a, column 0 of B must be b, everything else zero."""
+    row 0 of A must be a, column 0 of B must be b, everything else zero.
+    (A sparse instruction's row 0 of A is compressed: the terms its mask
+    selects, in order; the kernel reads them through SEL, checked here too.)"""
     vs = _vectors(tmp_path, ins)
     src = program(vs, ins)
     (a, b, _), = vs.padded(ins.k)
+    if ins.sparsity:
+        mask, = vs.padded_masks(ins.k)
+        sel = [int(x, 0) for x in re.findall(r"0x[0-9a-f]+", src.split("SEL[NTOT * KS] = {")[1]
+                                              .split("};")[0])][:ins.stored_k]
+        assert sel == [i for i, x in enumerate(mask) if x]
+        a = [a[i] for i in sel]
     lanes = ins.threads
     for which, fmt_name, terms, elems, is_a in (("A", ins.in_format, a, ins.a_elems, True),
                                                 ("B", ins.b_fmt, b, ins.b_elems, False)):

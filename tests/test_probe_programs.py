@@ -49,7 +49,8 @@ KNOWN = [i for i in ALL if _known(i)]
 
 
 def _vectors_file(folder: Path, ins, n=4, seed=3, k=None) -> Path:
-    data = random_vectors(ins.formats(), k or ins.k, n, seed, scale_block=ins.scale_block)
+    data = random_vectors(ins.formats(), k or ins.k, n, seed, scale_block=ins.scale_block,
+                          sparsity=ins.sparsity or "dense")
     data["instruction"] = ins.name
     path = folder / "vectors.json"
     path.write_text(json.dumps(data))
@@ -162,6 +163,9 @@ def _run_jobs(jobs, parallel: int = 2) -> list[str]:
 # One probe per target compiled in the default run: the first whose formats exist.
 REPRESENTATIVE = {
     "sm_80": ["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"],
+    "sm_80 integer": ["mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32",
+                      "mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32"],
+    "sm_80 sparse": ["mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32"],
     "sm_89": ["mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e5m2.f16"],
     "sm_90a": ["wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3"],      # the Hopper fp8 default
     "sm_100a": ["tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X.f32.e2m1.e2m1.ue4m3",
@@ -174,9 +178,9 @@ REPRESENTATIVE = {
 
 def test_representative_programs_compile(tmp_path):
     instrs = []
-    for names in REPRESENTATIVE.values():
+    for label, names in REPRESENTATIVE.items():
         known = [i for i in (instruction_by_name(n) for n in names) if _known(i)]
-        instrs += known[:1]
+        instrs += known if label == "sm_80 integer" else known[:1]
     jobs = _compile_jobs(instrs, tmp_path, hip_targets=("gfx90a", "gfx940", "gfx942"))
     if not jobs:
         pytest.skip("neither nvcc nor a HIP compiler is installed")
@@ -223,6 +227,7 @@ HOST_RUNTIME = r"""
 #include <cstdlib>
 #include <cstring>
 #define __device__
+#define __constant__
 #define __forceinline__ inline
 #define RT(x) host_##x
 typedef int host_Error_t;
@@ -272,6 +277,9 @@ def _host_run(tmp_path: Path, vs, ins, results: list[int], stray: int = 0):
     ("wgmma.mma_async.sync.aligned.m64n8k32.f16.e5m2.e4m3", "hopper-e5m2-fp32",
      ["b_format=float8_e4m3fn", "c_format=float16", "out_format=float16", "final_rounding=rne",
       "final_frac_bits=none"]),
+    ("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32", "ampere-s8-u8-s32-satfinite", None),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32",
+     "ampere-fp16-fp32-sparse", None),
 ])
 def test_host_side_prints_what_identify_reads(tmp_path, name, model_name, sets):
     from tcsmt.sim.dot import model
@@ -288,6 +296,7 @@ def test_host_side_prints_what_identify_reads(tmp_path, name, model_name, sets):
     obs = parse_observations(data)
     assert data["observations"] == sim["observations"] and obs.device == 'host "table"'
     assert data["layout_check"] == "ok" and data["formats"] == sim["formats"]
+    assert data.get("sparsity") == sim.get("sparsity") and obs.sparsity == (ins.sparsity or "dense")
 
 
 def test_host_side_reports_a_failed_calibration(tmp_path):

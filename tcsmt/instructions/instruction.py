@@ -65,6 +65,8 @@ class Instruction:
     placement: str = "single"     # "single" or "broadcast" (see the module docstring)
     threads: int = 32             # threads per vector: a warp, a warpgroup (128), a wavefront (64)
     archs: tuple[str, ...] = ()   # AMD: every gfx target that has the instruction
+    satfinite: bool = False       # integer: .satfinite (the s32 result saturates)
+    sparsity: str = ""            # mma.sp: the metadata's pattern ("2:4"); A is stored compressed
 
     @property
     def shape(self) -> str:
@@ -94,7 +96,8 @@ class Instruction:
     def layout_sizes(self) -> dict[str, tuple[int, int]]:
         """Rows and columns each fragment layout covers: quad pair q of
         m8n8k4 owns rows 8q.. of A and C/D and columns 8q.. of B."""
-        return {"a": (self.a_rows, self.k), "b": (self.k, self.b_cols), "c": (self.a_rows, self.n)}
+        return {"a": (self.a_rows, self.stored_k), "b": (self.k, self.b_cols),
+                "c": (self.a_rows, self.n)}
 
     def formats(self) -> dict[str, str]:
         """The formats as in vectors and observation files."""
@@ -105,10 +108,16 @@ class Instruction:
             out["scale"] = self.scale_format
         return out
 
+    @property
+    def stored_k(self) -> int:
+        """Elements of a row of A the instruction holds (half of k for 2:4)."""
+        return self.k // 2 if self.sparsity else self.k
+
     def key(self) -> tuple:
-        """What the instruction computes: (a, b, c, out, scale, scale block)."""
+        """What the instruction computes: (a, b, c, out, scale, scale block,
+        sparsity)."""
         return (self.in_format, self.b_fmt, self.c_format, self.out_format,
-                self.scale_format, self.scale_block)
+                self.scale_format, self.scale_block, self.sparsity)
 
 
 def register_element(ins: Instruction, fmt_name: str) -> tuple[int, int]:

@@ -49,6 +49,14 @@ def b_m16n8k16_16bit(lane, i):
     return 2 * t + (i & 1) + 8 * (i >> 1), g
 
 
+def b_m16n8k32_16bit(lane, i):
+    """mma.sp m16n8k32 with .f16/.bf16 (B dense, 32 x 8): b0..b7 in four
+    16x2 registers: k = 2t + (i & 1), +8 per register; column g. (The
+    compressed A of that shape, 16 x 16, has the layout of a_m16n8k16_16bit.)"""
+    g, t = _gt(lane)
+    return 2 * t + (i & 1) + 8 * (i >> 1), g
+
+
 def a_m16n8k8_16bit(lane, i):
     """a0..a3 in two 16x2 registers: rows g (a0, a1) and g+8 (a2, a3)."""
     g, t = _gt(lane)

@@ -23,11 +23,13 @@ F16, BF16, TF32, F32 = "float16", "bfloat16", "tf32", "float32"
 E4M3, E5M2 = "float8_e4m3fn", "float8_e5m2"
 E3M2, E2M3, E2M1 = "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn"
 UE8M0, UE4M3 = "float8_e8m0fnu", "ue4m3"
+S8, U8, S4, U4, S32 = "int8", "uint8", "int4", "uint4", "int32"
 FP8 = (E4M3, E5M2)
 F8F6F4 = (E4M3, E5M2, E3M2, E2M3, E2M1)
 
 PTX_TYPES = {F16: "f16", BF16: "bf16", TF32: "tf32", F32: "f32", E4M3: "e4m3", E5M2: "e5m2",
-             E3M2: "e3m2", E2M3: "e2m3", E2M1: "e2m1", UE8M0: "ue8m0", UE4M3: "ue4m3"}
+             E3M2: "e3m2", E2M3: "e2m3", E2M1: "e2m1", UE8M0: "ue8m0", UE4M3: "ue4m3",
+             S8: "s8", U8: "u8", S4: "s4", U4: "u4", S32: "s32"}
 
 
 def _shape(shape: str) -> tuple[int, int, int]:
@@ -47,18 +49,22 @@ FRAGMENTS = {
     ("m16n8k4", 32): (L.a_m16n8k4_tf32, L.b_m16n8k4_tf32, L.c_m16n8, 2, 1, 4),
     ("m16n8k32", 8): (L.a_m16n8k32_8bit, L.b_m16n8k32_8bit, L.c_m16n8, 16, 8, 4),
     ("m16n8k64", 4): (L.a_m16n8k64_4bit, L.b_m16n8k64_4bit, L.c_m16n8, 32, 16, 4),
+    # mma.sp: the compressed A (16 x k/2) and the dense B (k x 8)
+    ("sp.m16n8k32", 16): (L.a_m16n8k16_16bit, L.b_m16n8k32_16bit, L.c_m16n8, 8, 8, 4),
 }
 
 
 def _mma(shape, fa, fc, arch, fb=None, fout=None, kind="", scale="", block=0, vec="",
-         frag_bits=None) -> Instruction:
+         frag_bits=None, sat=False) -> Instruction:
     m, n, k = _shape(shape)
     fb, fout = fb or fa, fout or fc
     bits = frag_bits or (32 if fa == TF32 else 16 if fa in (F16, BF16) else 8)
     a, b, c, na, nb, nc = FRAGMENTS[(shape, bits)]
     t = PTX_TYPES
     types = f"{t[fout]}.{t[fa]}.{t[fb]}.{t[fc]}"
-    if kind and scale:
+    if sat:
+        name = f"mma.sync.aligned.{shape}.row.col.satfinite.{types}"
+    elif kind and scale:
         name = (f"mma.sync.aligned.kind::{kind}.block_scale.scale_vec::{vec}.{shape}.row.col."
                 f"{types}.{t[scale]}")
     elif kind:
@@ -67,7 +73,20 @@ def _mma(shape, fa, fc, arch, fb=None, fout=None, kind="", scale="", block=0, ve
         name = f"mma.sync.aligned.{shape}.row.col.{types}"
     return Instruction(name, "mma", m, n, k, fa, fc, fout, _sm(arch), arch, a, b, c, na, nb, nc,
                        b_format=fb if fb != fa else "", kind=kind, scale_format=scale,
-                       scale_block=block)
+                       scale_block=block, satfinite=sat)
+
+
+def _mma_sp(shape, fa, fc, arch) -> Instruction:
+    """mma.sp::ordered_metadata (2:4 sparse A): the selected elements of A
+    stored compressed, a 32-bit metadata word of 2-bit indices per lane and
+    sparsity selector 0 (PTX ISA 9.x, "Sparse matrix multiply-accumulate",
+    metadata layout of m16n8k32 with 16-bit types)."""
+    m, n, k = _shape(shape)
+    a, b, c, na, nb, nc = FRAGMENTS[(f"sp.{shape}", 16)]
+    t = PTX_TYPES
+    name = f"mma.sp::ordered_metadata.sync.aligned.{shape}.row.col.{t[fc]}.{t[fa]}.{t[fa]}.{t[fc]}"
+    return Instruction(name, "mma", m, n, k, fa, fc, fc, _sm(arch), arch, a, b, c, na, nb, nc,
+                       sparsity="2:4")
 
 
 def _volta(fc, c_layout, nc) -> Instruction:
@@ -133,6 +152,13 @@ NVIDIA: list[Instruction] = [
     _mma("m16n8k8", TF32, F32, "sm_80"),
     _mma("m16n8k4", TF32, F32, "sm_80"),
     *[_mma("m16n8k32", a, d, "sm_89", fb=b) for d in (F32, F16) for a, b in _pairs(FP8)],
+    # integer mma.sync (sm_80): s8/u8 and s4/u4 with s32 c and d, wrapping or .satfinite
+    *[_mma("m16n8k32", a, S32, "sm_80", fb=b, sat=sat) for a, b in _pairs((S8, U8))
+      for sat in (False, True)],
+    *[_mma("m16n8k64", a, S32, "sm_80", fb=b, frag_bits=4, sat=sat) for a, b in _pairs((S4, U4))
+      for sat in (False, True)],
+    # 2:4 sparse mma.sp (sm_80)
+    _mma_sp("m16n8k32", F16, F32, "sm_80"), _mma_sp("m16n8k32", BF16, F32, "sm_80"),
     _volta(F32, L.c_m8n8k4_f32, 8),
     _volta(F16, L.c_m8n8k4_f16, 8),
     _wmma("m16n16k16", F16, F32, "sm_70"),
@@ -167,11 +193,16 @@ NVIDIA: list[Instruction] = [
 # The instruction a probe uses when none is named, per (a, b, c, out, scale, block):
 # mma.sync where one exists (it runs on the most GPUs), else the only one.
 DEFAULTS = {
-    (F16, F16, F32, F32, "", 0): "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-    (F16, F16, F16, F16, "", 0): "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
-    (BF16, BF16, F32, F32, "", 0): "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-    (TF32, TF32, F32, F32, "", 0): "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-    **{(a, b, d, d, "", 0): f"mma.sync.aligned.m16n8k32.row.col.{PTX_TYPES[d]}.{PTX_TYPES[a]}."
-                              f"{PTX_TYPES[b]}.{PTX_TYPES[d]}"
+    (F16, F16, F32, F32, "", 0, ""): "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    (F16, F16, F16, F16, "", 0, ""): "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+    (BF16, BF16, F32, F32, "", 0, ""): "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+    (TF32, TF32, F32, F32, "", 0, ""): "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+    **{(a, b, d, d, "", 0, ""): f"mma.sync.aligned.m16n8k32.row.col.{PTX_TYPES[d]}.{PTX_TYPES[a]}."
+                                  f"{PTX_TYPES[b]}.{PTX_TYPES[d]}"
        for d in (F32, F16) for a, b in _pairs(FP8)},
+    # integer: the wrapping form (a .satfinite probe is asked for by name)
+    **{(a, b, S32, S32, "", 0, ""): f"mma.sync.aligned.m16n8k32.row.col.s32.{PTX_TYPES[a]}."
+                                      f"{PTX_TYPES[b]}.s32" for a, b in _pairs((S8, U8))},
+    **{(a, b, S32, S32, "", 0, ""): f"mma.sync.aligned.m16n8k64.row.col.s32.{PTX_TYPES[a]}."
+                                      f"{PTX_TYPES[b]}.s32" for a, b in _pairs((S4, U4))},
 }

@@ -21,10 +21,11 @@ def _all() -> tuple[list[Instruction], dict[tuple, str]]:
 
 
 def _label(key: tuple) -> str:
-    a, b, c, out, scale, block = key
+    a, b, c, out, scale, block, sparsity = key
     ab = f"in {a}" if a == b else f"a {a}, b {b}"
     sc = f", scale {scale} per {block}" if scale else ""
-    return f"{ab}, c {c}, out {out}{sc}"
+    sp = f", {sparsity} sparse" if sparsity else ""
+    return f"{ab}, c {c}, out {out}{sc}{sp}"
 
 
 API_ALIASES = {"mma.sync": "mma", "mma": "mma", "wmma": "wmma", "wgmma": "wgmma",
@@ -34,7 +35,7 @@ API_ALIASES = {"mma.sync": "mma", "mma": "mma", "wmma": "wmma", "wgmma": "wgmma"
 
 def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None, *,
                        fb: str | None = None, scale: str = "", scale_block: int = 0,
-                       target: str | None = None) -> Instruction:
+                       target: str | None = None, sparsity: str = "") -> Instruction:
     """The instruction for these formats (canonical format names).
 
     ``name`` may be a full name (``mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32``),
@@ -42,10 +43,11 @@ def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None, *,
     that API's instruction for the formats, the largest k first), a shape
     (``m16n8k8``, ``wmma.m16n16k8``), or an architecture (``sm_90a``,
     ``sm_100a``, ``sm_120a``, ``gfx942``). ``target`` ("cuda" or "hip")
-    limits the choice to that vendor's instructions.
+    limits the choice to that vendor's instructions; ``sparsity`` ("2:4")
+    to the sparse ones (mma.sp).
     """
     instructions, defaults = _all()
-    key = (fin, fb or fin, fc, fout, scale, scale_block)
+    key = (fin, fb or fin, fc, fout, scale, scale_block, "" if sparsity == "dense" else sparsity)
     fits = [i for i in instructions if i.key() == key and _on_target(i, target)]
     if not fits:
         have = "; ".join(sorted({_label(i.key()) for i in instructions if _on_target(i, target)}))
@@ -73,8 +75,10 @@ def _on_target(ins: Instruction, target: str | None) -> bool:
 
 
 def _preference(ins: Instruction) -> tuple:
-    """mma.sync first (it runs on most GPUs); of AMD's the MFMA 32x32 forms; then the largest k."""
-    return (ins.api == "mma", ins.api == "mfma", ins.m if ins.api == "mfma" else 0, ins.k, -ins.min_sm)
+    """mma.sync first (it runs on most GPUs); of AMD's the MFMA 32x32 forms; then the largest k;
+    the wrapping integer form before .satfinite."""
+    return (ins.api == "mma", ins.api == "mfma", ins.m if ins.api == "mfma" else 0, ins.k, -ins.min_sm,
+            not ins.satfinite)
 
 
 SAME_INSTRUCTIONS = {"sm_103a": ("sm_100a", "tcgen05")}

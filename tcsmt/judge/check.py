@@ -35,7 +35,7 @@ from tcsmt.model.choose import Operands, choose_or_none, device_architecture, is
 from tcsmt.model.formats import Format, describe, format_value, get_format
 from tcsmt.model.names import short_format
 from tcsmt.model.params import ModelParams
-from tcsmt.observed.observations import FormatSet, check_scales, parse_observations
+from tcsmt.observed.observations import FormatSet, check_scales, check_sparsity, parse_observations
 
 SCHEMA = "tcsmt-check/1"
 
@@ -60,6 +60,8 @@ class Rows:
     instruction: str = ""
     notes: list[str] = field(default_factory=list)
     host_model: str = ""           # probes run in host mode: the model that gave d
+    sparsity: str = "dense"
+    mask: np.ndarray | None = None  # [N, K] the selected terms (sparse instructions)
 
     @property
     def k(self) -> int:
@@ -102,7 +104,9 @@ def rows_from_observations(obs, source: str, what: str = "observations") -> Rows
                 scale_block=obs.scale_block, device=obs.device, instruction=obs.instruction,
                 notes=[f"known problem of the recording: {kp.get('why', kp)}"
                        for kp in obs.meta.get("known_problems", [])],
-                host_model=str(obs.meta.get("host_model", "")))
+                host_model=str(obs.meta.get("host_model", "")),
+                sparsity=obs.sparsity,
+                mask=_bits([r.mask for r in obs.rows], obs.k) if obs.sparsity != "dense" else None)
 
 
 def rows_from_recorded(folder: Path) -> list[Rows]:
@@ -164,7 +168,9 @@ def rows_from_vectors(vs, source: str) -> list[Rows]:
                     labels=dict(vs.hypotheses),
                     sa=_bits([vs.scales[n][0] for n in members]) if scaled else None,
                     sb=_bits([vs.scales[n][1] for n in members]) if scaled else None,
-                    scale_block=vs.scale_block, instruction=vs.instruction or "")
+                    scale_block=vs.scale_block, instruction=vs.instruction or "",
+                    sparsity=vs.sparsity,
+                    mask=_bits([vs.masks[n] for n in members], k) if vs.sparsity != "dense" else None)
         out.append(rows)
     return out
 
@@ -195,7 +201,8 @@ def operands(rows: Rows) -> Operands:
     """What the rows are, as tcsmt.model.choose takes it."""
     fs = rows.fs
     return Operands((fs.a.name,), (fs.b.name,), (fs.c.name,), (fs.out.name,),
-                    fs.scale.name if fs.scale else None, rows.scale_block, rows.instruction)
+                    fs.scale.name if fs.scale else None, rows.scale_block, rows.instruction,
+                    rows.sparsity)
 
 
 def _computes(p: ModelParams, rows: Rows) -> bool:
@@ -246,18 +253,28 @@ def predict(p: ModelParams, rows: Rows) -> np.ndarray:
     from tcsmt.sim.batch import dot_batch, supported
     from tcsmt.sim.dot import dot_bits
     check_scales(p, rows.fs.scale, rows.scale_block, "rows")
+    check_sparsity(p, rows.sparsity, "rows")
     if supported(p):
-        return dot_batch(p, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb)
+        return dot_batch(p, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb,
+                         mask_bits=rows.mask)
     out = []
     for n in range(rows.count):
         scales = ((rows.sa[n].tolist(), rows.sb[n].tolist()) if rows.sa is not None
                   else (None, None))
-        out.append(dot_bits(p, rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n]), *scales))
+        out.append(dot_bits(p, rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n]), *scales,
+                            mask=_mask_of(rows, n)))
     return np.array(out, dtype=np.uint64)
 
 
+def _mask_of(rows: Rows, n: int) -> list[int] | None:
+    return None if rows.mask is None else rows.mask[n].tolist()
+
+
 def ulps_apart(x: int, y: int, fmt: Format) -> int | None:
-    """Units in the last place between two patterns of fmt (None for NaNs)."""
+    """Units in the last place between two patterns of fmt (None for NaNs;
+    for an integer format, how far apart the integers are)."""
+    if fmt.is_integer:
+        return abs(fmt.int_value(x) - fmt.int_value(y))
     if "nan" in (fmt.classify(x), fmt.classify(y)):
         return None
 
@@ -283,9 +300,12 @@ def explain_row(p: ModelParams, rows: Rows, n: int, got: int, want: int, what: s
            "a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b], "c": fs.c.hex(c),
            what: _value(fs.out, want), "model": _value(fs.out, got),
            "ulps": ulps_apart(got, want, fs.out),
-           "explain": [[stage, text] for stage, text in explain(p, a, b, c, *scales)]}
+           "explain": [[stage, text] for stage, text in explain(p, a, b, c, *scales,
+                                                                 _mask_of(rows, n))]}
     if rows.sa is not None:
         rec["scale_a"], rec["scale_b"] = ([fs.scale.hex(x) for x in s] for s in scales)
+    if rows.mask is not None:
+        rec["mask"] = _mask_of(rows, n)
     return rec
 
 

@@ -20,6 +20,9 @@ Schema ``tcsmt-observations/1``::
                                                 the scale factors' format of a
                                                 block-scaled instruction
       "scale_block": 32,                       (with "scale") terms per scale factor
+      "sparsity": "2:4",                       (optional; "dense" when absent) the
+                                                metadata's pattern of a sparse
+                                                instruction (mma.sp)
       "k": 16,                                 terms of every observation
       "layout_check": "ok",                    (optional) a probe's check that
                                                 its operands reached the right
@@ -33,6 +36,9 @@ Schema ``tcsmt-observations/1``::
          "c": "0x3f800000",                    in formats.c
          "scale_a": ["0x7f", ...],             (with "scale") k / scale_block
          "scale_b": ["0x7f", ...],               scale factors of a and of b
+         "mask": [1, 1, 0, 0, ...],            (sparse) k bits: the terms the
+                                                metadata selected (a lists every
+                                                logical term, zeros where unselected)
          "d": "0x40000000",                    the returned D[0][0], in formats.out
          "matches": ["A"]},                    (optional) the hypotheses whose
                                                 expected d the device returned
@@ -54,6 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcsmt.datapath.sparse import PATTERNS
 from tcsmt.errors import UserError
 from tcsmt.fileio import read_json
 from tcsmt.model.formats import Format, get_format, parse_bits
@@ -70,6 +77,7 @@ class Observation:
     d: int
     scale_a: tuple[int, ...] = ()    # scale factors of a block-scaled instruction
     scale_b: tuple[int, ...] = ()
+    mask: tuple[int, ...] = ()       # the selected terms of a sparse instruction
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,7 @@ class ObservationSet:
     fb: Format | None = None                    # B's format where it differs from A's
     fscale: Format | None = None
     scale_block: int = 0
+    sparsity: str = "dense"
 
     def formats(self) -> dict[str, str]:
         return FormatSet(self.fin, self.fb or self.fin, self.fc, self.fout, self.fscale).record()
@@ -173,10 +182,11 @@ def parse_observations(data, where: str = "observations") -> ObservationSet:
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise UserError(f"{where}: \"k\" must be a positive integer")
     block = parse_scale_block(data, fs, k, where)
+    sparsity = parse_sparsity(data, where)
     obs = data.get("observations")
     if not isinstance(obs, list) or not obs:
         raise UserError(f"{where}: \"observations\" must be a non-empty list")
-    rows = [_parse_row(o, n, fs, k, block, where) for n, o in enumerate(obs)]
+    rows = [_parse_row(o, n, fs, k, block, where, sparsity) for n, o in enumerate(obs)]
     first: dict[int, int] = {}
     for n, r in enumerate(rows):
         if r.index in first:
@@ -184,10 +194,30 @@ def parse_observations(data, where: str = "observations") -> ObservationSet:
                             f"observations[{first[r.index]}]: every observation needs its own")
         first[r.index] = n
     meta = {key: v for key, v in data.items() if key not in (
-        "device", "compute_capability", "instruction", "formats", "k", "observations")}
+        "device", "compute_capability", "instruction", "formats", "k", "observations", "sparsity")}
     return ObservationSet(data["device"], data["compute_capability"], data["instruction"],
                           fs.a, fs.c, fs.out, k, rows, meta, fs.b if fs.b != fs.a else None,
-                          fs.scale, block)
+                          fs.scale, block, sparsity)
+
+
+def parse_sparsity(data: dict, where: str) -> str:
+    """The "sparsity" key ("dense" when absent)."""
+    sp = data.get("sparsity", "dense")
+    if sp != "dense" and sp not in PATTERNS:
+        raise UserError(f"{where}: \"sparsity\" must be one of dense, {', '.join(PATTERNS)}")
+    return sp
+
+
+def parse_mask(o: dict, sparsity: str, k: int, at: str) -> tuple[int, ...]:
+    """A row's or vector's "mask": k bits, a legal selection (two of every four)."""
+    m = o.get("mask")
+    want, group = PATTERNS[sparsity]
+    if not isinstance(m, list) or len(m) != k or any(x not in (0, 1) or isinstance(x, bool) for x in m):
+        raise UserError(f"{at}.mask: expected {k} bits (0 or 1), one per term")
+    if k % group or any(sum(m[g:g + group]) != want for g in range(0, k, group)):
+        raise UserError(f"{at}.mask: a {sparsity} mask selects {want} of every {group} terms "
+                        f"(k = {k} a multiple of {group})")
+    return tuple(m)
 
 
 def _hex_list(o: dict, name: str, fmt: Format, count: int, at: str,
@@ -199,7 +229,8 @@ def _hex_list(o: dict, name: str, fmt: Format, count: int, at: str,
     return tuple(hex_bits(x, fmt, f"{at}.{name}[{i}]") for i, x in enumerate(xs))
 
 
-def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str) -> Observation:
+def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str,
+               sparsity: str = "dense") -> Observation:
     at = f"{where}: observations[{n}]"
     if not isinstance(o, dict):
         raise UserError(f"{at}: expected an object with index, a, b, c, d")
@@ -213,7 +244,8 @@ def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str) -> Obse
         scales = [_hex_list(o, name, fs.scale, k // block, at) for name in ("scale_a", "scale_b")]
     c = hex_bits(o.get("c"), fs.c, f"{at}.c")
     d = hex_bits(o.get("d"), fs.out, f"{at}.d")
-    return Observation(index, a, b, c, d, *scales)
+    mask = parse_mask(o, sparsity, k, at) if sparsity != "dense" else ()
+    return Observation(index, a, b, c, d, *scales, mask)
 
 
 def read_observations(path: str | Path) -> ObservationSet:
@@ -223,15 +255,19 @@ def read_observations(path: str | Path) -> ObservationSet:
 
 def observation_dict(index: int, fin: Format, fc: Format, fout: Format,
                      a, b, c: int, d: int, fb: Format | None = None,
-                     scales: tuple | None = None, fscale: Format | None = None) -> dict:
+                     scales: tuple | None = None, fscale: Format | None = None,
+                     mask=None) -> dict:
     """One row of the schema from bit patterns (in the formats, not storage);
-    ``scales`` = (scale_a, scale_b) for a block-scaled instruction."""
+    ``scales`` = (scale_a, scale_b) for a block-scaled instruction, ``mask``
+    the selected terms of a sparse one."""
     fb = fb or fin
     row = {"index": index, "a": [fin.hex(x) for x in a], "b": [fb.hex(x) for x in b],
            "c": fc.hex(c)}
     if scales is not None:
         row["scale_a"] = [fscale.hex(x) for x in scales[0]]
         row["scale_b"] = [fscale.hex(x) for x in scales[1]]
+    if mask is not None:
+        row["mask"] = list(mask)
     row["d"] = fout.hex(d)
     return row
 
@@ -266,6 +302,15 @@ def check_scales(p, fscale: Format | None, block: int, what: str) -> None:
         raise UserError(f"model {p.name} has {label(want)}; the {what} have {label(have)}")
 
 
+def check_sparsity(p, sparsity: str, what: str) -> None:
+    """One-line error unless the model takes the masks the rows have (a
+    sparse model for sparse rows, a dense one for dense rows)."""
+    if p.sparsity != sparsity:
+        raise UserError(f"model {p.name} is {p.sparsity if p.sparsity != 'dense' else 'dense'}"
+                        f"{' sparse' if p.sparsity != 'dense' else ''}; the {what} are "
+                        f"{sparsity}{' sparse' if sparsity != 'dense' else ''}")
+
+
 def compare(obs: ObservationSet, model) -> Comparison:
     """Run every observed input through ``model`` (a name or ModelParams)
     and count the rows whose d bits the model reproduces."""
@@ -278,10 +323,11 @@ def compare(obs: ObservationSet, model) -> Comparison:
         raise UserError(f"model {p.name} computes {_formats_line(*want)}; the observations are "
                         f"{_formats_line(*have)}")
     check_scales(p, obs.fscale, obs.scale_block, "observations")
+    check_sparsity(p, obs.sparsity, "observations")
     bad = []
     for row in obs.rows:
         scales = (list(row.scale_a), list(row.scale_b)) if obs.fscale is not None else (None, None)
-        d = dot_bits(p, list(row.a), list(row.b), row.c, *scales)
+        d = dot_bits(p, list(row.a), list(row.b), row.c, *scales, mask=list(row.mask) or None)
         if d != row.d:
             bad.append((row, d))
     return Comparison(p.name, len(obs.rows) - len(bad), len(obs.rows), bad)

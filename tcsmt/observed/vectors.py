@@ -9,7 +9,10 @@ A vectors file (``tcsmt plan`` writes one)::
 Where A and B differ, "formats" names "a" and "b" instead of "in"; a
 block-scaled instruction adds "scale" to "formats", "scale_block" (terms per
 scale factor) at the top, and "scale_a" and "scale_b" (one hex pattern per
-block of K) to every vector. Optional "hypotheses": [{"id", "label"}] with an
+block of K) to every vector. A sparse instruction (mma.sp) adds "sparsity":
+"2:4" at the top and "mask" (one 0 or 1 per term, 1 where the metadata
+selects it: two of every four) to every vector. Optional "hypotheses":
+[{"id", "label"}] with an
 "outputs": {id: hex} per vector gives the d each hypothesis expects; the
 probe then says, vector by vector, which hypotheses the device followed.
 
@@ -41,11 +44,19 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcsmt.datapath.sparse import PATTERNS
 from tcsmt.errors import UserError
 from tcsmt.instructions.instruction import Instruction
 from tcsmt.instructions.table import choose_instruction
 from tcsmt.model.formats import Format
-from tcsmt.observed.observations import FormatSet, hex_bits, parse_format_set, parse_scale_block
+from tcsmt.observed.observations import (
+    FormatSet,
+    hex_bits,
+    parse_format_set,
+    parse_mask,
+    parse_scale_block,
+    parse_sparsity,
+)
 
 
 @dataclass
@@ -60,6 +71,8 @@ class VectorSet:
     scales: list[tuple[list[int], list[int]]] = field(default_factory=list)
     hypotheses: list[tuple[str, str]] = field(default_factory=list)     # (id, label)
     expected: list[dict[str, int]] = field(default_factory=list)        # per vector: id -> d
+    sparsity: str = "dense"
+    masks: list[list[int]] = field(default_factory=list)                # per vector (sparse)
 
     @property
     def fin(self) -> Format:
@@ -84,7 +97,8 @@ class VectorSet:
         fs = self.fs
         return choose_instruction(fs.a.name, fs.c.name, fs.out.name, name, fb=fs.b.name,
                                   scale=fs.scale.name if fs.scale else "",
-                                  scale_block=self.scale_block, target=target)
+                                  scale_block=self.scale_block, target=target,
+                                  sparsity=self.sparsity)
 
     def pick_instruction(self, name: str | None = None, target: str | None = None) -> Instruction:
         """The instruction named on the command line, else the file's, else the default."""
@@ -113,6 +127,21 @@ class VectorSet:
         blocks = k // self.scale_block
         return [(sa + [one] * (blocks - len(sa)), sb + [one] * (blocks - len(sb)))
                 for sa, sb in self.scales]
+
+
+    def padded_masks(self, k: int) -> list[list[int] | None]:
+        """Every vector's mask padded to k (the padding's zero terms selected
+        two of every four), None for every vector of a dense set."""
+        if self.sparsity == "dense":
+            return [None for _ in self.vectors]
+        return [m + legal_fill(self.sparsity, k - len(m)) for m in self.masks]
+
+
+def legal_fill(sparsity: str, n: int) -> list[int]:
+    """n mask bits that select the first positions of every group (1100...
+    for 2:4): a legal selection of zero terms."""
+    want, group = PATTERNS[sparsity]
+    return [int(i % group < want) for i in range(n)]
 
 
 def scale_one(fmt: Format) -> int:
@@ -157,6 +186,7 @@ def _result_formats(data: dict, where: str) -> dict:
     if scale:
         out["scale"] = scale
         data.setdefault("scale_block", shared("scale_block", "scale block"))
+    data.setdefault("sparsity", shared("sparsity", "sparsity") or "dense")
     return out
 
 
@@ -187,7 +217,8 @@ def parse_vectors(data, where: str, sha256: str = "") -> VectorSet:
     if not isinstance(vecs, list) or not vecs:
         raise UserError(f"{where}: \"vectors\" must be a non-empty list")
     hyps = _hypotheses(data, where)
-    vs = VectorSet(fs, [], ins, where, sha256, block, hypotheses=hyps)
+    vs = VectorSet(fs, [], ins, where, sha256, block, hypotheses=hyps,
+                   sparsity=parse_sparsity(data, where))
     for n, v in enumerate(vecs):
         _add_vector(vs, v, f"{where}: vectors[{n}]")
     return vs
@@ -208,6 +239,8 @@ def _add_vector(vs: VectorSet, v, at: str) -> None:
             raise UserError(f"{at}: {len(a)} terms take {blocks} scale factors each in scale_a "
                             f"and scale_b (blocks of {vs.scale_block})")
         vs.scales.append((sa, sb))
+    if vs.sparsity != "dense":
+        vs.masks.append(list(parse_mask(v, vs.sparsity, len(a), at)))
     outs = v.get("outputs", {})
     if vs.hypotheses and (not isinstance(outs, dict) or set(outs) != {i for i, _ in vs.hypotheses}):
         raise UserError(f"{at}.outputs: expected the d of every hypothesis")
@@ -284,12 +317,15 @@ def merge_sets(sets: list[VectorSet]) -> VectorSet | None:
     """Sets of one format set and scale block as one (without hypotheses,
     which differ from set to set); None if their formats differ."""
     first = sets[0]
-    if any(vs.fs != first.fs or vs.scale_block != first.scale_block for vs in sets):
+    if any(vs.fs != first.fs or vs.scale_block != first.scale_block or vs.sparsity != first.sparsity
+           for vs in sets):
         return None
-    out = VectorSet(first.fs, [], first.instruction, first.source, first.sha256, first.scale_block)
+    out = VectorSet(first.fs, [], first.instruction, first.source, first.sha256, first.scale_block,
+                    sparsity=first.sparsity)
     for vs in sets:
         out.vectors += vs.vectors
         out.scales += vs.scales
+        out.masks += vs.masks
         out.expected += [{} for _ in vs.vectors]
     return out
 
@@ -342,11 +378,11 @@ def observation_set(data: dict, where: str, sha256: str) -> VectorSet:
     for r in obs.rows:
         scales = (r.scale_a, r.scale_b) if obs.fscale is not None else None
         row = observation_dict(r.index, obs.fin, obs.fc, obs.fout, r.a, r.b, r.c, r.d, obs.fb,
-                               scales, obs.fscale)
+                               scales, obs.fscale, r.mask or None)
         row["outputs"] = {"observed": row.pop("d")}
         vecs.append(row)
     doc = {"formats": fs.record(), "instruction": obs.instruction, "vectors": vecs,
-           "hypotheses": [{"id": "observed", "label": label}]}
+           "hypotheses": [{"id": "observed", "label": label}], "sparsity": obs.sparsity}
     if obs.fscale is not None:
         doc["scale_block"] = obs.scale_block
     return parse_vectors(doc, where, sha256)
@@ -358,18 +394,27 @@ def observation_set(data: dict, where: str, sha256: str) -> VectorSet:
 
 def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
                    exp_range: tuple[int, int] = (-6, 3), c_exp_range: tuple[int, int] = (-6, 5),
-                   zero_fraction: float = 0.0, scale_block: int = 0) -> dict:
+                   zero_fraction: float = 0.0, scale_block: int = 0,
+                   sparsity: str = "dense") -> dict:
     """A vectors file (JSON shape) of n random vectors of k terms: random
     signs, unbiased exponents drawn from ``exp_range`` (clamped to the
     format's normal range), random fraction bits; about ``zero_fraction`` of
     the a terms are +0. With a "scale" format, scale factors 2^-2 .. 2^2 per
-    block of ``scale_block`` terms. Deterministic for a seed."""
+    block of ``scale_block`` terms; integers anywhere in their range (c
+    within a few products of an end of s32 half the time); a sparse
+    ``sparsity`` ("2:4") a random legal mask per vector. Deterministic for a
+    seed."""
     rng = random.Random(seed)
     fs = parse_format_set(formats, "formats")
     if fs.scale is not None and (scale_block < 1 or k % scale_block):
         raise UserError(f"a scale format needs a scale_block dividing k = {k}")
 
     def draw(fmt: Format, lo: int, hi: int) -> int:
+        if fmt.is_integer:
+            if fmt.bits == 32 and rng.random() < 0.5:
+                near = rng.randrange(1 << 16)
+                return fmt.encode(fmt.highest - near if rng.getrandbits(1) else fmt.lowest + near)
+            return rng.getrandbits(fmt.bits)
         e = rng.randint(max(lo, fmt.emin), min(hi, fmt.emax))
         frac = rng.getrandbits(fmt.frac_bits) if fmt.frac_bits else 0
         if fmt.specials == "fn" and e == fmt.emax:
@@ -388,8 +433,22 @@ def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
              "c": fs.c.hex(draw(fs.c, *c_exp_range))}
         if fs.scale is not None:
             v["scale_a"], v["scale_b"] = scales(), scales()
+        if sparsity != "dense":
+            v["mask"] = random_mask(rng, sparsity, k)
         vecs.append(v)
     out = {"formats": fs.record(), "vectors": vecs}
     if fs.scale is not None:
         out["scale_block"] = scale_block
+    if sparsity != "dense":
+        out["sparsity"] = sparsity
     return out
+
+
+def random_mask(rng: random.Random, sparsity: str, k: int) -> list[int]:
+    """A legal mask: in every group, the pattern's count of positions at random."""
+    want, group = PATTERNS[sparsity]
+    out = []
+    for _ in range(0, k, group):
+        picked = set(rng.sample(range(group), want))
+        out += [int(i in picked) for i in range(group)]
+    return out[:k]

@@ -11,6 +11,10 @@ every model and say whether the terms reached the right places:
   scale block gives the wrong power of two;
 * a = b = 0 and c = 1.5: d = 1.5 shows that c was loaded and D read back.
 
+A sparse instruction's calibration masks select term k and its neighbour
+in k's group of four (and the first two terms of every other group), so a
+wrong metadata layout or a wrong compressed column of A gives 0.
+
 The probe compares each with its expected d and reports the first
 mismatches under "layout_check". The calibration cannot see a reordering
 that moves the terms of A and B alike inside one scale block (a dot product
@@ -36,6 +40,7 @@ class Calibration:
     scale_a: list[int]
     scale_b: list[int]
     d: int            # the exact result in the out format
+    mask: list[int] | None = None    # sparse instructions: the selected terms
 
 
 def _one(fmt: Format) -> int:
@@ -60,8 +65,16 @@ def calibration_vectors(ins: Instruction) -> list[Calibration]:
         a[k], b[k] = _one(fa), _one(fb)
         j = k // ins.scale_block if blocks else 0
         out.append(Calibration(f"term {k}", a, b, 0, powers, ones_b,
-                               fout.round_value(Fraction(2) ** j)))
+                               fout.round_value(Fraction(2) ** j), _selecting(ins, k)))
     zeros = [0] * ins.k
     out.append(Calibration("c alone", zeros, zeros, fc.round_value(Fraction(3, 2)),
-                           powers, ones_b, fout.round_value(Fraction(3, 2))))
+                           powers, ones_b, fout.round_value(Fraction(3, 2)), _selecting(ins, 0)))
     return out
+
+
+def _selecting(ins: Instruction, k: int) -> list[int] | None:
+    """A 2:4 mask selecting term k and its neighbour (k ^ 1), and the first
+    two terms of every other group of four; None for a dense instruction."""
+    if not ins.sparsity:
+        return None
+    return [int(i in (k, k ^ 1) if i // 4 == k // 4 else i % 4 < 2) for i in range(ins.k)]

@@ -123,7 +123,7 @@ __global__ void probe_kernel(const a_word* a, const b_word* b, const acc_word* c
 #pragma unroll
   for (int i = 0; i < A_ELEMS; ++i) {
     const int t = A_TERM[lane][i];
-    const uint32_t x = t >= 0 ? (uint32_t)a[v * K + t] : 0u;
+    const uint32_t x = t >= 0 ? (uint32_t)a[v * K + $a_term] : 0u;
     ra[i / A_PER_REG] |= ((x & A_MASK) << A_SHIFT) << ((i % A_PER_REG) * A_BITS);
   }
 #pragma unroll
@@ -216,6 +216,13 @@ WMMA_TYPES = {
 }
 
 
+SPARSE_META = """\
+  // Metadata (sparsity selector 0): lanes 0 and 1 hold row 0's indices; every other
+  // lane holds rows whose A is zero, with indices 0 and 1 in every group.
+  const uint32_t e = lane == 0 ? META[v * 2] : lane == 1 ? META[v * 2 + 1] : 0x44444444u;
+"""
+
+
 def _mma_call(ins: Instruction, c_regs: int, a_regs: int, b_regs: int) -> str:
     f32 = ins.c_format == "float32"
     n = 0
@@ -230,7 +237,10 @@ def _mma_call(ins: Instruction, c_regs: int, a_regs: int, b_regs: int) -> str:
     if ins.scale_format:
         operands += f", {{%{n}}}, {{%{n + 1}, %{n + 2}}}, {{%{n + 3}}}, {{%{n + 4}, %{n + 5}}}"
         ins_ += ['"r"(sfa)', '"h"(id0)', '"h"(id0)', '"r"(sfb)', '"h"(id0)', '"h"(id0)']
-    lines = []
+    if ins.sparsity:
+        operands += f", %{n}, 0x0"
+        ins_ += ['"r"(e)']
+    lines = [SPARSE_META.rstrip("\n")] if ins.sparsity else []
     if f32:
         lines.append(f"  float fc[{c_regs}], fd[{c_regs}];")
         lines.append(f"#pragma unroll\n  for (int r = 0; r < {c_regs}; ++r) fc[r] = __uint_as_float(rc[r]);")
@@ -256,6 +266,7 @@ def _mma_kernel(ins: Instruction) -> str:
         a_bits=a_bits, a_mask=mask(a_fmt_bits), a_shift=a_shift, b_bits=b_bits,
         b_mask=mask(b_fmt_bits), b_shift=b_shift, c_bits=c_bits, c_mask=mask(c_bits),
         d00_lane=lane, d00_elem=elem, a_table=term_table(ins.a_layout, ins.a_elems, True),
+        a_term="SEL[v * KS + t]" if ins.sparsity else "t",
         b_table=term_table(ins.b_layout, ins.b_elems, False),
         scales=MMA_SCALES if ins.scale_format else "", mma_call=call)
 

@@ -85,7 +85,7 @@ def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[
     """(ModelParams, the d of every vector padded to the instruction's k)."""
     import numpy as np
 
-    from tcsmt.observed.observations import check_scales
+    from tcsmt.observed.observations import check_scales, check_sparsity
     from tcsmt.sim.batch import dot_batch, supported
     from tcsmt.sim.dot import dot_bits
     p = vectors_model(model, vs, ins)
@@ -94,14 +94,16 @@ def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[
         raise UserError(f"model {p.name} is for {'/'.join(f.name for f in want)}, "
                         f"the vectors are {'/'.join(f.name for f in have)}")
     check_scales(p, vs.fs.scale, vs.scale_block, "vectors")
+    check_sparsity(p, vs.sparsity, "vectors")
     rows = vs.padded(ins.k)
     scales = [sc if vs.scale_block else (None, None) for sc in vs.padded_scales(ins.k)]
-    if rows and supported(p):           # the batch simulator: the same bits, at array speed
+    if rows and vs.sparsity == "dense" and supported(p):    # the batch simulator: the same bits
         arr = [np.array([r[i] for r in rows], dtype=np.uint64) for i in range(3)]
         sab = [np.array([sc[i] for sc in scales], dtype=np.uint64) if vs.scale_block else None
                for i in range(2)]
         return p, [int(x) for x in dot_batch(p, *arr, sa_bits=sab[0], sb_bits=sab[1])]
-    return p, [dot_bits(p, a, b, c, *sc) for (a, b, c), sc in zip(rows, scales)]
+    return p, [dot_bits(p, a, b, c, *sc, mask=m)
+               for (a, b, c), sc, m in zip(rows, scales, vs.padded_masks(ins.k))]
 
 
 def vectors_model(model, vs: VectorSet, ins: Instruction):
@@ -110,7 +112,7 @@ def vectors_model(model, vs: VectorSet, ins: Instruction):
     name or file, or a ModelParams."""
     fs = vs.fs
     want = Operands((fs.a.name,), (fs.b.name,), (fs.c.name,), (fs.out.name,),
-                    fs.scale.name if fs.scale else None, vs.scale_block, ins.name)
+                    fs.scale.name if fs.scale else None, vs.scale_block, ins.name, vs.sparsity)
     return choose(model, None, (), want)
 
 
@@ -132,12 +134,14 @@ def simulated_observations(vectors_file: str | Path, model, instruction: str | N
     ins = vs.pick_instruction(instruction, target)
     p, outs = model_outputs(vs, ins, model)
     rows = []
-    for i, ((a, b, c), sc, d) in enumerate(zip(vs.padded(ins.k), vs.padded_scales(ins.k), outs)):
+    for i, ((a, b, c), sc, m, d) in enumerate(zip(vs.padded(ins.k), vs.padded_scales(ins.k),
+                                                  vs.padded_masks(ins.k), outs)):
         rows.append(observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, d, vs.fb,
-                                     sc if vs.scale_block else None, vs.fs.scale))
+                                     sc if vs.scale_block else None, vs.fs.scale, m))
     return {"schema": SCHEMA, "source": "simulated", "device": f"model {p.name}",
             "compute_capability": "none (simulated)", "instruction": ins.name,
             "formats": vs.formats(), **({"scale_block": vs.scale_block} if vs.scale_block else {}),
+            **({"sparsity": vs.sparsity} if vs.sparsity != "dense" else {}),
             "k": ins.k, "generator": f"tcsmt {__version__}",
             "vectors_sha256": vs.sha256, "layout_check": "ok", "observations": rows}
 

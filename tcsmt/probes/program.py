@@ -60,7 +60,7 @@ $sa_data
 static const uint32_t h_sb[NTOT * (NSB ? NSB : 1)] = {
 $sb_data
 };
-// The exact d of each calibration vector, in $fout.
+$sparse_data// The exact d of each calibration vector, in $fout.
 static const acc_word h_cal_d[NCAL] = {
 $cal_data
 };
@@ -161,6 +161,11 @@ static void print_row(int v) {
   print_list(xs, K, $b_digits);
   printf(", \"c\": ");
   print_hex(h_c[v], $c_digits);
+  if (SPARSE) {
+    printf(", \"mask\": [");
+    for (int i = 0; i < K; ++i) printf("%s%d", i ? ", " : "", (int)h_mask[v * K + i]);
+    putchar(']');
+  }
   if (NSB) {
     printf(", \"scale_a\": ");
     for (int i = 0; i < NSB; ++i) xs[i] = h_sa[v * NSB + i];
@@ -252,6 +257,7 @@ int main(int argc, char** argv) {
   printf("  \"instruction\": \"$name\",\n");
   printf("  \"formats\": $formats_json,\n");
   printf("$scale_block_line");
+  printf("$sparsity_line");
   printf("  \"k\": %d,\n", K);
   printf("  \"generator\": \"tcsmt $version harness\",\n");
   printf("  \"vectors_sha256\": \"$sha\",\n");
@@ -341,6 +347,7 @@ def data_section(vs, ins: Instruction) -> str:
     cal = calibration_vectors(ins)
     rows = vs.padded(ins.k)
     scales = vs.padded_scales(ins.k)
+    masks = vs.padded_masks(ins.k) + [x.mask for x in cal]
     rows += [(x.a, x.b, x.c) for x in cal]
     scales += [(x.scale_a, x.scale_b) for x in cal]
     nsb = ins.scale_blocks
@@ -357,14 +364,56 @@ def data_section(vs, ins: Instruction) -> str:
         b_data=words([fb.to_storage(x) for r in rows for x in r[1]], digits(fb)),
         c_data=words([fc.to_storage(r[2]) for r in rows], digits(fc)),
         sa_data=words(flat_sa, 2), sb_data=words(flat_sb, 2),
+        sparse_data=sparse_section(ins, masks),
         cal_data=words([fout.to_storage(x.d) for x in cal], digits(fout)),
         cal_labels="\n".join(f"  {_c_string(x.label)}," for x in cal),
         hyp_ids=", ".join(_c_string(h) for h in hyp_ids) or '""',
         hyp_labels=", ".join(_c_string(label) for _, label in vs.hypotheses) or '""',
         expect_data=words([fout.to_storage(x) for x in expect], digits(fout)),
-        abs_mask=f"0x{(1 << (fout.bits - 1)) - 1:x}",
+        abs_mask=f"0x{(1 << (fout.bits - (0 if fout.is_integer else 1))) - 1:x}",
         exp_mask=f"0x{((1 << fout.exp_bits) - 1) << fout.frac_bits:x}",
         frac_mask=f"0x{(1 << fout.frac_bits) - 1:x}")
+
+
+SPARSE = Template("""\
+// Sparse instruction ($sparsity): per vector, the mask (1: the metadata selects the term),
+// the logical term of each stored element of row 0 of A (the compressed A), and the
+// metadata words of lanes 0 and 1 (2-bit indices, four groups of four terms per 16 bits,
+// row 0 in the low half; row 8, whose A is zero, selects terms 0 and 1).
+#define SPARSE 1
+#define KS $ks
+static const uint8_t h_mask[NTOT * K] = {
+$mask_data
+};
+__constant__ uint8_t SEL[NTOT * KS] = {
+$sel_data
+};
+__constant__ uint32_t META[NTOT * 2] = {
+$meta_data
+};
+""")
+
+
+def sparse_section(ins: Instruction, masks: list) -> str:
+    """The masks, compressed columns and metadata words of a sparse
+    instruction (``#define SPARSE 0`` for a dense one). Metadata layout of
+    mma.sp m16n8k32 with 16-bit types, sparsity selector 0 (PTX ISA
+    "Sparse MMA metadata"): lane 0 holds row 0's indices of terms 0..15
+    (four 4-bit groups, index of the first stored element in the low 2
+    bits) in its low 16 bits, lane 1 those of terms 16..31."""
+    if not ins.sparsity:
+        return "#define SPARSE 0\nstatic const uint8_t h_mask[1] = {0};\n"
+    sel, meta = [], []
+    for m in masks:
+        picked = [i for i, x in enumerate(m) if x]
+        sel += picked
+        nibbles = [(picked[2 * g] % 4) | (picked[2 * g + 1] % 4) << 2 for g in range(len(m) // 4)]
+        for half in range(len(m) // 16):
+            low = sum(x << (4 * j) for j, x in enumerate(nibbles[4 * half:4 * half + 4]))
+            meta.append(0x4444 << 16 | low)
+    return SPARSE.substitute(sparsity=ins.sparsity, ks=ins.stored_k,
+                             mask_data=words([x for m in masks for x in m], 1),
+                             sel_data=words(sel, 2), meta_data=words(meta, 8))
 
 
 def main_section(vs, ins: Instruction) -> str:
@@ -372,7 +421,8 @@ def main_section(vs, ins: Instruction) -> str:
     fa, fb = get_format(ins.in_format), get_format(ins.b_fmt)
     fc, fout = get_format(ins.c_format), get_format(ins.out_format)
     block = (f'  \\"scale_block\\": {ins.scale_block},\\n' if ins.scale_block else "")
+    sparsity = (f'  \\"sparsity\\": \\"{ins.sparsity}\\",\\n' if ins.sparsity else "")
     return MAIN.substitute(
         name=ins.name, formats_json=json.dumps(ins.formats()).replace('"', '\\"'),
-        scale_block_line=block, version=__version__, sha=vs.sha256 or "unknown",
+        scale_block_line=block, sparsity_line=sparsity, version=__version__, sha=vs.sha256 or "unknown",
         a_digits=digits(fa), b_digits=digits(fb), c_digits=digits(fc), out_digits=digits(fout))
