@@ -190,7 +190,7 @@ NVIDIA: list[Instruction] = [
                                  ("mxf4nvf4", UE4M3, 16))],
 ]
 
-# The instruction a probe uses when none is named, per (a, b, c, out, scale, block):
+# The instruction a probe uses when none is named, per (a, b, c, out, scale, block, sparsity):
 # mma.sync where one exists (it runs on the most GPUs), else the only one.
 DEFAULTS = {
     (F16, F16, F32, F32, "", 0, ""): "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
