@@ -354,3 +354,24 @@ def test_integer_models_refuse_float_choices(change, key):
 def test_float_models_refuse_integer_overflow():
     with pytest.raises(ModelFileError, match="key 'overflow'"):
         choose("ampere").replace(overflow="wrap")
+
+
+def test_a_satfinite_probe_is_checked_against_the_saturating_model(tmp_path):
+    """Observations of a .satfinite instruction (simulated, as a device would
+    print them): the architecture stands for its saturating model, which
+    matches every row, and the wrapping one misses the rows past the range."""
+    import json
+
+    from tcsmt.api import check
+    from tcsmt.instructions.table import instruction_by_name
+    from tcsmt.observed.vectors import random_vectors
+    from tcsmt.probes.harness import simulated_observations
+    ins = instruction_by_name("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.u8.s32")
+    data = random_vectors(ins.formats(), 32, 60, 4)
+    data["instruction"] = ins.name
+    vectors = tmp_path / "v.json"
+    vectors.write_text(json.dumps(data))
+    obs = tmp_path / "obs.json"
+    obs.write_text(json.dumps(simulated_observations(vectors, "ampere-s8-u8-s32-satfinite")))
+    rows = {m["model"]: m["matched"] for m in check(str(obs), ["ampere", "ampere-s8-u8-s32"])["models"]}
+    assert rows["ampere-s8-u8-s32-satfinite"] == 60 and rows["ampere-s8-u8-s32"] < 60

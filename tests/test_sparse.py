@@ -193,3 +193,27 @@ def test_masks_are_checked():
     with pytest.raises(UserError, match="dense A"):
         matmul(np.ones((2, 8), np.float16), np.ones((8, 2), np.float16), np.zeros((2, 2), np.float32),
                model=p)
+
+
+def test_sparse_probe_observations_check_against_the_sparse_model(tmp_path):
+    """A probe's vectors with masks, run through a model as a device would
+    (simulated observations), read back by tcsmt check: the architecture
+    stands for its sparse model, which matches every row; the other
+    reading does not."""
+    import json
+
+    from tcsmt.api import check
+    from tcsmt.instructions.table import instruction_by_name
+    from tcsmt.observed.vectors import random_vectors
+    from tcsmt.probes.harness import simulated_observations
+    ins = instruction_by_name("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32")
+    data = random_vectors(ins.formats(), 32, 40, 11, sparsity="2:4")
+    vectors = tmp_path / "v.json"
+    vectors.write_text(json.dumps(data))
+    obs = tmp_path / "obs.json"
+    obs.write_text(json.dumps(simulated_observations(vectors, "ampere-fp16-fp32-sparse")))
+    report = check(str(obs), ["ampere"])
+    [row] = report["models"]
+    assert row["model"] == "ampere-fp16-fp32-sparse" and row["matched"] == 40
+    other = check(str(obs), ["ampere-fp16-fp32-sparse"], overrides=["sparse_order=compressed"])
+    assert other["models"][0]["matched"] < 40

@@ -95,3 +95,22 @@ def legal(I, p, mask: list) -> list:
             count = I.add(count, bv.resize_u(I, x, w))
         out.append(I.eq(count, I.const(m if len(group) == n else min(m, len(group)), w)))
     return out
+
+
+def random_mask(rng, sparsity: str, k: int) -> list[int]:
+    """A mask the metadata can spell, as Python ints: in every group the
+    pattern's count of positions, chosen with ``rng`` (a random.Random)."""
+    want, group = PATTERNS[sparsity]
+    out = []
+    for g in range(0, k, group):
+        n = min(group, k - g)                 # a last group cut short keeps min(want, n)
+        picked = set(rng.sample(range(n), min(want, n)))
+        out += [int(i in picked) for i in range(n)]
+    return out
+
+
+def first_positions(sparsity: str, n: int) -> list[int]:
+    """n mask bits selecting the first positions of every group (1100...
+    for 2:4): a legal selection of padding zeros."""
+    want, group = PATTERNS[sparsity]
+    return [int(i % group < want) for i in range(n)]

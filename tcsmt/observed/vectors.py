@@ -44,7 +44,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcsmt.datapath.sparse import PATTERNS
+from tcsmt.datapath.sparse import first_positions, random_mask
 from tcsmt.errors import UserError
 from tcsmt.instructions.instruction import Instruction
 from tcsmt.instructions.table import choose_instruction
@@ -134,14 +134,7 @@ class VectorSet:
         two of every four), None for every vector of a dense set."""
         if self.sparsity == "dense":
             return [None for _ in self.vectors]
-        return [m + legal_fill(self.sparsity, k - len(m)) for m in self.masks]
-
-
-def legal_fill(sparsity: str, n: int) -> list[int]:
-    """n mask bits that select the first positions of every group (1100...
-    for 2:4): a legal selection of zero terms."""
-    want, group = PATTERNS[sparsity]
-    return [int(i % group < want) for i in range(n)]
+        return [m + first_positions(self.sparsity, k - len(m)) for m in self.masks]
 
 
 def scale_one(fmt: Format) -> int:
@@ -442,13 +435,3 @@ def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
     if sparsity != "dense":
         out["sparsity"] = sparsity
     return out
-
-
-def random_mask(rng: random.Random, sparsity: str, k: int) -> list[int]:
-    """A legal mask: in every group, the pattern's count of positions at random."""
-    want, group = PATTERNS[sparsity]
-    out = []
-    for _ in range(0, k, group):
-        picked = set(rng.sample(range(group), want))
-        out += [int(i in picked) for i in range(group)]
-    return out[:k]

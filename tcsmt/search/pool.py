@@ -18,6 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from tcsmt.datapath.sparse import random_mask
 from tcsmt.errors import UserError
 from tcsmt.model.formats import Format
 from tcsmt.search.domain import Domain
@@ -116,16 +117,8 @@ def mask_candidates(p, rows: int, k: int, seed: int = 0) -> np.ndarray | None:
     for a dense model."""
     if p.sparsity == "dense":
         return None
-    from tcsmt.datapath.sparse import PATTERNS
-    want, group = PATTERNS[p.sparsity]
     rng = random.Random(seed + 3)
-    out = np.zeros((rows, k), dtype=np.uint64)
-    for r in range(rows):
-        for g in range(0, k, group):
-            n = min(group, k - g)
-            for i in rng.sample(range(n), min(want, n)):
-                out[r, g + i] = 1
-    return out
+    return np.array([random_mask(rng, p.sparsity, k) for _ in range(rows)], dtype=np.uint64)
 
 
 def evaluate(hyps: list[Hypothesis], a, b, c, sa=None, sb=None, mask=None) -> np.ndarray | None:
