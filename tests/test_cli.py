@@ -76,7 +76,8 @@ def model_rows(text: str) -> dict[str, dict[str, str]]:
     """The CSV of ``tcsmt models --format csv`` by model name."""
     import csv
     import io
-    return {r["model"].removesuffix(" ~").removesuffix(" *"): r for r in csv.DictReader(io.StringIO(text))}
+    return {r["model"].removesuffix(" ~").removesuffix(" *"): r
+            for r in csv.DictReader(io.StringIO(text))}
 
 
 def check_models_csv(text: str) -> None:
@@ -104,6 +105,7 @@ def check_models_csv(text: str) -> None:
         assert r["scales"] == ("-" if m.scale_format is None else f"{SHORT[m.scale_format]}/{m.scale_block}"
                                + (f", groups of {m.group_size}" if m.group_size > 1 else "")), path.stem
         assert r["model"].removesuffix(" ~").endswith(" *") == m.default, path.stem
+        assert r["model"].endswith(" ~") == m.from_sources, path.stem
 
 
 def check_models_table(text: str) -> None:
