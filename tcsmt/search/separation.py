@@ -113,8 +113,8 @@ def check_same_scales(hyps: list[Hypothesis]) -> None:
     for h in hyps[1:]:
         q = h.params
         if q.sparsity != p.sparsity:
-            raise UserError(f"{p.name} and {q.name} differ in sparsity ({p.sparsity} and "
-                            f"{q.sparsity}): only models with the same selection can be compared")
+            raise FormatMismatch(f"{p.name} and {q.name} differ in sparsity ({p.sparsity} and "
+                                 f"{q.sparsity}): only models with the same selection can be compared")
         if (q.scale_format, q.scale_block) != (p.scale_format, p.scale_block):
             raise FormatMismatch(f"{p.name} and {q.name} scale differently ({p.scale_format} per "
                             f"{p.scale_block} and {q.scale_format} per {q.scale_block}): "
