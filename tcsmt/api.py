@@ -237,24 +237,24 @@ def _spec(model: str, formats: str | None, sets: list[str]) -> str:
     return shlex.join(words)
 
 
-def comparison(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=()):
+def comparison(*models: str | None, formats: str | None = None, set_both=(), set_a=(), set_b=()):
     """The hypotheses of a diff or equiv: one per model (a single model is
     compared with itself, changed by ``set_b``), ``set_a``/``set_b``
     applied to the first/second. Their ids are the models' names, made
     unique with the changed parameters (or #2, #3...)."""
     from tcsmt.search.diff import check_comparable
     from tcsmt.search.vectors import Hypothesis
-    models = [m for m in models if m is not None]
-    if not models:
+    named = [m for m in models if m is not None]
+    if not named:
         raise UserError("name at least one model")
-    if len(models) == 1:
-        models = models * 2
-    sets = [[*set_both, *(set_a if i == 0 else set_b if i == 1 else ())] for i in range(len(models))]
-    params = _comparison_params(models, formats, sets)
+    if len(named) == 1:
+        named = named * 2
+    sets = [[*set_both, *(set_a if i == 0 else set_b if i == 1 else ())] for i in range(len(named))]
+    params = _comparison_params(named, formats, sets)
     for p in params[1:]:
         check_comparable(params[0], p)
     ids = _unique_ids([p.name for p in params], sets)
-    return [Hypothesis(i, p, _spec(m, formats, s)) for i, p, m, s in zip(ids, params, models, sets)]
+    return [Hypothesis(i, p, _spec(m, formats, s)) for i, p, m, s in zip(ids, params, named, sets)]
 
 
 def _comparison_params(models, formats, sets) -> list[ModelParams]:
@@ -271,7 +271,7 @@ def _comparison_params(models, formats, sets) -> list[ModelParams]:
 
 def _unique_ids(names: list[str], sets: list[list[str]]) -> list[str]:
     ids = [n if names.count(n) == 1 or not s else f"{n} {' '.join(s)}" for n, s in zip(names, sets)]
-    out = []
+    out: list[str] = []
     for i in ids:
         out.append(i if i not in out else f"{i} #{sum(x.split(' #')[0] == i for x in out) + 1}")
     return out

@@ -88,7 +88,7 @@ def refuse_overwriting(output: str | Path | None, inputs: dict[str, str | Path |
                             "write the output to another file")
 
 
-def write_atomic(path: str | Path, write: Callable[[IO], None], binary: bool = False,
+def write_atomic(path: str | Path, write: Callable[[IO], object], binary: bool = False,
                  check: Callable[[str], T] | None = None, suffix: str = ".tmp") -> T | None:
     """Call ``write`` on a temporary file beside ``path``, flush it to disk,
     optionally ``check`` the temporary file by its name (its result is
@@ -107,7 +107,7 @@ def _write_atomic(path: Path, write, binary: bool, check, suffix: str):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())

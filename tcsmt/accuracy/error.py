@@ -86,7 +86,7 @@ class _Exacts:
         if key not in self.seen:
             low = min(p.fin.emin - p.fin.frac_bits + p.fb.emin - p.fb.frac_bits,
                       p.fc.emin - p.fc.frac_bits, p.fout.emin - p.fout.frac_bits)
-            self.seen[key] = exact_sum(*(x.astype(np.float64) for x in (A, B, C)),
+            self.seen[key] = exact_sum(A.astype(np.float64), B.astype(np.float64), C.astype(np.float64),
                                        p.fin, p.fb, p.fc, low)
         return self.seen[key]
 
@@ -114,7 +114,8 @@ def _measure(params, exacts: _Exacts, kind: str, k: int, backend, tell) -> list[
 def _model_records(params) -> list[dict]:
     """Each model, and the first model before it with the same circuit (its
     rows are the same numbers), or None."""
-    out, first = [], {}
+    out: list[dict] = []
+    first: dict[str, str] = {}
     for p in params:
         key = circuit_key(p)
         out.append({"name": p.name, "formats": p.formats_label, "same_circuit_as": first.get(key)})
@@ -143,7 +144,8 @@ def measure(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), distributi
         A, B, *C = (np.asarray(x) for x in inputs)
         if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
             raise UserError(f"A ({A.shape}) and B ({B.shape}) must be M x K and K x N")
-        plan = [("given", A.shape[1], _Exacts(A, B, C[0] if C else None))]
+        plan: list[tuple[str, int, _Exacts | None]] = [
+            ("given", A.shape[1], _Exacts(A, B, C[0] if C else None))]
         m, n = A.shape[0], B.shape[1]
     else:
         unknown = [d for d in distributions if d not in KINDS]
@@ -151,7 +153,7 @@ def measure(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), distributi
             raise UserError(f"unknown distribution {(unknown or [''])[0]!r} (known: {', '.join(KINDS)})")
         ks = _check_sizes(m, n, ks)
         plan = [(d, k, None) for d in distributions for k in ks]
-    total, rows = len(plan) * len(params), []
+    total, rows = len(plan) * len(params), list[dict]()
     for kind, k, exacts in plan:
         if exacts is None:
             rng = np.random.default_rng([seed, KINDS.index(kind), k])

@@ -120,6 +120,6 @@ def errors(D: np.ndarray, exact: Exact, fout: Format) -> Errors:
             rel[i] = err / x
         if err:
             inexact += 1
-            d = x + err
-            towards += (x > 0 and err < 0 and d >= 0) or (x < 0 and err > 0 and d <= 0)
+            got = x + err
+            towards += (x > 0 and err < 0 and got >= 0) or (x < 0 and err > 0 and got <= 0)
     return Errors(ulps[finite], rel[finite], towards, inexact, int((~finite).sum()))

@@ -248,16 +248,23 @@ def ootomo_worse(I, s: Setup, terms: list[Term], m, o):
 
 @dataclass(frozen=True)
 class Evaluation:
-    true: Fraction            # exact c + sum a_i b_i
+    true: Fraction | float    # exact c + sum a_i b_i (a float: infinite or NaN)
     binary64: int             # the ampere-fp64 model's bits
-    results: dict             # method -> binary32 bits
+    results: dict[str, int]   # method -> binary32 bits
     worse_by_vocabulary: bool # ootomo_worse with the Python-int interpretation
 
-    def error(self, method: str) -> Fraction:
-        return abs(F32.value(self.results[method]) - self.true)
+    def error(self, method: str) -> Fraction | float:
+        return _distance(F32.value(self.results[method]), self.true)
 
-    def error64(self, method: str) -> Fraction:
-        return abs(F32.value(self.results[method]) - F64.value(self.binary64))
+    def error64(self, method: str) -> Fraction | float:
+        return _distance(F32.value(self.results[method]), F64.value(self.binary64))
+
+
+def _distance(x: Fraction | float, y: Fraction | float) -> Fraction | float:
+    """|x - y|: exact for two finite values; a float where one is infinite or NaN."""
+    if isinstance(x, Fraction) and isinstance(y, Fraction):
+        return abs(x - y)
+    return abs(float(x) - float(y))
 
 
 def evaluate(tc: ModelParams, a: list[int], b: list[int], c: int) -> Evaluation:
@@ -271,6 +278,6 @@ def evaluate(tc: ModelParams, a: list[int], b: list[int], c: int) -> Evaluation:
     terms = exact_terms(INT, s, *inputs32(INT, s, aw, bw), cw)
     worse = ootomo_worse(INT, s, terms, w(res["markidis"]), w(res["ootomo-yokota"])).b
     true = F32.value(c) + sum(F32.value(x) * F32.value(y) for x, y in zip(a, b))
-    to64 = lambda x: F64.round_value(F32.value(x), "rne")  # noqa: E731  (exact)
+    to64 = lambda x: F64.round_value(F32.finite_value(x), "rne")  # noqa: E731  (exact)
     ref = dot_bits(reference_model(), [to64(x) for x in a], [to64(y) for y in b], to64(c))
     return Evaluation(true, ref, res, worse)

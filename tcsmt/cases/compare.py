@@ -88,7 +88,7 @@ five tensor-core datapaths and an exact reference, far more than a diff's
 
 def fp16_fp32_models() -> list[ModelParams]:
     """Every architecture's fp16-input, fp32-output model (one each)."""
-    out = {}
+    out: dict[str, ModelParams] = {}
     for m in all_models():
         if (m.fin.name, m.fc.name, m.fout.name) == ("float16", "float32", "float32"):
             out.setdefault(m.arch, m)

@@ -305,7 +305,8 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
     ((space, question) -> vectors of an earlier result) are replayed first,
     so a rerun keeps them."""
     from tcsmt.search import find, pool
-    vectors, verdicts = [], {}
+    vectors: list[dict] = []
+    verdicts: dict[str, dict] = {}
     for q in space.questions:
         pairs = [pr for pr in q.pairs() if q.pair_id(pr) in open_ids]
         if not pairs:
@@ -325,7 +326,7 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
             got = find.ask([q.hyps[pr[0]], q.hyps[pr[1]]], q.k, q.domain, [(0, 1)], solver,
                            min(timeout, left), readable=True)
             if got.verdict == Verdict.SAT:
-                _take(space, q, got.vector, got.found_by, remaining, vectors, verdicts)
+                _take(space, q, got.vectors[0], got.found_by, remaining, vectors, verdicts)
             else:
                 if got.verdict == Verdict.UNSAT:
                     by = ", ".join(sorted(set(got.proved_by))) or got.reason
@@ -408,7 +409,8 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
     checks = check_suite(suite)
     failing = [explain_failure(suite, c, by_key[(group_of(c.vector), c.device)], out)
                for c in checks if not c.holds]
-    unseparated, gen = [], []
+    unseparated: list[dict] = []
+    gen: list[dict] = []
     opened = {s.name: {q.pair_id(pr) for q in s.questions for pr in q.pairs()}
               - (set().union(*seps[s.name].values()) if seps[s.name] else set()) for s in spaces}
     closed = _close_every_gap([s for s in spaces if generate and opened[s.name]], opened, solver, timeout,

@@ -197,6 +197,7 @@ def check_suite(suite: Suite, overrides: dict[str, dict] | None = None) -> list[
                 _, other_bits = output(suite.vector(r.vector), device)
                 other, what = fout.value(other_bits), f"d({r.vector})"
             else:
+                assert r.value is not None      # a relation compares with a vector's d or a value
                 other, what = r.value, format_value(r.value)
             ok = compare_values(r.op, mine, other)      # a NaN output compares as IEEE says
             results.append(Check(v, cl, device, p.name, "relation",

@@ -23,6 +23,7 @@ class _Bars:
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            TaskID,
             TextColumn,
             TimeElapsedColumn,
             TimeRemainingColumn,
@@ -31,7 +32,7 @@ class _Bars:
                             TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
                             console=Console(stderr=True), transient=False)
         self.bar.__enter__()
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
         return self
 
     def __call__(self, what: str, done: int, total: int) -> None:
@@ -90,7 +91,7 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
     from tcsmt import api
     from tcsmt.identify.workflow import plan_lines
     with _Bars() as bars:
-        doc = api.plan(formats, space_file=space_file, scales=scales, instruction=instruction,
+        doc = api.plan(formats, space=space_file, scales=scales, instruction=instruction,
                        output=output, candidates=pool, solver_budget=solver_budget, seed=seed,
                        log=bars.log, progress=bars)
     for line in plan_lines(doc):

@@ -44,10 +44,8 @@ def models_cmd(out_format, wide, as_json, archs, scaled):
 # simulate
 # ---------------------------------------------------------------------------
 
-def split_terms(text: str | None, name: str) -> list[str] | None:
-    """--a 1,0x3c00,2^-24 as its terms (None when the option is not given)."""
-    if text is None:
-        return None
+def split_terms(text: str, name: str) -> list[str]:
+    """--a 1,0x3c00,2^-24 as its terms."""
     items = text.replace(" ", "").split(",")
     if items == [""]:
         raise UserError(f"--{name} is empty")
@@ -64,6 +62,11 @@ def parse_mask(text: str | None) -> list[int] | None:
     if not bits or set(bits) - {"0", "1"}:
         raise UserError(f"--mask {text!r}: expected bits, one 0 or 1 per term")
     return [int(x) for x in bits]
+
+
+def optional_terms(text: str | None, name: str) -> list[str] | None:
+    """split_terms of an option that may be left out (None then)."""
+    return None if text is None else split_terms(text, name)
 
 
 @click.command("simulate")
@@ -96,7 +99,8 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
     if len(a) != len(b):
         raise UserError(f"--a has {len(a)} terms and --b has {len(b)}: they must match")
     doc = api.simulate(arch, a, b, c[0], formats=formats, overrides=list(overrides),
-                       scale_a=split_terms(sa_text, "scale-a"), scale_b=split_terms(sb_text, "scale-b"),
+                       scale_a=optional_terms(sa_text, "scale-a"),
+                       scale_b=optional_terms(sb_text, "scale-b"),
                        mask=parse_mask(mask_text), explain=explain)
     for line in simulate_lines(doc):
         click.echo(line)

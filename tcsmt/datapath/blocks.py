@@ -234,7 +234,7 @@ def window_dot(I, p: ModelParams, prods: list[Term], c_term: Term, sa: list, sb:
                ew: int, trace=None):
     """The raw-exponent window (tcsmt.datapath.window), block after block:
     each block's rounded result is the next block's c."""
-    out, bs, per = result_format(p), p.block_size, p.block_size // p.scale_block
+    out, bs, per = result_format(p), p.block_size, p.block_size // p.scaling()[1]
     bits = None
     for n, i in enumerate(range(0, len(prods), bs)):
         if n:
@@ -315,7 +315,7 @@ def split_step(p: ModelParams) -> int | None:
         return None
     step = p.block_size
     if p.scale_format is not None:
-        step = math.lcm(step, p.scale_block)
+        step = math.lcm(step, p.scaling()[1])
     return step
 
 

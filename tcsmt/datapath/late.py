@@ -74,6 +74,7 @@ def late_block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=Non
     dot = product_sum(I, p, prods, ew, trace)
     c = drop_far_c(I, p, dot, c, ew)
     f2 = p.late_frac_bits
+    assert f2 is not None        # validate: late placement needs late_frac_bits
     # a zero c still sits at exponent emin, so emin floors the alignment point
     s2 = block_sum(I, p, [dot, c], ew, p.F, "floor", p.fc.emin,
                    keeps=[f2 + 1, p.F], trace=trace)

@@ -3,6 +3,8 @@ or rounded to F fraction bits, and summed with a number of carry bits."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from tcsmt.datapath import bv
 from tcsmt.datapath.terms import Fixed, Term, align_exp, is_dead, term_int_bits
 from tcsmt.model.params import ModelParams
@@ -103,7 +105,7 @@ def specials(I, terms: list[Term]):
 
 def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
               floor: int | None, keeps: list[int] | None = None, trace=None,
-              carry: str | int | None = "model", point=None, frame=None,
+              carry: Literal["model"] | int | None = "model", point=None, frame=None,
               c_tiny: int | None = None) -> Fixed:
     """Align every term to the largest exponent (or to ``point``, a word no
     live term's exponent exceeds), keep F fraction bits (plus guard bits in
@@ -117,14 +119,14 @@ def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
     keeps = keeps or [F + g] * len(terms)
     rl = max(keeps)
     ib = max(term_int_bits(I, t) for t in terms)
-    carry = p.carry_bits if carry == "model" else carry
-    if carry is None:
+    bits = p.carry_bits if isinstance(carry, str) else carry
+    if bits is None:
         # |sum| < len(terms) * 2**ib: bits_for(len(terms)) more bits hold it;
         # UNBOUNDED_SPARE more make "unbounded" differ from every count a
         # query compares it with, so equality needs a real proof
         ri = ib + bv.bits_for(len(terms)) + UNBOUNDED_SPARE + (1 if mode in ("floor", "ones") else 0)
     else:
-        ri = ib + carry
+        ri = ib + bits
     rw = 1 + ri + rl
     e_max = alignment_point(I, terms, ew, floor) if point is None else point
     tiny = None

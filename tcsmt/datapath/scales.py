@@ -79,8 +79,9 @@ def scale_terms(I, p: ModelParams, sa: list | None, sb: list | None, k: int, ew:
     n = p.scale_count(k)
     if sa is None or sb is None or len(sa) != n or len(sb) != n:
         raise ValueError(f"{p.name} needs {n} scales of a and {n} of b for {k} products")
-    ta = [unpack(I, p.fscale, x, ew, False) for x in sa]
-    tb = [unpack(I, p.fscale, y, ew, False) for y in sb]
+    fs = p.scaling()[0]
+    ta = [unpack(I, fs, x, ew, False) for x in sa]
+    tb = [unpack(I, fs, y, ew, False) for y in sb]
     if trace is not None:
         for j, (x, y) in enumerate(zip(ta, tb)):
             trace.append((f"scales {j}", (x, y), "scales"))
@@ -98,5 +99,5 @@ def block_terms(I, p: ModelParams, prods: list[Term], sa: list | None, sb: list 
     if p.scale_format is None:
         return terms
     ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
-    per = p.scale_block // g
+    per = p.scaling()[1] // g
     return [apply_scales(I, p, t, ta[i // per], tb[i // per]) for i, t in enumerate(terms)]

@@ -80,7 +80,7 @@ def c_alone(I, p: ModelParams, bits, fmt: Format, c: Term, terms: list[Term]):
 def groups(I, p: ModelParams, prods: list[Term], ta, tb, size: int, ew: int):
     """Exact sums of ``size`` products, each times its scales, with the
     scale pair's exponent of each group."""
-    per = p.scale_block // size
+    per = p.scaling()[1] // size
     out, pair = [], []
     for n, i in enumerate(range(0, len(prods), size)):
         sa, sb = ta[n // per], tb[n // per]
@@ -94,13 +94,14 @@ def window_block(I, p: ModelParams, prods: list[Term], c: Term, sa: list, sb: li
     """One block of the raw-exponent window: products (unscaled, exact), c,
     and the scale words of this block -> bits of ``out``."""
     ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
-    per = p.scale_block
+    per = p.scaling()[1]
     scaled = [apply_scales(I, p, t, ta[k // per], tb[k // per]) for k, t in enumerate(prods)]
     pairs = [I.add(ta[k // per].exp, tb[k // per].exp) for k in range(len(prods))]
     R = max_live(I, scaled, [t.exp for t in scaled], ew)
     S = max_live(I, scaled, pairs, ew)
     c_live = I.not_(is_dead(I, c))
     F, Fs, Fc = p.F, p.scale_window_bits, p.c_window_bits
+    assert Fs is not None and Fc is not None     # validate_window: the window needs both
 
     def k(v: int):
         return I.const(v, ew)

@@ -155,7 +155,7 @@ def identification_space(formats: str) -> HypSpace:
     fin = base.fin.name.replace("float8_", "")
     acc32 = Space(base, axes, name="acc-fp32")
     e8m13 = Space(base.replace(acc_format="e8m13", final_frac_bits=13), axes, name="acc-e8m13")
-    after_axes = {"block_size": [8, 16, 32], "align_bits": [0, 1, 2, 3],
+    after_axes: dict[str, list] = {"block_size": [8, 16, 32], "align_bits": [0, 1, 2, 3],
                   "final_rounding": ["rz", "rne"], "c_rounding": ["rne", "rz"],
                   "term_order": ["sequential", "pairs_mod4"]}
     after = Space(base.replace(c_placement="after"), after_axes, name="c-after")
@@ -226,7 +226,7 @@ def nvfp4_space() -> HypSpace:
 
 def scaled_space(formats: str, scales: str) -> HypSpace:
     base = scaled_base(formats, scales)
-    key = (base.fin.name, base.fout.name, short_format(base.scale_format), base.scale_block)
+    key = (base.fin.name, base.fout.name, short_format(base.scaling()[0].name), base.scale_block)
     if key not in SCALED_SPACES:
         raise UserError(f"no identification space for {formats} with {scales} scales (there is "
                         "one for e2m1:fp32 with ue4m3/16, NVFP4): give --space FILE")

@@ -159,26 +159,28 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     check_formats(obs, space)
     models = space.models()
     res = Identification(obs, source, space, plan)
-    usable = plan is not None and plan.k == obs.k
-    if plan is not None and not usable:
+    usable = plan if plan is not None and plan.k == obs.k else None      # the plan, if it fits
+    if plan is not None and usable is None:
         say(log, f"the plan is for k = {plan.k}, the observations have k = {obs.k}: "
                   "every hypothesis is run on every row instead")
         res.plan = None
     cand_classes: list[list[int]] | None = None
-    if usable:
-        node, res.walked, fail = walk(plan, obs)
+    under: list[int] = []
+    if usable is not None:
+        node, res.walked, fail = walk(usable, obs)
         under = classes_under(fail[1] if fail else node)
-        cand_classes = [plan.classes[j].members for j in under]
+        cand_classes = [usable.classes[j].members for j in under]
     a, b, c, d = row_arrays(obs)
     sa, sb = row_scales(obs)
-    if cand_classes is None:
+    if usable is None or cand_classes is None:
         cand_classes = [[i] for i in range(len(models))]
         statuses = ["single"] * len(models)
     else:
-        statuses = [plan.classes[j].status for j in under]
-    in_domain = usable and all(plan.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c)
-                               for r in obs.rows) and _finite_scales(obs)
-    if usable and _all_plan_vectors(plan, obs):
+        statuses = [usable.classes[j].status for j in under]
+    in_domain = usable is not None and all(
+        usable.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c) for r in obs.rows
+    ) and _finite_scales(obs)
+    if usable is not None and _all_plan_vectors(usable, obs):
         # every member of a plan class gives the same bits on every plan
         # vector (that is how the classes were made): one member per class
         statuses = ["identical"] * len(statuses)
@@ -187,19 +189,19 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     res.evaluated = len(idx)
     full = match.all(axis=1) if end == len(obs.rows) else np.zeros(len(idx), dtype=bool)
     res.consistent = sorted(i for i, ok in zip(idx, full) if ok)
-    if not res.consistent and usable and len(under) < len(plan.classes):
+    if not res.consistent and usable is not None and len(under) < len(usable.classes):
         # the closest hypotheses may lie off the path the rows took: run them all
         say(log, "no hypothesis left on the plan's path: running every class for the closest ones")
-        under = list(range(len(plan.classes)))
-        sts = [("identical" if _all_plan_vectors(plan, obs) else cl.status) for cl in plan.classes]
-        out, idx, match, end = _staged(models, [cl.members for cl in plan.classes], sts,
+        under = list(range(len(usable.classes)))
+        sts = [("identical" if _all_plan_vectors(usable, obs) else cl.status) for cl in usable.classes]
+        out, idx, match, end = _staged(models, [cl.members for cl in usable.classes], sts,
                                        in_domain, a, b, c, d, log, progress, screen_first=False,
                                        sa=sa, sb=sb)
     if not res.consistent:
         res.failure = failure_report(models, idx, out, match, obs, end)
     else:
-        _group(res, plan if usable else None, out, idx, full)
-        if len(res.consistent) > 1 and not usable:
+        _group(res, usable, out, idx, full)
+        if len(res.consistent) > 1 and usable is None:
             _next_from_pool(res, models, log)     # splits the consistent set into classes
         elif len(res.classes) > 1:
             _next(res, plan, models, log)

@@ -76,7 +76,7 @@ def plan_k(space: HypSpace, instruction: str | None = None):
     p = space.base
     ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, instruction, fb=p.fb.name,
                              scale=p.fscale.name if p.fscale else "",
-                             scale_block=p.scale_block if p.fscale else 0)
+                             scale_block=p.scale_block or 0)
     return ins, ins.k
 
 
@@ -107,7 +107,7 @@ class Plan:
     @property
     def scale_block(self) -> int:
         """Products per scale (0 without block scales)."""
-        return self.space.base.scale_block if self.fscale else 0
+        return self.space.base.scale_block or 0
 
     @property
     def fc(self) -> Format:
@@ -183,7 +183,7 @@ def plan_candidates(p: ModelParams, k: int, domain: Domain, size: int, seed: int
     sb = candidate_scales(p.fscale, a.shape[0], p.scale_count(k), seed + 1)
     if p.fscale is None:
         return a, b, c, None, None
-    more = window_rows(p.fin, p.fb, p.fc, p.fscale, p.scale_block, k, int(size * WINDOW_SHARE), seed)
+    more = window_rows(p.fin, p.fb, p.fc, *p.scaling(), k, int(size * WINDOW_SHARE), seed)
     return tuple(np.concatenate([x, y]) for x, y in zip((a, b, c, sa, sb), more))
 
 
@@ -223,6 +223,7 @@ def vector_json(fin: Format, fc: Format, v: Vector, fb: Format | None = None,
     it has scales)."""
     out = {"a": [fin.hex(x) for x in v.a], "b": [(fb or fin).hex(x) for x in v.b], "c": fc.hex(v.c)}
     if v.sa:
+        assert fscale is not None, "a vector with scales needs the scale format"
         out["scale_a"] = [fscale.hex(x) for x in v.sa]
         out["scale_b"] = [fscale.hex(x) for x in v.sb]
     return out
@@ -307,7 +308,7 @@ def read_plan(path: str | Path) -> Plan:
                     exp_range=tuple(d["exp_range"]) if d["exp_range"] else None,
                     c_exp_range=tuple(d["c_exp_range"]) if d["c_exp_range"] else None,
                     c=d["c"], nonzero_min=d["nonzero_min"], nonzero_max=d["nonzero_max"])
-    scales = vs.scales or [((), ())] * len(vs.vectors)
+    scales = vs.scales or [([], [])] * len(vs.vectors)
     vecs = [Vector(tuple(a), tuple(b), c, tuple(sa), tuple(sb))
             for (a, b, c), (sa, sb) in zip(vs.vectors, scales)]
     classes = [PlanClass(list(c["members"]), c["status"], list(c.get("proved_by", [])), c.get("note", ""))
@@ -340,7 +341,7 @@ def plan_name(fin: Format, fout: Format, fscale: Format | None = None, scale_blo
 
 def space_plan_name(p: ModelParams) -> str:
     """The name of the plan of a model's formats and scales."""
-    return plan_name(p.fin, p.fout, p.fscale, p.scale_block if p.fscale else 0)
+    return plan_name(p.fin, p.fout, p.fscale, p.scale_block or 0)
 
 
 def committed_plan(formats: str, scales: str | None = None) -> Path | None:

@@ -140,10 +140,10 @@ def prove_class(members: list[ModelParams], k: int, domain: Domain, device: Mode
            "seconds": round(out.seconds, 1), "notes": out.notes}
     if out.verdict == Verdict.SAT:
         p = hyps[0].params
-        rec["witness"] = vector_json(p.fin, p.fc, out.vector, p.fb, p.fscale)
+        rec["witness"] = vector_json(p.fin, p.fc, out.vectors[0], p.fb, p.fscale)
         from tcsmt.search.vectors import outputs
         rec["witness_outputs"] = {h.label: p.fout.hex(v) for h, v in
-                                  zip(hyps, outputs(out.vector, hyps).values())}
+                                  zip(hyps, outputs(out.vectors[0], hyps).values())}
     elif out.verdict == Verdict.UNKNOWN:
         rec["reason"] = out.reason
     return rec

@@ -157,7 +157,7 @@ def identify_sim(device, formats, plan_file, prove, timeout, log=None, batch: st
     arch = parse_device(device)
     p = choose(arch, formats)
     fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"
-    scales = f"{short_format(p.scale_format)}/{p.scale_block}" if p.fscale is not None else None
+    scales = f"{short_format(p.fscale.name)}/{p.scale_block}" if p.fscale is not None else None
     path = plan_file or committed_plan(fmts, scales)
     if path is None:
         how = f"--formats {fmts}" + (f" --scales {scales}" if scales else "")

@@ -12,6 +12,8 @@ A mixin of NumpyInterp: it uses the interpretation's neg, ite and _fill.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tcsmt.interp.words import (
@@ -32,6 +34,11 @@ from tcsmt.interp.words import (
 
 class FusedForms:
     """The fused forms (see the module doc)."""
+
+    if TYPE_CHECKING:       # NumpyInterp's, which this class is mixed into
+        def neg(self, x: NpWord) -> NpWord: ...
+        def ite(self, c: NpBool, x, y): ...
+        def _fill(self, shape, value, dtype): ...
 
     def smax(self, x: NpWord, y: NpWord) -> NpWord:
         return self._signed_pick(max, np.maximum, x, y)

@@ -37,7 +37,7 @@ class IntWord:
     def __eq__(self, other):  # pragma: no cover - guard against accidental use
         raise DataBranchError("compare words with the interpretation's eq")
 
-    __hash__ = None
+    __hash__ = None     # type: ignore[assignment]  # unhashable, as __eq__ refuses (mypy#4266)
 
 
 class IntBool:

@@ -251,6 +251,7 @@ def _k_of_inputs(prog: Program) -> dict:
         if source in ("a", "b"):
             out[s] = row
         elif source in ("sa", "sb"):
+            assert prog.scale_block is not None     # a program has scale inputs only with a scale_block
             out[s] = row * prog.scale_block
     return out
 

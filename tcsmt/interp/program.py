@@ -88,7 +88,7 @@ class Program:
         self.max_width = width
         self.out = slot[root]
         self._run_code = self._with_drops(code)
-        self._hoisted = None
+        self._hoisted: tuple[list, list, list[int]] | None = None
 
     # -- running ---------------------------------------------------------------
 
@@ -124,7 +124,7 @@ class Program:
             return tenv[self.out]
         return tile
 
-    def _plan_hoisting(self):
+    def _plan_hoisting(self) -> tuple[list, list, list[int]]:
         """(instructions on A or B alone, the others with their drops, the
         slots of A-only or B-only values the others read)."""
         pre = [(*ins, ()) for ins in self.code if self._dep[ins[3]] in (A_DEP, B_DEP)]
@@ -189,8 +189,9 @@ def record(p: ModelParams, k: int) -> Program:
     a = [T.input(f"a{i}", p.fin.bits) for i in range(k)]
     b = [T.input(f"b{i}", p.fb.bits) for i in range(k)]
     n = p.scale_count(k)
-    sa = [T.input(f"sa{j}", p.fscale.bits) for j in range(n)] if n else None
-    sb = [T.input(f"sb{j}", p.fscale.bits) for j in range(n)] if n else None
+    sw = p.scaling()[0].bits if n else 0
+    sa = [T.input(f"sa{j}", sw) for j in range(n)] if n else None
+    sb = [T.input(f"sb{j}", sw) for j in range(n)] if n else None
     mask = [T.input(f"m{i}", 1) for i in range(k)] if p.sparsity != "dense" else None
     out = datapath.dot(T, p, a, b, T.input("c", p.fc.bits), sa=sa, sb=sb, mask=mask)
     return Program(out, p.name, p.scale_block if n else None)

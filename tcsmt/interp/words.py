@@ -17,10 +17,10 @@ from tcsmt.interp.ints import DATA_BRANCH_MESSAGE, DataBranchError
 MAX_BITS = 64
 U64 = np.uint64
 DTYPE_BITS = [0] + [8] * 8 + [16] * 8 + [32] * 16 + [64] * 32     # dtype bits by width
-UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
-         64: np.dtype(np.uint64)}
-SINT = {8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32),
-         64: np.dtype(np.int64)}
+UINT: dict[int, np.dtype] = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16),
+                             32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+SINT: dict[int, np.dtype] = {8: np.dtype(np.int8), 16: np.dtype(np.int16),
+                             32: np.dtype(np.int32), 64: np.dtype(np.int64)}
 MASK = [(1 << w) - 1 for w in range(MAX_BITS + 1)]
 SLACK = [w < DTYPE_BITS[w] for w in range(MAX_BITS + 1)]          # can a w-bit word be dirty
 
@@ -50,7 +50,7 @@ class NpWord:
     def __eq__(self, other):  # pragma: no cover - guard against accidental use
         raise DataBranchError("compare words with the interpretation's eq")
 
-    __hash__ = None
+    __hash__ = None     # type: ignore[assignment]  # unhashable, as __eq__ refuses (mypy#4266)
 
     def __repr__(self):
         return f"NpWord({self.v!r}, {self.w})"

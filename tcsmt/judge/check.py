@@ -71,6 +71,12 @@ class Rows:
     def count(self) -> int:
         return int(self.a.shape[0])
 
+    def row_scales(self, n: int) -> tuple[list[int] | None, list[int] | None]:
+        """The scales of a and b of row n (None, None without scales)."""
+        if self.sa is None or self.sb is None:
+            return None, None
+        return self.sa[n].tolist(), self.sb[n].tolist()
+
     def formats_text(self) -> str:
         fs = self.fs
         return f"{fs.a.name} x {fs.b.name} + {fs.c.name} -> {fs.out.name}"
@@ -115,7 +121,7 @@ def rows_from_recorded(folder: Path) -> list[Rows]:
     Hopper fp8 rows get c = +0; for fp16 output c is rounded to fp16 (round
     to nearest even) as the recording did."""
     from tcsmt.model.catalogue import DEVICE_CC
-    from tcsmt.observed.recorded import F32, binary32_to_format, known_problems, read_folder
+    from tcsmt.observed.recorded import binary32_to_format, known_problems, read_folder, rounded_c
     rec = read_folder(folder)
     arch = device_architecture(rec.device) or "unknown"
     out = []
@@ -125,7 +131,7 @@ def rows_from_recorded(folder: Path) -> list[Rows]:
         if any(kp.rule == "c_zero" for kp in problems):
             c = np.zeros(rec.rows, dtype=np.uint64)
         else:
-            c = _rounded_c(rec.c32, fout) if fout != F32 else rec.c32
+            c = rounded_c(rec.c32, fout, f"{folder}/c")
         d = binary32_to_format(rec.d[output], fout, f"{folder}/d_{rec.device}_{output}")
         fs = FormatSet(rec.in_format, rec.in_format, fout, fout)
         notes = [f"known problem of the recording ({kp.rule}): {kp.why}" for kp in problems]
@@ -133,21 +139,6 @@ def rows_from_recorded(folder: Path) -> list[Rows]:
         out.append(Rows(str(folder), "recorded", fs, rec.a, rec.b, c, list(range(rec.rows)),
                         observed=d, device=rec.device + (f" (compute capability {cc})" if cc else ""),
                         notes=notes))
-    return out
-
-
-def _rounded_c(c32: np.ndarray, fmt: Format) -> np.ndarray:
-    """binary32 patterns rounded to nearest even into fmt (NaN stays NaN)."""
-    from tcsmt.observed.recorded import F32
-    cache: dict[int, int] = {}
-    out = np.empty(c32.shape, dtype=np.uint64)
-    for i, w in enumerate(c32.tolist()):
-        if w not in cache:
-            v = F32.value(w)
-            cache[w] = fmt.nan_bits() if v != v else (
-                fmt.inf_bits(w >> 31) if isinstance(v, float) else
-                fmt.round_value(v, "rne", sign_of_zero=w >> 31))
-        out[i] = cache[w]
     return out
 
 
@@ -222,11 +213,11 @@ def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
     """(spec, model, rows) for every model and the rows it computes."""
     from tcsmt.model.choose import choose
     from tcsmt.model.overrides import apply_overrides
-    out = []
+    out: list[tuple[str, ModelParams, Rows]] = []
     for spec in specs:
         if is_architecture(spec):
-            found = [(spec, arch_model(spec, r), r) for r in sets]
-            found = [(s, apply_overrides(m, overrides), r) for s, m, r in found if m is not None]
+            each = [(spec, arch_model(spec, r), r) for r in sets]
+            found = [(s, apply_overrides(m, overrides), r) for s, m, r in each if m is not None]
             if not found:
                 have = ", ".join(sorted({r.formats_label() for r in sets}))
                 raise FormatMismatch(f"{spec} has no model for the formats of the rows ({have}); "
@@ -259,10 +250,8 @@ def predict(p: ModelParams, rows: Rows) -> np.ndarray:
                          mask_bits=rows.mask)
     out = []
     for n in range(rows.count):
-        scales = ((rows.sa[n].tolist(), rows.sb[n].tolist()) if rows.sa is not None
-                  else (None, None))
-        out.append(dot_bits(p, rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n]), *scales,
-                            mask=_mask_of(rows, n)))
+        out.append(dot_bits(p, rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n]),
+                            *rows.row_scales(n), mask=_mask_of(rows, n)))
     return np.array(out, dtype=np.uint64)
 
 
@@ -295,15 +284,15 @@ def explain_row(p: ModelParams, rows: Rows, n: int, got: int, want: int, what: s
     from tcsmt.sim.dot import explain
     fs = rows.fs
     a, b, c = rows.a[n].tolist(), rows.b[n].tolist(), int(rows.c[n])
-    scales = (rows.sa[n].tolist(), rows.sb[n].tolist()) if rows.sa is not None else (None, None)
+    sa, sb = rows.row_scales(n)
     rec = {"row": n, "index": rows.index[n],
            "a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b], "c": fs.c.hex(c),
            what: _value(fs.out, want), "model": _value(fs.out, got),
            "ulps": ulps_apart(got, want, fs.out),
-           "explain": [[stage, text] for stage, text in explain(p, a, b, c, *scales,
+           "explain": [[stage, text] for stage, text in explain(p, a, b, c, sa, sb,
                                                                  _mask_of(rows, n))]}
-    if rows.sa is not None:
-        rec["scale_a"], rec["scale_b"] = ([fs.scale.hex(x) for x in s] for s in scales)
+    if sa is not None and sb is not None and fs.scale is not None:
+        rec["scale_a"], rec["scale_b"] = [fs.scale.hex(x) for x in sa], [fs.scale.hex(x) for x in sb]
     if rows.mask is not None:
         rec["mask"] = _mask_of(rows, n)
     return rec
@@ -406,9 +395,9 @@ def text_lines(doc: dict) -> list[str]:
     """What ``tcsmt check`` prints."""
     lines = []
     for n, s in enumerate(doc["sets"]):
-        fs = FormatSet(*(get_format(s["formats"].get(x) or s["formats"]["in"])
-                         for x in ("a", "b")), get_format(s["formats"]["c"]),
-                       get_format(s["formats"]["out"]))
+        f = s["formats"]
+        fs = FormatSet(get_format(f.get("a") or f["in"]), get_format(f.get("b") or f["in"]),
+                       get_format(f["c"]), get_format(f["out"]))
         where = " of " + s["device"] if s["device"] else ""
         kind = {"observations": "observations", "recorded": "recorded rows",
                 "vectors": "vectors"}[s["what"]]

@@ -19,11 +19,8 @@ import numpy as np
 from tcsmt.errors import UserError
 from tcsmt.model.catalogue import arch_for_device
 from tcsmt.model.choose import choose
-from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
 from tcsmt.observed import recorded as hwdata
-
-F32 = get_format("float32")
 
 
 @dataclass
@@ -57,16 +54,7 @@ def prepare_c(rec: hwdata.Recording, p: ModelParams, c_zero: bool) -> np.ndarray
     as the recordings did for fp16 output)."""
     if c_zero:
         return np.zeros(rec.rows, dtype=np.uint64)
-    if p.fc.name == "float32":
-        return rec.c32.copy()
-    out = np.empty(rec.rows, dtype=np.uint64)
-    for i, w in enumerate(rec.c32.tolist()):
-        v = F32.value(int(w))
-        if isinstance(v, float):
-            out[i] = hwdata.convert_exact(int(w), F32, p.fc, "c")
-        else:
-            out[i] = p.fc.round_value(v, "rne", sign_of_zero=int(w) >> 31)
-    return out
+    return hwdata.rounded_c(rec.c32, p.fc)
 
 
 def recorded_outputs(rec: hwdata.Recording, out: str, p: ModelParams) -> np.ndarray:
@@ -104,7 +92,7 @@ class Check:
     and the model's inputs and the recorded outputs when there is a model."""
     report: FolderReport
     p: ModelParams | None = None
-    inputs: tuple = ()
+    inputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None     # a, b, c bits
     want: np.ndarray | None = None
 
 
@@ -149,7 +137,7 @@ def judge(checks: list[Check], engine: str = "auto") -> list[FolderReport]:
     and the rows that match counted."""
     from tcsmt import runner
     tasks = [runner.Task(str(i), partial(predict, ch.p, *ch.inputs, engine))
-             for i, ch in enumerate(checks) if ch.p is not None]
+             for i, ch in enumerate(checks) if ch.p is not None and ch.inputs is not None]
     for done in runner.run(tasks):
         ch = checks[int(done.name)]
         bad = np.nonzero(done.result() != ch.want)[0]

@@ -83,6 +83,7 @@ def choose(spec: str | ModelParams, formats: str | None = None, overrides=(),
     FormatMismatch, one line, when there is none."""
     p = choose_or_none(spec, formats, operands)
     if p is None:
+        assert operands is not None     # only the operands may match no model of an architecture
         arch = catalogue.arch_name(str(spec))
         mine = [m for m in catalogue.all_models() if m.arch == arch]
         have = ", ".join(f"{m.formats_label}" + (f" ({m.scale_format}/{m.scale_block})" if m.scale_format

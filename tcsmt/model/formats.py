@@ -170,6 +170,13 @@ class Format:
         v = Fraction(sig) * Fraction(2) ** (e - self.frac_bits)
         return -v if sign else v
 
+    def finite_value(self, bits: int) -> Fraction:
+        """Exact value of a finite encoding; ValueError for NaN or infinity."""
+        v = self.value(bits)
+        if isinstance(v, float):
+            raise ValueError(f"{self.hex(bits)} is not a finite {self.name} value")
+        return v
+
     def is_negative_zero(self, bits: int) -> bool:
         return self.signed and self.classify(bits) == "zero" and bits >> (self.bits - 1) == 1
 

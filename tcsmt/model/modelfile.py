@@ -62,7 +62,9 @@ def render(p: ModelParams, sources: dict[str, str], header: list[str]) -> str:
 def write_model(path: str | Path, text: str) -> ModelParams:
     """Check the text with load_model from a temporary file beside ``path``,
     then rename it over ``path`` (a reader sees the old file or the new one)."""
-    return write_atomic(path, lambda f: f.write(text), check=load_model, suffix=".toml")
+    p = write_atomic(path, lambda f: f.write(text), check=load_model, suffix=".toml")
+    assert p is not None            # the model load_model read from the written text
+    return p
 
 
 def identified_sources(members: list[ModelParams], axes: dict[str, list], evidence: str,

@@ -21,7 +21,7 @@ DESCRIPTIVE = ("name", "arch", "devices", "instruction", "description", "default
 def _docstring_entries() -> dict[str, tuple[str, str]]:
     """name -> (heading, meaning) from the ModelParams docstring."""
     out: dict[str, tuple[str, str]] = {}
-    heading, names, words = "", [], []
+    heading, names, words = "", list[str](), list[str]()
 
     def flush():
         for n in names:

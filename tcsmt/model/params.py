@@ -275,6 +275,14 @@ class ModelParams:
         """The format of the scales (None without block scaling)."""
         return get_format(self.scale_format) if self.scale_format else None
 
+    def scaling(self) -> tuple[Format, int]:
+        """The scale format and scale_block of a block-scaled model (validate
+        gives every scale_format its scale_block); ValueError on a model
+        without scales."""
+        if self.scale_format is None or self.scale_block is None:
+            raise ValueError(f"{self.name} has no block scales")
+        return get_format(self.scale_format), self.scale_block
+
     @property
     def fc(self) -> Format:
         return get_format(self.c_format)
@@ -309,7 +317,7 @@ class ModelParams:
 
     def scale_count(self, k: int) -> int:
         """Scales of a (and of b) a dot product of length k needs."""
-        return -(-k // self.scale_block) if self.scale_format else 0
+        return -(-k // self.scaling()[1]) if self.scale_format else 0
 
     def replace(self, **changes) -> ModelParams:
         p = dataclasses.replace(self, **changes)

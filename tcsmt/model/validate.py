@@ -30,8 +30,9 @@ def exponent_range(p: ModelParams) -> tuple[int, int]:
     lo = min([p.fin.emin - p.fin.frac_bits + p.fb.emin - p.fb.frac_bits]
              + [f.emin - f.frac_bits for f in fmts])
     hi = max([p.fin.emax + p.fb.emax + 2] + [f.emax + 1 for f in fmts])
-    if p.scale_format is not None:
-        lo, hi = lo + 2 * (p.fscale.emin - p.fscale.frac_bits), hi + 2 * (p.fscale.emax + 1)
+    fs = p.fscale
+    if fs is not None:
+        lo, hi = lo + 2 * (fs.emin - fs.frac_bits), hi + 2 * (fs.emax + 1)
     return lo - 64, hi + 64
 
 
@@ -146,11 +147,12 @@ def validate_scaling(p: ModelParams, origin: str) -> None:
         raise bad(origin, "group_size", "exact groups need product_alignment = \"raw\", "
                    "product_rounding = \"exact\", term_order = \"sequential\" and "
                    "normalisation = \"block\"")
-    if p.scale_format is None:
+    fs = p.fscale
+    if fs is None:
         if p.scale_block is not None:
             raise bad(origin, "scale_block", "given without a scale_format")
         return
-    if p.fscale.signed or p.fscale.is_integer:
+    if fs.signed or fs.is_integer:
         raise bad(origin, "scale_format", f"{p.scale_format} is not a scale format (ue8m0, ue4m3)")
     sb = p.scale_block
     if not isinstance(sb, int) or not 1 <= sb <= 1024 or sb % g:
@@ -221,7 +223,8 @@ def validate_window(p: ModelParams, origin: str) -> None:
         v = getattr(p, key)
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 64:
             raise bad(origin, key, f"{v!r} is not an integer in 0..64 (the window needs both)")
-    if p.scale_format is None or p.block_size % p.scale_block:
+    sb = p.scale_block
+    if p.scale_format is None or sb is None or p.block_size % sb:
         raise bad(origin, "scale_window_bits", "the raw-exponent window needs a scale_format "
                    "and a scale_block that divides block_size")
     if (p.align_rounding, p.carry_bits, p.c_placement) != ("truncate", None, "global") \
@@ -231,7 +234,7 @@ def validate_window(p: ModelParams, origin: str) -> None:
                    "c_placement = \"global\" and chaining = \"recursive\"")
     cg = p.c_group_size
     if cg is not None and (isinstance(cg, bool) or not isinstance(cg, int) or cg < 1
-                           or cg % p.group_size or p.scale_block % cg):
+                           or cg % p.group_size or sb % cg):
         raise bad(origin, "c_group_size", f"{cg!r} is not a multiple of group_size "
                    f"{p.group_size} that divides scale_block {p.scale_block}")
     if not isinstance(p.c_group_window, bool):

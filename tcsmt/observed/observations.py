@@ -239,7 +239,7 @@ def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str,
         raise UserError(f"{at}: \"index\" must be an integer of at least 0")
     a = _hex_list(o, "a", fs.a, k, at, f"k = {k}")
     b = _hex_list(o, "b", fs.b, k, at, f"k = {k}")
-    scales = [(), ()]
+    scales: list[tuple[int, ...]] = [(), ()]
     if fs.scale is not None:
         scales = [_hex_list(o, name, fs.scale, k // block, at) for name in ("scale_a", "scale_b")]
     c = hex_bits(o.get("c"), fs.c, f"{at}.c")
@@ -264,6 +264,8 @@ def observation_dict(index: int, fin: Format, fc: Format, fout: Format,
     row = {"index": index, "a": [fin.hex(x) for x in a], "b": [fb.hex(x) for x in b],
            "c": fc.hex(c)}
     if scales is not None:
+        if fscale is None:
+            raise ValueError("scales need their format (fscale)")
         row["scale_a"] = [fscale.hex(x) for x in scales[0]]
         row["scale_b"] = [fscale.hex(x) for x in scales[1]]
     if mask is not None:

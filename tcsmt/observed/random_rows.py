@@ -47,7 +47,8 @@ class Rows:
         bits dropped), or (None, None)."""
         if self.sa is None:
             return None, None
-        mask = np.uint64((1 << p.fscale.bits) - 1)
+        assert self.sb is not None         # the scales of a and b come together
+        mask = np.uint64((1 << p.scaling()[0].bits) - 1)
         return self.sa & mask, self.sb & mask
 
     def take(self, idx) -> Rows:
@@ -116,8 +117,8 @@ def random_rows(p: ModelParams, k: int, n: int, seed: int = 0) -> Rows:
     rng = np.random.default_rng(seed)
     fa, fb, fc = p.fin, p.fb, p.fc
     s = p.scale_count(k)
-    sa = _scales(p.fscale, rng, (n, s)) if s else None
-    sb = _scales(p.fscale, rng, (n, s)) if s else None
+    sa = _scales(p.scaling()[0], rng, (n, s)) if s else None
+    sb = _scales(p.scaling()[0], rng, (n, s)) if s else None
     a, b = _finite(fa, rng, (n, k)), _finite(fb, rng, (n, k))
     c = _finite(fc, rng, (n,))
     kind = np.arange(n) % len(KINDS)
@@ -141,11 +142,11 @@ def random_rows(p: ModelParams, k: int, n: int, seed: int = 0) -> Rows:
     return Rows(a, b, c, sa, sb)
 
 
-def _scale_exp(p: ModelParams, sa, sb) -> np.ndarray:
+def _scale_exp(p: ModelParams, sa, sb) -> np.ndarray | int:
     """Per row, the exponent the first block's scales add (0 unscaled)."""
     if sa is None:
         return 0
-    f = p.fscale
+    f = p.scaling()[0]
     ea = ((sa[:, 0] >> np.uint64(f.frac_bits)) & np.uint64((1 << f.exp_bits) - 1)).astype(np.int64)
     eb = ((sb[:, 0] >> np.uint64(f.frac_bits)) & np.uint64((1 << f.exp_bits) - 1)).astype(np.int64)
     return ea + eb - 2 * f.bias

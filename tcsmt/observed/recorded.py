@@ -130,11 +130,28 @@ def convert_exact(bits: int, src: Format, dst: Format, where: str) -> int:
         if not dst.has_inf:
             raise UserError(f"{where}: infinity is not a {dst.name} value")
         return dst.inf_bits(sign)
-    v = src.value(bits)
+    v = src.finite_value(bits)
     r = dst.round_value(v, "rne", sign_of_zero=sign)
     if dst.value(r) != v:
         raise UserError(f"{where}: {src.hex(bits)} is not exactly a {dst.name} value")
     return r
+
+
+def rounded_c(c32: np.ndarray, fmt: Format, where: str = "c") -> np.ndarray:
+    """binary32 patterns of c rounded to nearest even into fmt, as the
+    recordings did for a narrower c; NaN and infinities stay what they are
+    (UserError where fmt has no infinity)."""
+    if fmt.name == F32.name:
+        return c32.copy()
+    cache: dict[int, int] = {}
+    out = np.empty(c32.shape, dtype=np.uint64)
+    for i, w in enumerate(c32.tolist()):
+        if w not in cache:
+            v = F32.value(w)
+            cache[w] = (convert_exact(w, F32, fmt, where) if isinstance(v, float)
+                        else fmt.round_value(v, "rne", sign_of_zero=w >> 31))
+        out[i] = cache[w]
+    return out
 
 
 def read_folder(folder: str | Path, device: str | None = None) -> Recording:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from tcsmt.model.params import ModelParams
 from tcsmt.observed.recorded import KNOWN_PROBLEMS
@@ -33,13 +34,16 @@ def _c_is_zero(v: dict) -> bool:
     return v["c"]["decimal"] in ("0", "-0")
 
 
+def _wgmma_fp8_of(arch: str | None, m: ModelParams) -> bool:
+    return m.arch == arch and m.in_format in FP8 and "wgmma" in m.instruction
+
+
 def _limits() -> list[Limit]:
     out = []
     for kp in KNOWN_PROBLEMS:
         if kp.rule == "c_zero":
             out.append(Limit(
-                covers=lambda m, arch=kp.arch: (m.arch == arch and m.in_format in FP8
-                                                and "wgmma" in m.instruction),
+                covers=partial(_wgmma_fp8_of, kp.arch),
                 inside=_c_is_zero, what="c = 0",
                 recorded=f"data/hwdata ({kp.why})", option="--c-sign zero"))
     return out

@@ -121,9 +121,10 @@ class VectorSet:
 
     def padded_scales(self, k: int) -> list[tuple[list[int], list[int]]]:
         """Every vector's scale factors, padded with 1 to k / scale_block."""
-        if not self.scale_block:
+        sf = self.fs.scale
+        if not self.scale_block or sf is None:
             return [([], []) for _ in self.vectors]
-        one = scale_one(self.fs.scale)
+        one = scale_one(sf)
         blocks = k // self.scale_block
         return [(sa + [one] * (blocks - len(sa)), sb + [one] * (blocks - len(sb)))
                 for sa, sb in self.scales]
@@ -225,7 +226,7 @@ def _add_vector(vs: VectorSet, v, at: str) -> None:
     if len(a) != len(b):
         raise UserError(f"{at}: a has {len(a)} terms and b has {len(b)}")
     vs.vectors.append((a, b, hex_bits(_hex(v.get("c")), fs.c, f"{at}.c")))
-    if vs.scale_block:
+    if vs.scale_block and fs.scale is not None:
         blocks = -(-len(a) // vs.scale_block)
         sa, sb = _terms(v, "scale_a", fs.scale, at), _terms(v, "scale_b", fs.scale, at)
         if len(sa) != blocks or len(sb) != blocks:
@@ -355,7 +356,10 @@ def coverage_sets(data: dict, where: str, sha256: str) -> list[VectorSet]:
                         "all closed by the suite or proved)")
     out = []
     for space, vecs in groups.items():
-        p = choose(spaces[space])
+        base = spaces[space]
+        if not isinstance(base, str):
+            raise UserError(f"{where}: space {space!r} names no base model")
+        p = choose(base)
         fs = {"a": p.fin.name, "b": p.fb.name, "c": p.fc.name, "out": p.fout.name}
         out.append(parse_vectors({"formats": fs, "vectors": vecs}, f"{where} ({space})", sha256))
     return out
@@ -374,7 +378,7 @@ def observation_set(data: dict, where: str, sha256: str) -> VectorSet:
                                scales, obs.fscale, r.mask or None)
         row["outputs"] = {"observed": row.pop("d")}
         vecs.append(row)
-    doc = {"formats": fs.record(), "instruction": obs.instruction, "vectors": vecs,
+    doc: dict[str, object] = {"formats": fs.record(), "instruction": obs.instruction, "vectors": vecs,
            "hypotheses": [{"id": "observed", "label": label}], "sparsity": obs.sparsity}
     if obs.fscale is not None:
         doc["scale_block"] = obs.scale_block
@@ -414,9 +418,8 @@ def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
             frac = min(frac, fmt.max_frac_at_emax)
         return fmt.pack(rng.getrandbits(1), e + fmt.bias, frac)
 
-    def scales() -> list[str]:
-        return [fs.scale.hex(fs.scale.pack(0, fs.scale.bias + rng.randint(-2, 2), 0))
-                for _ in range(k // scale_block)]
+    def scales(sf: Format) -> list[str]:
+        return [sf.hex(sf.pack(0, sf.bias + rng.randint(-2, 2), 0)) for _ in range(k // scale_block)]
 
     vecs = []
     for _ in range(n):
@@ -425,11 +428,11 @@ def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
         v = {"a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b],
              "c": fs.c.hex(draw(fs.c, *c_exp_range))}
         if fs.scale is not None:
-            v["scale_a"], v["scale_b"] = scales(), scales()
+            v["scale_a"], v["scale_b"] = scales(fs.scale), scales(fs.scale)
         if sparsity != "dense":
             v["mask"] = random_mask(rng, sparsity, k)
         vecs.append(v)
-    out = {"formats": fs.record(), "vectors": vecs}
+    out: dict[str, object] = {"formats": fs.record(), "vectors": vecs}
     if fs.scale is not None:
         out["scale_block"] = scale_block
     if sparsity != "dense":

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from functools import partial
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
@@ -148,7 +149,7 @@ def example(p: ModelParams, op, rows: Rows, i: int, kind: str) -> dict:
     theirs = int(mmasim.run(op, p, one.a, one.b, one.c, one.sa, one.sb)[0])
     ex = {"row": int(i), "kind": kind, "a": _hexes(p.fin, one.a[0]), "b": _hexes(p.fb, one.b[0]),
           "c": p.fc.hex(int(one.c[0]))}
-    if one.sa is not None:
+    if one.sa is not None and one.sb is not None:
         ex["scale_a"] = [f"0x{int(w):02x}" for w in one.sa[0]]
         ex["scale_b"] = [f"0x{int(w):02x}" for w in one.sb[0]]
     ex.update(tcsmt=p.fout.hex(ours), mmasim=p.fout.hex(theirs), replayed=ours != theirs,
@@ -233,7 +234,7 @@ def document(rows: list[dict], versions: dict) -> dict:
             "differences": sum(r["differences"] for r in rows), "rows": rows}
 
 
-def read_previous(path: str) -> dict | None:
+def read_previous(path: str | Path) -> dict | None:
     """The table written at ``path`` before, or None when there is none."""
     doc = json_object_or_none(path)
     if doc is None:
@@ -299,14 +300,14 @@ def markdown(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_output(path: str) -> str:
+def check_output(path: str | Path) -> str:
     """The path of the JSON table, checked before any work is done."""
     if not str(path).endswith(".json"):
         raise UserError(f"-o {path}: the agreement table is a .json file")
     return str(path)[:-5] + ".md"
 
 
-def write(doc: dict, path: str) -> tuple[str, str]:
+def write(doc: dict, path: str | Path) -> tuple[str, str]:
     """The document as JSON at path and as Markdown beside it (.md)."""
     md = check_output(path)
     write_json_atomic(path, doc)

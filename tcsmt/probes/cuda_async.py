@@ -136,7 +136,10 @@ def _wgmma_kernel(ins: Instruction) -> str:
         outs = ", ".join(f'"+f"(acc[{j}])' for j in range(nd))
         acc_read = "  uint32_t xs[4];\n  for (int j = 0; j < 4; ++j) xs[j] = __float_as_uint(acc[j]);\n"
     ins_ = ", ".join([f'"r"(ra[{j}])' for j in range(na)] + ['"l"(desc_b)', '"r"(one)'])
-    table = term_table(lambda lane, i: (0, ins.a_layout(lane, i)[1]), ins.a_elems, True)
+    a_layout = ins.a_layout
+    if a_layout is None:
+        raise ValueError(f"{ins.name}: no layout of A, which wgmma reads from registers")
+    table = term_table(lambda lane, i: (0, a_layout(lane, i)[1]), ins.a_elems, True)
     return WGMMA.substitute(
         a_elems=ins.a_elems, a_bits=a_bits, a_mask=mask(get_format(ins.in_format).storage_bits),
         b_epc=b_epc, b_ebits=b_ebits, b_mask=mask(b_ebits), d_f16=int(f16), a_table=table,

@@ -28,9 +28,12 @@ def term_table(layout, elems: int, want_row: bool, lanes: int = 32) -> str:
 
 
 def d00(ins: Instruction, lanes: int = 32) -> tuple[int, int]:
+    layout = ins.c_layout
+    if layout is None:
+        raise ValueError(f"{ins.name}: no layout of C")
     for lane in range(lanes):
         for i in range(ins.c_elems):
-            if ins.c_layout(lane, i) == (0, 0):
+            if layout(lane, i) == (0, 0):
                 return lane, i
     raise ValueError(f"{ins.name}: no lane holds D[0][0]")
 

@@ -15,12 +15,14 @@ turned into observations (``observations_from_hwdata``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tcsmt.errors import UserError
 from tcsmt.instructions.instruction import AMD_APIS, Instruction
 from tcsmt.model.choose import Operands, choose
 from tcsmt.model.formats import get_format
+from tcsmt.model.params import ModelParams
 from tcsmt.observed.observations import SCHEMA, observation_dict
 from tcsmt.observed.vectors import VectorSet, parse_vectors, random_vectors, read_vectors
 from tcsmt.version import __version__
@@ -50,7 +52,7 @@ def cuda_program(vs: VectorSet, ins: Instruction, source_name: str = "probe.cu")
 
 
 def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str | None = None,
-                target: str = "cuda", models: tuple = (), formats: str | None = None
+                target: str = "cuda", models: Sequence = (), formats: str | None = None
                 ) -> tuple[Instruction, int]:
     """Write the probe program for a vectors file (any file tcsmt writes
     that holds vectors, or a shipped plan's name); (instruction, number of
@@ -81,7 +83,7 @@ def probe_source(vectors_path: str | Path, source_name: str, instruction: str | 
 # The same vectors through a model, and recorded data, as observations
 # ---------------------------------------------------------------------------
 
-def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[object, list[int]]:
+def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[ModelParams, list[int]]:
     """(ModelParams, the d of every vector padded to the instruction's k)."""
     import numpy as np
 
@@ -156,7 +158,7 @@ def observations_from_hwdata(folder: str | Path, output: str = "fp32", device: s
     fp16 (round to nearest even) as the recording did. Every rule that
     applies is listed under "known_problems". ``limit`` keeps the first rows."""
     from tcsmt.model.catalogue import DEVICE_CC, arch_for_device
-    from tcsmt.observed.recorded import F32, convert_exact, known_problems, read_folder
+    from tcsmt.observed.recorded import F32, convert_exact, known_problems, read_folder, rounded_c
     if output not in ("fp32", "fp16"):
         raise UserError(f"output must be fp32 or fp16, not {output!r}")
     rec = read_folder(folder, device)
@@ -167,16 +169,10 @@ def observations_from_hwdata(folder: str | Path, output: str = "fp32", device: s
     fout = get_format("float32" if output == "fp32" else "float16")
     fc = fout
     c_zero = any(kp.rule == "c_zero" for kp in problems)
+    n = rec.rows if limit is None else min(limit, rec.rows)
+    cs = [0] * n if c_zero else rounded_c(rec.c32[:n], fc, f"{folder} c").tolist()
     rows = []
-    for i in range(rec.rows if limit is None else min(limit, rec.rows)):
-        c32 = int(rec.c32[i])
-        if c_zero:
-            c = 0
-        elif fc.name == "float16":
-            v = F32.value(c32)
-            c = fc.nan_bits() if v != v else fc.round_value(v, "rne", sign_of_zero=c32 >> 31)
-        else:
-            c = c32
+    for i, c in enumerate(cs):
         d = convert_exact(int(rec.d[output][i]), F32, fout, f"{folder} d row {i + 1}")
         rows.append(observation_dict(i, rec.in_format, fc, fout, [int(x) for x in rec.a[i]],
                                      [int(x) for x in rec.b[i]], c, d))

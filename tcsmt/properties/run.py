@@ -88,12 +88,12 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
     k = prop.k(base)
     old = prior_vectors(prior) if prior else []
     if prop.kind == PropertyKind.MONOTONIC:
-        out = run_monotonicity(base, k, solver, timeout, readable, cross_check, old)
-        return monotonicity_document(prop, base, k, out, command)
+        mono = run_monotonicity(base, k, solver, timeout, readable, cross_check, old)
+        return monotonicity_document(prop, base, k, mono, command)
     hyps = hypotheses(prop, base)
-    same = prior is not None and same_question(prior, hyps, k)
+    single = prior_single(prior) if prior is not None and same_question(prior, hyps, k) else None
     out = find.find_vectors(hyps, k, prop.domain(base), solver, timeout, readable, cross_check,
-                            use_pool, prop.lemma, old, prior_single(prior) if same else None)
+                            use_pool, prop.lemma, old, single)
     return document(prop, base, out, command)
 
 
@@ -101,6 +101,8 @@ def same_question(path: str | Path | dict, hyps: list[Hypothesis], k: int) -> bo
     """Whether the earlier result (a document, or its path) asked about
     these hypotheses and k."""
     doc = earlier(path)
+    if doc is None:
+        return False
     try:
         return doc["query"]["k"] == k and [h["parameters"] for h in doc["hypotheses"]] == \
             [h.params.parameter_dict() for h in hyps]

@@ -66,6 +66,7 @@ def quantize_nvfp4(x, per_tensor_scale="dynamic", block: int = 16, axis: int = -
     if block != 16:
         raise UserError(f"NVFP4 scales blocks of 16 elements, not {block}")
     x32 = as_float32(x)
+    pts: np.float32 | None
     if isinstance(per_tensor_scale, str):
         if per_tensor_scale != "dynamic":
             raise UserError(f"per_tensor_scale {per_tensor_scale!r}: give 'dynamic', a number or None")

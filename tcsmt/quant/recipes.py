@@ -53,7 +53,7 @@ def quantize(x, recipe: str = "mx-floor", elem="e4m3", block: int | None = None,
 def default_recipe(p: ModelParams) -> str:
     """The recipe the model's instruction expects: mx-floor for ue8m0
     scales, nvfp4 for ue4m3."""
-    if p.scale_format is None:
+    if p.fscale is None:
         raise FormatMismatch(f"{p.name} has no block scales: its operands are not quantised")
     return "nvfp4" if p.fscale.name == "ue4m3" else "mx-floor"
 
@@ -63,7 +63,7 @@ def recipe_for(p: ModelParams, recipe: str | None) -> str:
     r = check_recipe(recipe) if recipe else default_recipe(p)
     want = default_recipe(p)
     if r.split("-")[0] != want.split("-")[0]:
-        raise FormatMismatch(f"{p.name} reads {p.fscale.name} scales per {p.scale_block}: "
+        raise FormatMismatch(f"{p.name} reads {p.scale_format} scales per {p.scale_block}: "
                              f"recipe {r} makes {'ue4m3' if r.startswith('nvfp4') else 'ue8m0'} "
                              f"ones (take {'nvfp4 or nvfp4-block' if want == 'nvfp4' else 'an mx- recipe'})")
     if r.startswith("nvfp4") and p.scale_block != 16:
@@ -90,6 +90,8 @@ def dtypes(p: ModelParams) -> dict[str, np.dtype | None]:
     """The NumPy (ml_dtypes) dtype of each of the model's formats: a, b, c,
     d and, for a block-scaled model, scale (tf32 and xf32: float32, read
     as the unit reads it; ue4m3: float8_e4m3fn, its sign ignored)."""
-    out = {"a": dtype_of(p.fin), "b": dtype_of(p.fb), "c": dtype_of(p.fc), "d": dtype_of(p.fout)}
-    out["scale"] = dtype_of(p.fscale) if p.scale_format else None
+    fs = p.fscale
+    out: dict[str, np.dtype | None] = {"a": dtype_of(p.fin), "b": dtype_of(p.fb), "c": dtype_of(p.fc),
+                                       "d": dtype_of(p.fout)}
+    out["scale"] = dtype_of(fs) if fs is not None else None
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -84,7 +84,7 @@ class Plan:
     skipped: list[Outcome] = field(default_factory=list)   # not applicable, with the reason
 
 
-def code_fingerprint(extra: list[Path] = ()) -> str:
+def code_fingerprint(extra: Sequence[Path] = ()) -> str:
     """The sha256 of the source of CODE_ROOMS (and ``extra`` files)."""
     h = hashlib.sha256()
     for room in CODE_ROOMS:

@@ -67,7 +67,9 @@ def _property_job(plan: Plan, arch: str, prop, code: str, setting: dict) -> None
     except UserError as e:
         plan.skipped.append(Outcome(f"{arch}/{prop.name}", FileStatus.SKIPPED, note=str(e)))
         return
-    module = Path(__import__(f"tcsmt.queries.{prop.name.replace('-', '_')}", fromlist=["x"]).__file__)
+    source = __import__(f"tcsmt.queries.{prop.name.replace('-', '_')}", fromlist=["x"]).__file__
+    assert source is not None               # a query is a module of a file
+    module = Path(source)
     question = {"property": prop.name, "model": base.parameter_dict(), "k": prop.k(base),
                 "domain": prop.domain(base).describe(),
                 "hypotheses": [[h.id, h.params.parameter_dict()] for h in hypotheses(prop, base)],

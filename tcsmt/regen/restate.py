@@ -54,10 +54,13 @@ def _restate_search(prop, base, command: str, doc: dict) -> dict:
     from tcsmt.search.find import FindOutcome, PairVerdict
     hyps = hypotheses(prop, base)
     ids = [h.id for h in hyps]
-    index = lambda pr: (ids.index(pr[0]), ids.index(pr[1])) if pr else None  # noqa: E731
+
+    def index(pr) -> tuple[int, int]:
+        return ids.index(pr[0]), ids.index(pr[1])
     proved = {tuple(p["pair"]): p.get("proved_by", []) for p in doc["run"].get("pairs", [])}
     pairs = [PairVerdict(index(p["pair"]), PV(p["verdict"]), list(proved.get(tuple(p["pair"]), [])),
-                         same_as=index(p.get("same_as"))) for p in doc.get("pairs", [])]
+                         same_as=index(p["same_as"]) if p.get("same_as") else None)
+             for p in doc.get("pairs", [])]
     out = FindOutcome(hyps, prop.k(base), prop.domain(base), prior_vectors(doc), pairs,
                       Verdict(doc["query"]["one_vector_for_all_pairs"]))
     return document(prop, base, out, command)

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -126,7 +127,7 @@ def solver_versions() -> dict[str, str]:
     return out
 
 
-def run_record(seconds: float, proved_by: list[str] = (), solver: dict | None = None,
+def run_record(seconds: float, proved_by: Sequence[str] = (), solver: dict | None = None,
                smt2_sha256: str = "", **details) -> dict:
     """The volatile part of a result: how the answer was obtained this time."""
     return {"tool": tool(),

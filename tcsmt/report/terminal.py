@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import JustifyMethod
 
 DEFAULT_WIDTH = 100
 UNLIMITED = 10_000
@@ -63,7 +64,7 @@ def print_fitting(candidates: list, width: int) -> None:
 class Column:
     header: str
     drop: int = 0            # 1 is dropped first, then 2...; 0 never
-    justify: str = "left"
+    justify: JustifyMethod = "left"
     wrap: bool = False       # may wrap onto several lines when narrow
 
 

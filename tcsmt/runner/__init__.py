@@ -155,4 +155,6 @@ def run(tasks: Sequence[Task], *, on_done: Callable[[Done], None] | None = None,
         from tcsmt.runner.local import run_local
         run_local(tasks, n, shared, handle)
     stage.seconds = time.monotonic() - t0
-    return out
+    finished = [d for d in out if d is not None]
+    assert len(finished) == len(tasks)          # every runner hands back each task once
+    return finished

@@ -52,6 +52,8 @@ def code_digest() -> str:
         for pkg, pattern in (("tcsmt", "*.py"), ("tcsmt.queries", "*.py"), ("tcsmt.queries", "*.json"),
                              ("tcsmt.models", "*.toml")):
             spec = importlib.util.find_spec(pkg)      # located, not imported: the runner is a low room
+            if spec is None or spec.origin is None:
+                raise RuntimeError(f"{pkg} is not installed: the workers cannot be given it")
             root = Path(spec.origin).resolve().parent
             for f in sorted(root.rglob(pattern)):
                 h.update(str(f.relative_to(root)).encode() + f.read_bytes())
@@ -106,7 +108,8 @@ def execute_on_worker(task: Task, shared: Any = NOTHING) -> Done:
     service runs each solver in a child process (and dies with its parent),
     so the flag is cleared for this worker process first."""
     import multiprocessing
-    multiprocessing.current_process()._config.pop("daemon", None)
+    # BaseProcess._config is private (not in the stubs): the one way to clear the flag of a running worker
+    multiprocessing.current_process()._config.pop("daemon", None)  # type: ignore[attr-defined]
     return execute(task, shared)
 
 

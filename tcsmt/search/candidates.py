@@ -55,7 +55,7 @@ def _subnormal(rng: random.Random, fmt: Format) -> int:
 
 
 def _exact_sum(fin: Format, a: list[int], b: list[int]) -> Fraction:
-    return sum((fin.value(x) * fin.value(y) for x, y in zip(a, b)), Fraction(0))
+    return sum((fin.finite_value(x) * fin.finite_value(y) for x, y in zip(a, b)), Fraction(0))
 
 
 def _random_rows(rng, fin, fc, k, domain, n):
@@ -241,9 +241,9 @@ def candidate_scales(fs: Format | None, rows: int, n: int, seed: int = 0):
         return None
     rng = random.Random(seed + 11)
     finite = [x for x in range(1 << fs.bits) if fs.classify(x) not in ("nan", "inf")
-              and fs.value(x) >= 0]
-    one = min(finite, key=lambda x: abs(fs.value(x) - 1))
-    near = [x for x in finite if Fraction(1, 4) <= fs.value(x) <= 4]
+              and fs.finite_value(x) >= 0]
+    one = min(finite, key=lambda x: abs(fs.finite_value(x) - 1))
+    near = [x for x in finite if Fraction(1, 4) <= fs.finite_value(x) <= 4]
     nonzero = [x for x in finite if fs.value(x) > 0]
     nonzero.sort(key=fs.value)
     far = nonzero[:len(nonzero) // 4] + nonzero[-(len(nonzero) // 4):]
@@ -258,9 +258,9 @@ def candidate_scales(fs: Format | None, rows: int, n: int, seed: int = 0):
 
 def _power_codes(fs: Format) -> dict[int, int]:
     """exponent -> the code of 2^exponent in a scale format (exact powers only)."""
-    out = {}
+    out: dict[int, int] = {}
     for x in range(1 << fs.bits):
-        v = fs.value(x) if fs.classify(x) not in ("nan", "inf") else 0
+        v = fs.finite_value(x) if fs.classify(x) not in ("nan", "inf") else Fraction(0)
         if v > 0 and (v.numerator == 1 or v.denominator == 1) and v.numerator & (v.numerator - 1) == 0 \
                 and v.denominator & (v.denominator - 1) == 0:
             out.setdefault(_exponent(v), x)
@@ -289,11 +289,11 @@ def window_rows(fin: Format, fb: Format, fc: Format, fs: Format, block: int, k: 
     for i in range(n):
         sa[i, 0], sb[i, 0] = pw[hi], pw[hi - rng.randint(0, 2)]
         a[i, 0], b[i, 0] = rng.choice(normal_a), rng.choice(normal_b)
-        top = _exponent(fin.value(int(a[i, 0])) * fb.value(int(b[i, 0]))) + hi + hi
+        top = _exponent(fin.finite_value(int(a[i, 0])) * fb.finite_value(int(b[i, 0]))) + hi + hi
         j = rng.randrange(1, ns) if ns > 1 else 0
         gap = rng.randint(28, 42)
         x, y = rng.choice(normal_a[:4] or normal_a), rng.choice(normal_b[:4] or normal_b)
-        need = top - gap - _exponent(fin.value(x) * fb.value(y))
+        need = top - gap - _exponent(fin.finite_value(x) * fb.finite_value(y))
         s1 = max(lo, min(hi, need // 2))
         sa[i, j], sb[i, j] = pw[s1], pw[max(lo, min(hi, need - s1))]
         for g in rng.sample(range(block // 4 or 1), rng.randint(1, max(1, block // 4))):
@@ -303,7 +303,8 @@ def window_rows(fin: Format, fb: Format, fc: Format, fs: Format, block: int, k: 
                 b[i, m] = y
         kind = i % 3
         if kind == 1:
-            c[i] = _near(fc, fin.value(int(a[i, 0])) * fb.value(int(b[i, 0])) * Fraction(2) ** (2 * hi - 1)
+            c[i] = _near(fc, fin.finite_value(int(a[i, 0])) * fb.finite_value(int(b[i, 0]))
+                         * Fraction(2) ** (2 * hi - 1)
                          * rng.choice((-1, 1)), rng)
         elif kind == 2:
             c[i] = _near(fc, Fraction(rng.randint(-8, 8)), rng)

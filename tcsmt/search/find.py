@@ -26,6 +26,7 @@ their witnesses look like the hand-made tests of the papers (powers of two,
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tcsmt.enums import PairVerdict as PV
@@ -145,7 +146,7 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
 
 def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
                  timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True, cross_check: bool = False,
-                 use_pool: bool = True, lemma=None, prior: list[Vector] = (),
+                 use_pool: bool = True, lemma=None, prior: Sequence[Vector] = (),
                  prior_single: Verdict | None = None, pairs: list[Pair] | None = None) -> FindOutcome:
     """The fewest vectors this search finds that separate every separable
     pair of hypotheses, and the verdict on every pair left.
@@ -191,14 +192,14 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
         res.single, asked_all = got.verdict, not res.vectors
         if got.verdict == Verdict.SAT:
             res.vectors, res.found_by, remaining = [], [], list(pairs)
-            _take(res, got.vector, remaining, got.found_by)
+            _take(res, got.vectors[0], remaining, got.found_by)
     elif len(res.vectors) == 1 and not remaining:
         res.single = Verdict.SAT
     while remaining:
         if len(remaining) > 1 and not asked_all:
             got = _ask(res, remaining, solver, min(timeout, SINGLE_TIMEOUT), readable)
             if got.verdict == Verdict.SAT:
-                _take(res, got.vector, remaining, got.found_by)
+                _take(res, got.vectors[0], remaining, got.found_by)
                 continue
         asked_all = False
         pair = remaining[0]
@@ -206,7 +207,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
         if len(pairs) == 1:
             res.single = one.verdict
         if one.verdict == Verdict.SAT:
-            _take(res, one.vector, remaining, one.found_by)
+            _take(res, one.vectors[0], remaining, one.found_by)
         else:
             _settle(res, pair, one, remaining)
     _settle_followers(res)
@@ -256,7 +257,7 @@ def _merge(res: FindOutcome, pair: Pair, remaining: list[Pair]) -> None:
     for q in list(remaining):
         if j in q:
             other = q[0] if q[1] == j else q[1]
-            twin = tuple(sorted((i, other)))
+            twin = (min(i, other), max(i, other))
             if twin == pair:
                 continue
             remaining.remove(q)
@@ -276,7 +277,7 @@ def _settle_followers(res: FindOutcome) -> None:
             continue
         if pv.pair in done:
             continue
-        twin = by_pair.get(pv.same_as)
+        twin = by_pair.get(pv.same_as) if pv.same_as is not None else None
         pv.verdict = twin.verdict if twin and twin.verdict != PV.FOLLOWS else PV.UNKNOWN
         pv.proved_by = list(twin.proved_by) if twin else []
         kept.append(pv)

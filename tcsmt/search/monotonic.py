@@ -10,6 +10,8 @@ concrete check of a witness are the same definition.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tcsmt import datapath
 from tcsmt.datapath import bv
 from tcsmt.enums import Verdict
@@ -80,8 +82,8 @@ def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
             ys = (xs[0], xs[1], ys[2])
         sa, sb = sep.declare_scales(I, p, k)           # x and y share their scales
         extra += sep.scale_constraints(I, p, Domain(), sa, sb)
-        dx = datapath.dot(I, p, *xs, sa=sa, sb=sb)
-        dy = datapath.dot(I, p, *ys, sa=sa, sb=sb)
+        dx = datapath.dot(I, p, xs[0], xs[1], xs[2], sa=sa, sb=sb)
+        dy = datapath.dot(I, p, ys[0], ys[1], ys[2], sa=sa, sb=sb)
         return constraints(I, p, k, xs, ys, dx, dy) + extra
     what = ("only c differs" if same_products else "x and y free") + \
         (", equal products" if equal else "") + \
@@ -115,7 +117,7 @@ def check_witness(p: ModelParams, k: int, x: Vector, y: Vector) -> tuple[int, in
 
 def run_monotonicity(base: ModelParams, k: int, solver: str = "portfolio",
                      timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True,
-                     cross_check: bool = False, prior: list[Vector] = ()) -> sep.Outcome:
+                     cross_check: bool = False, prior: Sequence[Vector] = ()) -> sep.Outcome:
     """x <= y with f(x) > f(y) (vectors [x, y], replayed), or a proof that
     there is none. A ``prior`` pair (an earlier result's) that still holds is
     taken without asking."""

@@ -161,7 +161,9 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
         return []
     if outs is None:            # a block-scaled model too wide for the batch simulator (exact
         #                         groups of fp8 products): its targeted rows on the scalar one
-        a, b, c, sa, sb = (None if x is None else x[-SCALAR_ROWS:] for x in (a, b, c, sa, sb))
+        a, b, c = a[-SCALAR_ROWS:], b[-SCALAR_ROWS:], c[-SCALAR_ROWS:]
+        sa = None if sa is None else sa[-SCALAR_ROWS:]
+        sb = None if sb is None else sb[-SCALAR_ROWS:]
         outs = evaluate_scalar(hyps, a, b, c, sa, sb)
     open_pairs = list(pairs)
     chosen: list[Vector] = []

@@ -26,19 +26,25 @@ from tcsmt.search.domain import Domain
 EDGE_SHAPES = (Fraction(1), Fraction(3, 2), Fraction(7, 4), Fraction(5, 4))
 
 
+def _finite(fs: Format) -> list[int]:
+    return [x for x in range(1 << fs.bits) if fs.classify(x) not in ("nan", "inf")]
+
+
 def scale_values(fs: Format, finite: bool) -> dict[str, list[int]]:
     """Scale bit patterns by kind: one, near 1, extreme, zero, NaN (NaN only
-    where the domain allows non-finite values); and the exponent of every
-    non-zero finite scale, in increasing order."""
-    cls = {x: fs.classify(x) for x in range(1 << fs.bits)}
-    fin = [x for x, c in cls.items() if c not in ("nan", "inf")]
+    where the domain allows non-finite values)."""
+    fin = _finite(fs)
     one = next(x for x in fin if fs.value(x) == 1)
     return {"one": [one],
-            "near": [x for x in fin if Fraction(1, 4) <= fs.value(x) <= 4],
-            "extreme": [min(fin, key=fs.value), max(fin, key=fs.value)],
-            "exponents": {x: _exp(fs, x) for x in sorted(fin, key=fs.value) if fs.value(x) > 0},
+            "near": [x for x in fin if Fraction(1, 4) <= fs.finite_value(x) <= 4],
+            "extreme": [min(fin, key=fs.finite_value), max(fin, key=fs.finite_value)],
             "zero": [x for x in fin if fs.value(x) == 0],
-            "nan": [] if finite else [x for x, c in cls.items() if c == "nan"]}
+            "nan": [] if finite else [x for x in range(1 << fs.bits) if fs.classify(x) == "nan"]}
+
+
+def scale_exponents(fs: Format) -> dict[int, int]:
+    """The exponent of every non-zero finite scale, in increasing order."""
+    return {x: _exp(fs, x) for x in sorted(_finite(fs), key=fs.finite_value) if fs.finite_value(x) > 0}
 
 
 def _scales(rng: random.Random, kinds: dict[str, list[int]], n: int) -> list[int]:
@@ -71,18 +77,17 @@ def _edge_c(rng: random.Random, p: ModelParams, prods: list[Fraction]) -> int:
 
 
 def _exp(fs: Format, x: int) -> int:
-    return math.floor(math.log2(fs.value(x)))
+    return math.floor(math.log2(fs.finite_value(x)))
 
 
-def _spread(rng: random.Random, p: ModelParams, kinds: dict, sa, sb, j: int, k: int,
+def _spread(rng: random.Random, p: ModelParams, exps: dict[int, int], sa, sb, j: int, k: int,
             m: int) -> list[int]:
     """Scale block j at large scales and another block at scales about the
     window's width F below them (as near as the scale format reaches): one
     product in j, the others in the other block; their positions."""
-    blk, n = p.scale_block, len(sa)
+    blk, n = p.scaling()[1], len(sa)
     F = p.facc.frac_bits + p.align_bits
     other = rng.choice([x for x in range(n) if x != j])
-    exps = kinds["exponents"]                       # non-zero finite scales, increasing
     usable = list(exps)
     big = usable[-1 - rng.randrange(min(3, len(usable)))]
     sa[j] = sb[j] = big
@@ -98,8 +103,8 @@ def scaled_rows(p: ModelParams, k: int, domain: Domain, size: int, nice_a: list[
     """[size, k] a and b (drawn from the bit patterns nice_a and nice_b),
     [size] c, [size, n] scales of a and of b."""
     rng = random.Random(seed + 11)
-    n, blk = p.scale_count(k), p.scale_block
-    kinds = scale_values(p.fscale, domain.finite)
+    n, (fs, blk) = p.scale_count(k), p.scaling()
+    kinds = scale_values(fs, domain.finite)
     a = np.zeros((size, k), dtype=np.uint64)
     b = np.zeros((size, k), dtype=np.uint64)
     c = np.zeros(size, dtype=np.uint64)
@@ -114,12 +119,13 @@ def scaled_rows(p: ModelParams, k: int, domain: Domain, size: int, nice_a: list[
         sa[i], sb[i] = _scales(rng, kinds, n), _scales(rng, kinds, n)
         places = rng.sample(span, m)
         if n > 1 and rng.random() < 0.25:
-            places = _spread(rng, p, kinds, sa[i], sb[i], j, k, m)
+            places = _spread(rng, p, scale_exponents(fs), sa[i], sb[i], j, k, m)
         prods = []
         for pos in places:
             a[i, pos], b[i, pos] = rng.choice(nice_a), rng.choice(nice_b)
-            s = [p.fscale.value(int(x[i, pos // blk])) for x in (sa, sb)]
-            if all(isinstance(v, Fraction) for v in s):      # not a NaN scale
-                prods.append(p.fin.value(int(a[i, pos])) * p.fb.value(int(b[i, pos])) * s[0] * s[1])
+            s = [fs.value(int(x[i, pos // blk])) for x in (sa, sb)]
+            if isinstance(s[0], Fraction) and isinstance(s[1], Fraction):      # not a NaN scale
+                prods.append(p.fin.finite_value(int(a[i, pos])) * p.fb.finite_value(int(b[i, pos]))
+                             * s[0] * s[1])
         c[i] = _edge_c(rng, p, prods) if rng.random() < 0.7 else 0
     return a, b, c, sa, sb

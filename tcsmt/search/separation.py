@@ -81,7 +81,7 @@ def declare_scales(I, p: ModelParams, k: int):
     like a, b and c, so a witness names the scales it needs."""
     if p.scale_format is None:
         return None, None
-    n, w = p.scale_count(k), p.fscale.bits
+    n, w = p.scale_count(k), p.scaling()[0].bits
     return [I.var(f"sa{j}", w) for j in range(n)], [I.var(f"sb{j}", w) for j in range(n)]
 
 
@@ -89,7 +89,8 @@ def scale_constraints(I, p: ModelParams, domain: Domain, sa, sb) -> list:
     """A finite domain also keeps the scales finite (no NaN scale)."""
     if sa is None or not domain.finite:
         return []
-    return [I.not_(datapath.unpack(I, p.fscale, x, 16, False).nan) for x in sa + sb]
+    fs = p.scaling()[0]
+    return [I.not_(datapath.unpack(I, fs, x, 16, False).nan) for x in sa + sb]
 
 
 def declare_mask(I, p: ModelParams, k: int):
@@ -242,11 +243,14 @@ def decode(values: dict[str, int], k: int, p: ModelParams | None = None) -> Vect
     """Input bit patterns from a satisfying assignment (absent inputs are +0;
     absent scales of a block-scaled model ``p`` are 1; a sparse model's
     mask bits, absent, 0)."""
-    sa = sb = mask = ()
+    sa: tuple[int, ...] = ()
+    sb: tuple[int, ...] = ()
+    mask: tuple[int, ...] = ()
     if p is not None and p.sparsity != "dense":
         mask = tuple(values.get(f"m{i}", 0) for i in range(k))
-    if p is not None and p.scale_format is not None:
-        one = p.fscale.bias << p.fscale.frac_bits       # the encoding of 1
+    fs = p.fscale if p is not None else None
+    if p is not None and fs is not None:
+        one = fs.bias << fs.frac_bits       # the encoding of 1
         n = p.scale_count(k)
         sa = tuple(values.get(f"sa{j}", one) for j in range(n))
         sb = tuple(values.get(f"sb{j}", one) for j in range(n))
@@ -279,7 +283,7 @@ def replayed_witness(values: dict[str, int], hyps: list[Hypothesis], k: int, dom
 
 
 def _words(xs: tuple[int, ...], p: ModelParams):
-    return [IntWord(x, p.fscale.bits) for x in xs] if xs else None
+    return [IntWord(x, p.scaling()[0].bits) for x in xs] if xs else None
 
 
 def _bits(xs: tuple[int, ...]):
@@ -382,6 +386,7 @@ def race(jobs: list[Job], forms: list[tuple[str, Formula]], timeout: float,
     out = settle(runs, forms, replay)
     if out.verdict == Verdict.UNSAT and cross_check and len(set(out.proved_by)) < 2:
         left = timeout - (time.monotonic() - t0)
+        assert out.answered is not None         # settle names the formula an unsat answer proved
         out.runs += service.confirm_unsat(out.answered, out.proved_by, left, out.tag)
         check_agreement(out.runs)
         if len(set(out.proved_by)) < 2:

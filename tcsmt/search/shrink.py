@@ -98,7 +98,8 @@ def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],
             cand = replace(cur, c=zero_c)
             if good(cand):
                 cur, changed = cand, True
-        for slot in [("a", i) for i in range(k)] + [("b", i) for i in range(k)] + [("c", 0)]:
+        slots: list[tuple[str, int]] = [(ab, i) for ab in ("a", "b") for i in range(k)] + [("c", 0)]
+        for slot in slots:
             fmt = {"a": p.fin, "b": p.fb, "c": p.fc}[slot[0]]
             value = cur.c if slot[0] == "c" else getattr(cur, slot[0])[slot[1]]
             for x in simpler(fmt, value):
@@ -112,6 +113,6 @@ def shrink(vec: Vector, hyps: list[Hypothesis], pairs: list[tuple[int, int]],
 def _replace(v: Vector, slot: tuple[str, int], x: int) -> Vector:
     if slot[0] == "c":
         return replace(v, c=x)
-    vals = list(getattr(v, slot[0]))
+    vals = list(v.a if slot[0] == "a" else v.b)
     vals[slot[1]] = x
-    return replace(v, **{slot[0]: tuple(vals)})
+    return replace(v, a=tuple(vals)) if slot[0] == "a" else replace(v, b=tuple(vals))

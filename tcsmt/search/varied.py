@@ -58,7 +58,6 @@ def more_vectors(first: FindOutcome, count: int, solver: str = "portfolio",
     the first vectors separate. ``found_by`` grows with them."""
     pairs: list[Pair] = sorted(first.separated)
     while len(first.vectors) < count and pairs:
-        got = None
         for c_too in (True, False):
             got = find_vectors(first.hyps, first.k, avoiding(first.domain, first.vectors, c_too), solver,
                                min(timeout, ROUND_TIMEOUT), readable, pairs=pairs)

@@ -142,9 +142,10 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
                                          else "this model has no block scales"))
     sat = np.ascontiguousarray(_as_rows("the scales of a", sa_bits, n, ns).T) if ns else None
     sbt = np.ascontiguousarray(_as_rows("the scales of b", sb_bits, n, ns).T) if ns else None
+    sf = p.scaling()[0] if ns else None
     for name, x in (("the scales of a", sat), ("the scales of b", sbt)):
-        if x is not None:
-            _check_bits(name, x, p.fscale.bits, p.fscale.name)
+        if x is not None and sf is not None:
+            _check_bits(name, x, sf.bits, sf.name)
     mt = _mask_rows(p, mask_bits, n, k)
     check_supported(p, k)
     if mt is None and choose(p, k, n * k, backend, "rows") != "numpy":
@@ -160,7 +161,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
         r1 = min(n, r0 + step)
         d = run_dot(I, p, words(at, r0, r1, p.fin.bits), words(bt, r0, r1, p.fb.bits),
                     I.array(c[r0:r1], p.fc.bits), engine,
-                    words(sat, r0, r1, ns and p.fscale.bits), words(sbt, r0, r1, ns and p.fscale.bits),
+                    words(sat, r0, r1, sf and sf.bits), words(sbt, r0, r1, sf and sf.bits),
                     words(mt, r0, r1, 1))
         out[r0:r1] = I.value(d, (r1 - r0,))
     return out
@@ -266,16 +267,17 @@ def scale_bits(p: ModelParams, k: int, m: int, n: int, scale_a, scale_b):
         if scale_a is not None or scale_b is not None:
             raise UserError(f"{p.name} has no block scales: leave out scale_a and scale_b")
         return None, None
+    fs, block = p.scaling()
     if scale_a is None or scale_b is None:
-        raise UserError(f"{p.name} scales every {p.scale_block} products along K: give scale_a "
-                        f"({m}x{s}) and scale_b ({s}x{n}) in {p.fscale.name}")
+        raise UserError(f"{p.name} scales every {block} products along K: give scale_a "
+                        f"({m}x{s}) and scale_b ({s}x{n}) in {fs.name}")
     SA, SB = np.asarray(scale_a), np.asarray(scale_b)
     for name, x, want in (("scale_a", SA, (m, s)), ("scale_b", SB, (s, n))):
         if x.shape != want:
             raise UserError(f"{name} is {'x'.join(map(str, x.shape))}, expected {want[0]}x{want[1]} "
-                            f"(K = {k} in blocks of {p.scale_block})")
-    return (np.ascontiguousarray(to_bits(SA, p.fscale, "scale_a").T),
-            np.ascontiguousarray(to_bits(SB, p.fscale, "scale_b")))
+                            f"(K = {k} in blocks of {block})")
+    return (np.ascontiguousarray(to_bits(SA, fs, "scale_a").T),
+            np.ascontiguousarray(to_bits(SB, fs, "scale_b")))
 
 
 def check_shapes(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
@@ -310,16 +312,17 @@ def _hoisted_tiles(p: ModelParams, at: np.ndarray, bt: np.ndarray, engine: str,
     k = at.shape[0]
     aw = [I.array(at[i][:, None], p.fin.bits) for i in range(k)]
     bw = [I.array(bt[i][None, :], p.fb.bits) for i in range(k)]
-    saw = None if sa is None else [I.array(x[:, None], p.fscale.bits) for x in sa]
-    sbw = None if sb is None else [I.array(y[None, :], p.fscale.bits) for y in sb]
+    sw = 0 if sa is None else p.scaling()[0].bits
+    saw = None if sa is None else [I.array(x[:, None], sw) for x in sa]
+    sbw = None if sb is None else [I.array(y[None, :], sw) for y in sb]
     if engine == "direct":
-        def tile(rows, cols, c):
+        def direct_tile(rows, cols, c):
             d = datapath.dot(I, p, [_rows(x, rows) for x in aw], [_cols(y, cols) for y in bw],
                              I.array(c, p.fc.bits),
                              sa=None if saw is None else [_rows(x, rows) for x in saw],
                              sb=None if sbw is None else [_cols(y, cols) for y in sbw])
             return I.value(d, c.shape)
-        return tile
+        return direct_tile
     if engine != "replay":
         raise ValueError(f"unknown engine {engine!r}")
     a_in = {f"a{i}": x for i, x in enumerate(aw)}

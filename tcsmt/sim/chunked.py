@@ -86,7 +86,8 @@ def matmul_dask(A, B, C, p: ModelParams, backend: str | None = None, scale_a=Non
     for k0, k1 in k_parts(p, k, k_part):
         args = [ab[:, k0:k1].rechunk((tm, k1 - k0)), "ik", bb[k0:k1].rechunk((k1 - k0, tn)), "kj", d, "ij"]
         if scales:
-            s0, s1 = k0 // p.scale_block, -(-k1 // p.scale_block)
+            block = p.scaling()[1]
+            s0, s1 = k0 // block, -(-k1 // block)
             args += [scales[0][:, s0:s1].rechunk((tm, s1 - s0)), "il",
                      scales[1][s0:s1].rechunk((s1 - s0, tn)), "lj"]
         d = da.blockwise(_tile, "ij", *args, p=p, backend=backend, max_memory=max_memory,

@@ -68,15 +68,16 @@ def check_scales(p: ModelParams, k: int, sa, sb) -> tuple[list[int] | None, list
             raise UserError(f"{p.name} has no block scales: leave out the scales of a and b")
         return None, None
     n = p.scale_count(k)
+    fs, block = p.scaling()
     if sa is None or sb is None:
-        raise UserError(f"{p.name} scales every {p.scale_block} products: give {n} scale(s) of a "
-                        f"and of b ({p.fscale.name})")
+        raise UserError(f"{p.name} scales every {block} products: give {n} scale(s) of a "
+                        f"and of b ({fs.name})")
     sa, sb = [int(x) for x in sa], [int(x) for x in sb]
     for name, xs in (("scale of a", sa), ("scale of b", sb)):
         if len(xs) != n:
-            raise ShapeError(f"{len(xs)} {name} given; {k} products in blocks of {p.scale_block} "
-                            f"need {n}")
-        _check_words(name, xs, p.fscale)
+            raise ShapeError(f"{len(xs)} {name} given; {k} products in blocks of {block} "
+                             f"need {n}")
+        _check_words(name, xs, fs)
     return sa, sb
 
 
@@ -203,7 +204,7 @@ def explain(p: ModelParams, a: list[int], b: list[int], c: int, sa=None,
     trace: list = []
     out = _run(p, a, b, c, sa, sb, trace, mask)
     lines: list[tuple[str, str]] = []
-    e_max = None
+    e_max: int | None = None
     for name, obj, kind in trace:
         if kind == "scales":
             lines.append((name, "a " + _term_text(obj[0]) + ", b " + _term_text(obj[1])))
@@ -216,6 +217,7 @@ def explain(p: ModelParams, a: list[int], b: list[int], c: int, sa=None,
             lines.append((name, f"2^{e_max} (terms keep {p.F} fraction bits below it)"))
         elif kind.startswith("fixed:"):
             rl = int(kind.split(":")[1])
+            assert e_max is not None        # the trace gives the alignment point before the sums
             val = Fraction(_signed(obj)) * Fraction(2) ** (e_max - rl)
             label = name
             if name.startswith("aligned term ") and p.c_placement == "global":
@@ -252,6 +254,8 @@ def _int_text(t: datapath.Term) -> str:
 def _term_text(t: datapath.Term) -> str:
     if isinstance(t.nan, IntBool) and t.nan.b:
         return "NaN"
+    assert isinstance(t.sign, IntBool) and isinstance(t.inf, IntBool)        # the Python-int run
+    assert isinstance(t.exp, IntWord) and isinstance(t.sig, IntWord)
     neg = t.sign.b
     if t.inf.b:
         return "-inf" if neg else "inf"
@@ -310,9 +314,10 @@ def simulate_document(p: ModelParams, a: list, b: list, c, scale_a=None, scale_b
                        "sparsity": [p.sparsity, p.sparse_order] if mask is not None else None},
            "a": [_number(p.fin, x) for x in a], "b": [_number(p.fb, y) for y in b],
            "c": _number(p.fc, c), "d": {"hex": r.hex, "decimal": r.decimal, "kind": r.kind}}
-    if sa is not None:
-        doc["scale_a"] = [_number(p.fscale, x) for x in sa]
-        doc["scale_b"] = [_number(p.fscale, x) for x in sb]
+    fs = p.fscale
+    if fs is not None and sa is not None and sb is not None:
+        doc["scale_a"] = [_number(fs, x) for x in sa]
+        doc["scale_b"] = [_number(fs, x) for x in sb]
     if mask is not None:
         doc["mask"] = mask
     if explain_stages:

@@ -34,6 +34,7 @@ each worker once; each batch's outputs come back to this process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -105,8 +106,9 @@ def trace(models: list[ModelParams], k: int) -> list[Node]:
     b = [T.input(f"b{i}", p0.fb.bits) for i in range(k)]
     c = T.input("c", p0.fc.bits)
     ns = p0.scale_count(k)
-    sa = [T.input(f"sa{j}", p0.fscale.bits) for j in range(ns)] or None
-    sb = [T.input(f"sb{j}", p0.fscale.bits) for j in range(ns)] or None
+    sw = p0.scaling()[0].bits if ns else 0
+    sa = [T.input(f"sa{j}", sw) for j in range(ns)] or None
+    sb = [T.input(f"sb{j}", sw) for j in range(ns)] or None
     return [datapath.dot(T, p, a, b, c, sa=sa, sb=sb) for p in models]
 
 
@@ -131,7 +133,7 @@ def run_graph(roots: list[Node], inputs: dict, n: int, model_name: str = "batch"
         if idx not in keep:
             drops[pos].append(idx)
     env: dict[int, object] = {}
-    fns: dict[str, object] = {}
+    fns: dict[str, Callable] = {}
     for pos, node in enumerate(order):
         if node.op == "input":
             env[node.id] = inputs[node.static[0]]
@@ -155,9 +157,14 @@ def input_words(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     words = {f"a{j}": I.array(np.ascontiguousarray(a[:, j]), p.fin.bits) for j in range(k)}
     words.update({f"b{j}": I.array(np.ascontiguousarray(b[:, j]), p.fb.bits) for j in range(k)})
     words["c"] = I.array(np.ascontiguousarray(c), p.fc.bits)
-    for name, s in (("sa", sa), ("sb", sb)):
-        for j in range(p.scale_count(k)):
-            words[f"{name}{j}"] = I.array(np.ascontiguousarray(s[:, j]), p.fscale.bits)
+    ns = p.scale_count(k)
+    if ns:
+        if sa is None or sb is None:
+            raise ValueError(f"{p.name} needs the scales of a and b")
+        sw = p.scaling()[0].bits
+        for name, s in (("sa", sa), ("sb", sb)):
+            for j in range(ns):
+                words[f"{name}{j}"] = I.array(np.ascontiguousarray(s[:, j]), sw)
     return words
 
 
@@ -169,10 +176,8 @@ def evaluate_batch(models: list[ModelParams], a, b, c, sa=None, sb=None
     roots = trace(models, k)
     first: dict[int, int] = {}
     twin = [first.setdefault(r.id, len(first)) for r in roots]
-    distinct = [None] * len(first)
-    for r, t in zip(roots, twin):
-        distinct[t] = r
-    ok = [r for r in distinct if _max_width(r) <= MAX_BITS]
+    distinct = {t: r for r, t in zip(roots, twin)}
+    ok = [distinct[t] for t in range(len(first)) if _max_width(distinct[t]) <= MAX_BITS]
     words = input_words(models[0], a, b, c, sa, sb)
     values = dict(zip((r.id for r in ok), run_graph(ok, words, a.shape[0]))) if ok else {}
     return twin, [values.get(r.id) for r in roots]

@@ -79,6 +79,8 @@ def _load(source: str, kind: str):
         write_atomic(path, lambda f: f.write(source))
     name = f"tcsmt_kernel_{kind}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: not a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -90,8 +90,8 @@ def model_for_arrays(arch, formats: str | None, overrides, A: np.ndarray,
     want = array_operands(A, C, B)
     if is_reference(arch) and formats is None:
         if not want.a or not want.b:
-            bad = "A" if not want.a else "B"
-            raise FormatMismatch(f"{bad} has dtype {(A if bad == 'A' else B).dtype}, which no format "
+            bad, arr = ("A", A) if not want.a or B is None else ("B", B)
+            raise FormatMismatch(f"{bad} has dtype {arr.dtype}, which no format "
                                  "of tcsmt reads")
         if not want.c:
             raise FormatMismatch(f"C has dtype {C.dtype}; a reference model takes float32, float16 "

@@ -22,7 +22,7 @@ from tcsmt.sim.npio import dtype_of
 RAW_DTYPES = {"V2": ml_dtypes.bfloat16, "V1": ml_dtypes.float8_e4m3fn, "f1": ml_dtypes.float8_e5m2}
 
 
-def load_npy(path: str, name: str) -> np.ndarray:
+def load_npy(path: str | Path, name: str) -> np.ndarray:
     """An array from a .npy file; UserError when it cannot be read, its
     header is not one of numbers, or the file does not hold the bytes its
     header promises (checked before anything is allocated)."""
@@ -79,7 +79,7 @@ def one_byte_as(x: np.ndarray, fmt) -> np.ndarray:
     return x.view(want) if want.itemsize == 1 else x
 
 
-def save_npy_atomic(path: str, array: np.ndarray) -> None:
+def save_npy_atomic(path: str | Path, array: np.ndarray) -> None:
     """np.save to a temporary file beside ``path``, then os.replace over it:
     a reader sees the old file or the whole new one."""
     target = Path(path)

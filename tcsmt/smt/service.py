@@ -97,7 +97,8 @@ class Answer:
 
     @property
     def values(self) -> dict[str, int]:
-        return self.winner.values if self.status == Status.SAT else {}
+        w = self.winner
+        return w.values if w is not None and self.status == Status.SAT else {}
 
     @property
     def proved_by(self) -> list[str]:
@@ -215,9 +216,8 @@ class _Active:
                    time.monotonic() - self.start, out.get("version", ""),
                    out.get("values", {}), self.job.tag)
 
-    def stop(self, status: str | None = None, reason: str = "") -> Run | None:
-        """Terminate the process (SIGTERM, then SIGKILL); with ``status``,
-        the Run that records why."""
+    def stop(self) -> None:
+        """Terminate the process (SIGTERM, then SIGKILL)."""
         if self.proc.is_alive():
             self.proc.terminate()
             self.proc.join(0.5)
@@ -227,8 +227,10 @@ class _Active:
         else:
             self.proc.join()
         self.conn.close()
-        if status is None:
-            return None
+
+    def stopped(self, status: Status, reason: str) -> Run:
+        """Stop the process; the Run that records why."""
+        self.stop()
         return Run(self.job.solver, status, reason, time.monotonic() - self.start, tag=self.job.tag)
 
 
@@ -315,16 +317,16 @@ class _Race:
         self.settled.add(run.tag)
         for a in [a for a in self.active if a.job.tag == run.tag]:
             self.active.remove(a)
-            self.runs.append(a.stop(Status.STOPPED, "formula already settled"))
+            self.runs.append(a.stopped(Status.STOPPED, "formula already settled"))
         return self.stop(run)
 
     def expire_budgets(self) -> None:
         for a in [a for a in self.active if a.over_budget()]:
             self.active.remove(a)
-            self.runs.append(a.stop(Status.UNKNOWN, f"gave up after its budget of {a.job.budget:g} CPU s"))
+            self.runs.append(a.stopped(Status.UNKNOWN, f"gave up after its budget of {a.job.budget:g} CPU s"))
 
-    def end(self, status: str, reason: str) -> None:
-        self.runs += [a.stop(status, reason) for a in self.active]
+    def end(self, status: Status, reason: str) -> None:
+        self.runs += [a.stopped(status, reason) for a in self.active]
         self.runs += [_not_run(j, status, reason) for j in self.pending]
         self.active.clear()
         self.pending.clear()
@@ -340,7 +342,7 @@ def _settles(run: Run, votes: dict[str, int], unsat_votes: int | dict[str, int])
     return False
 
 
-def _not_run(job: Job, status: str, reason: str) -> Run:
+def _not_run(job: Job, status: Status, reason: str) -> Run:
     return Run(job.solver, status, reason, 0.0, tag=job.tag)
 
 

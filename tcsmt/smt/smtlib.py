@@ -15,7 +15,7 @@ same terms at thousands of points in one query (concrete equals symbolic).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tcsmt.smt.terms import BOOL, SmtInterp, SmtTerm, reachable
@@ -87,7 +87,7 @@ def _texts(roots: list[SmtTerm]) -> _Text:
 
 
 def to_smtlib(assertions: list[SmtTerm], inputs: dict[str, SmtTerm],
-              comments: list[str] = (), get_values: bool = True) -> str:
+              comments: Sequence[str] = (), get_values: bool = True) -> str:
     """SMT-LIB 2 text: options and logic, the inputs, shared subterms as
     define-fun, the assertions, then check-sat and get-value of the inputs
     (so the file runs as it is in any solver)."""
@@ -142,7 +142,7 @@ class Formula:
 
 
 def build_formula(build: Callable[[SmtInterp], list], fold: bool = True,
-                  description: str = "", comments: list[str] = (),
+                  description: str = "", comments: Sequence[str] = (),
                   mul_hook: Callable | None = None) -> Formula:
     """Run ``build(I)`` with a fresh SMT interpretation; it declares its
     inputs with ``I.var`` and returns the list of Bools to assert."""

@@ -107,7 +107,10 @@ def evaluate(t: SmtTerm, values: dict[str, int]) -> int:
         else:
             val[n.id] = _eval_node(n, [val[a.id] for a in n.args])
     r = val[t.id]
-    return int(r.b) if isinstance(r, IntBool) else r.v
+    if isinstance(r, IntBool):
+        return int(r.b)
+    assert isinstance(r, IntWord)
+    return r.v
 
 
 def _eval_node(n: SmtTerm, args: list):

@@ -44,8 +44,8 @@ def numpy_product(A, B, C, model, scale_a=None, scale_b=None, alpha=None, recipe
     D = np.asarray(matmul(A, B, acc_c, p, scale_a=scale_a, scale_b=scale_b, backend=backend))
     if alpha is not None:
         D = (D * np.float32(alpha)).astype(np.float32) + C.astype(np.float32)
-    sa = None if scale_a is None else to_bits(np.asarray(scale_a), p.fscale, "scale_a")
-    sb = None if scale_b is None else to_bits(np.asarray(scale_b), p.fscale, "scale_b").T
+    sa = None if scale_a is None else to_bits(np.asarray(scale_a), p.scaling()[0], "scale_a")
+    sb = None if scale_b is None else to_bits(np.asarray(scale_b), p.scaling()[0], "scale_b").T
     return Product(p, to_bits(A, p.fin, "A"), to_bits(B, p.fb, "B").T, to_bits(acc_c, p.fc, "C"),
                    to_bits(np.ascontiguousarray(D), p.fout, "D"), sa, sb,
                    None if alpha is None else np.float32(alpha))

@@ -27,7 +27,7 @@ def torch_product(A, B, C, model, recipe, backend) -> Product:
                        to_bits_np(Cm, p.fc, "C"), tensor_bits(D, p))
     ra, rb = operand(p, A, "a", recipe), operand(p, B, "b", recipe)
     pts = [s for s in (ra.per_tensor_scale, rb.per_tensor_scale) if s is not None]
-    alpha = np.float32(np.prod(np.float32(pts), dtype=np.float32)) if pts else None
+    alpha = np.float32(np.prod(np.asarray(pts, dtype=np.float32), dtype=np.float32)) if pts else None
     if C is None or alpha is not None:
         c = zeros
     else:

@@ -47,6 +47,8 @@ project's tests use ``torch==2.13.0``, the CPU build).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -210,7 +212,8 @@ def _result(d: torch.Tensor, out):
     return out
 
 
-_PRODUCTS = {torch.matmul: emulate._matmul, torch.Tensor.matmul: emulate._matmul,
-             torch.Tensor.__matmul__: emulate._matmul, torch.Tensor.__rmatmul__: emulate._rmatmul,
-             torch.nn.functional.linear: emulate._linear, torch.bmm: emulate._bmm,
-             torch.Tensor.bmm: emulate._bmm}
+_PRODUCTS: dict[object, Callable] = {torch.matmul: emulate._matmul, torch.Tensor.matmul: emulate._matmul,
+                                     torch.Tensor.__matmul__: emulate._matmul,
+                                     torch.Tensor.__rmatmul__: emulate._rmatmul,
+                                     torch.nn.functional.linear: emulate._linear, torch.bmm: emulate._bmm,
+                                     torch.Tensor.bmm: emulate._bmm}

@@ -75,8 +75,8 @@ def to_bits_cuda(t: torch.Tensor, fmt: Format) -> torch.Tensor:
     """int64 bits of a CUDA tensor (rounded into fmt), on its device (fp6
     and fp4: rounded on the host, see to_bits_np)."""
     if not has_torch_dtype(fmt):
-        bits = to_bits_np(t.detach().cpu(), fmt, "operand")
-        return torch.from_numpy(bits.astype(np.int64)).to(t.device)
+        host = to_bits_np(t.detach().cpu(), fmt, "operand")
+        return torch.from_numpy(host.astype(np.int64)).to(t.device)
     r = rounded(t.detach(), fmt).contiguous()
     bits = r.view(_INT[r.element_size()]).to(torch.int64) & ((1 << (8 * r.element_size())) - 1)
     if fmt.storage_shift:

@@ -129,9 +129,9 @@ def operand(p: ModelParams, x, which: str, recipe: str | None, per_tensor_scale=
 
 def _check(p: ModelParams, r: Rows, which: str) -> None:
     want = p.fin if which == "a" else p.fb
-    if r.fmt.name != want.name or r.scale_fmt.name != p.fscale.name or r.block != p.scale_block:
+    if r.fmt.name != want.name or r.scale_fmt.name != p.scale_format or r.block != p.scale_block:
         raise FormatMismatch(f"{which.upper()} is {r.fmt.name} with {r.scale_fmt.name} scales per "
-                             f"{r.block}; {p.name} reads {want.name} with {p.fscale.name} per "
+                             f"{r.block}; {p.name} reads {want.name} with {p.scale_format} per "
                              f"{p.scale_block}")
 
 

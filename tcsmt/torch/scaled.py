@@ -42,7 +42,7 @@ def scaled_matmul(p: ModelParams, A, B, C, recipe: str | None = None, backend: s
     if k != k2:
         raise ShapeError(f"A is {m}x{k} and B is {k2}x{n}: A's columns must equal B's rows")
     scales = [s for s in (ra.per_tensor_scale, rb.per_tensor_scale) if s is not None]
-    alpha = None if not scales else np.float32(np.prod(np.float32(scales), dtype=np.float32))
+    alpha = None if not scales else np.prod(np.asarray(scales, dtype=np.float32), dtype=np.float32)
     if C is not None and alpha is None:
         ct = to_bits_np(C.expand(m, n).detach().cpu(), p.fc, "C")
     else:
