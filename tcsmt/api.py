@@ -67,9 +67,7 @@ def conformance(folder: str | Path, arch: str | None = None, *, engine: str = "a
     also written to ``json`` when given."""
     from tcsmt.fileio import write_json_atomic
     from tcsmt.judge import conformance as cf
-    reports = cf.run(folder, arch, engine, limit)
-    doc = {"schema": "tcsmt-conformance/2", "summary": cf.summary(reports),
-           "folders": [dict(r.__dict__) for r in reports]}
+    doc = cf.document(cf.run(folder, arch, engine, limit))
     if json:
         write_json_atomic(json, doc)
     return doc

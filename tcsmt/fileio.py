@@ -135,8 +135,25 @@ def usual_mode(path: str | Path) -> None:
     os.chmod(path, 0o666 & ~mask)
 
 
-def write_json_atomic(path: str | Path, data) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+def write_json_atomic(path: str | Path, data, schema: str | None = None,
+                      dumps: Callable[[object], str] | None = None) -> None:
+    """The one writer of JSON documents: ``data`` as JSON (indented, or as
+    ``dumps`` writes it), atomically. With TCSMT_CHECK_SCHEMAS set (the
+    tests) the document is first checked against its schema (``schema``,
+    or the one its "schema" key names): see tcsmt.schemas.check_written."""
+    from tcsmt.schemas import check_written
+    check_written(data, path, schema)
+    write_text_atomic(path, dumps(data) if dumps else json.dumps(data, indent=2, sort_keys=False) + "\n")
+
+
+def json_dumps(doc) -> str:
+    """A document as the JSON a command prints (indented; what JSON has no
+    type for as text). One that names its schema is checked against it
+    first when TCSMT_CHECK_SCHEMAS is set (tcsmt.schemas.check_written)."""
+    from tcsmt.schemas import check_written, name_for
+    if name_for(doc) is not None:
+        check_written(doc, "standard output")
+    return json.dumps(doc, indent=2, default=str)
 
 
 def data_folder(package: str, tree: str, pattern: str) -> Path | None:

@@ -11,7 +11,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tcsmt"
 
 # lowest first; rooms on one line may not import each other either
 ORDER = [
-    {"version"}, {"errors"}, {"enums"}, {"processes"}, {"fileio"}, {"invocation"},
+    {"version"}, {"errors"}, {"enums"}, {"processes"},
+    {"schemas"},                # the JSON Schemas of the files (package data), checked by fileio's writer
+    {"fileio"}, {"invocation"},
     {"runner"},                 # independent jobs: local processes or a Dask cluster
     {"model"},
     {"datapath"},

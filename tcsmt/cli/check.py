@@ -54,14 +54,15 @@ def check(source, models, overrides, show, limit, as_json, device, instruction, 
       tcsmt check --device cuda vecs/wgmma-e4m3-f32.vectors.json --arch hopper
     """
     from tcsmt import api
-    from tcsmt.judge.check import all_matched, dumps, text_lines
+    from tcsmt.cli.options import echo_json
+    from tcsmt.judge.check import all_matched, text_lines
     if device is None and (instruction or formats or observations_out):
         raise click.UsageError("--instruction, --formats and --observations go with --device")
     doc = api.check(source, list(models), overrides=list(overrides), show=show, limit=limit,
                     device=device, instruction=instruction, formats=formats,
                     observations=observations_out, log=lambda text: click.echo(text, err=True))
     if as_json:
-        click.echo(dumps(doc))
+        echo_json(doc)
     else:
         for line in text_lines(doc):
             click.echo(line)

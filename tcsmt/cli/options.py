@@ -105,5 +105,5 @@ def output_format(csv: bool = True):
 
 def echo_json(doc) -> None:
     """A document as JSON on stdout."""
-    import json
-    click.echo(json.dumps(doc, indent=2, default=str))
+    from tcsmt.fileio import json_dumps
+    click.echo(json_dumps(doc))

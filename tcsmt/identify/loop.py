@@ -35,6 +35,7 @@ from tcsmt.model.params import ModelParams
 from tcsmt.observed.random_rows import Rows
 from tcsmt.search.vectors import Vector
 
+SCHEMA = "tcsmt-identify-loop/1"
 BATCHES = ("one", "frontier", "plan")
 
 
@@ -159,7 +160,7 @@ def run_loop(device: Device, plan: Plan, prove: bool = True, timeout: float = 60
     behaviour on the plan's domain), "identified, not proved" or
     "identified (not proved: --no-prove)"."""
     walk = walk_plan(plan, device, batch, log)
-    rec: dict = {"device": device.name, "plan": plan.source}
+    rec: dict = {"schema": SCHEMA, "device": device.name, "plan": plan.source}
     if walk.failure:
         rec.update(walk.counts(), steps=walk.steps, verdict="outside the space", failure=walk.failure)
         return rec

@@ -263,13 +263,16 @@ def plan_record(plan: Plan) -> dict:
 
 
 def write_plan(path: str | Path, plan: Plan) -> None:
-    import json
+    from tcsmt.fileio import write_json_atomic
+    write_json_atomic(path, plan_record(plan), dumps=_plan_text)
 
-    from tcsmt.fileio import write_text_atomic
-    rec = plan_record(plan)
-    # one vector, one class per line: readable diffs, a few hundred kB
+
+def _plan_text(rec) -> str:
+    """One vector, one class per line: readable diffs, a few hundred kB (a
+    plan beyond 50 MB on one line)."""
+    import json
     text = json.dumps(rec, separators=(",", ":"))
-    write_text_atomic(path, _pretty(rec) if len(text) < 50_000_000 else text)
+    return _pretty(rec) if len(text) < 50_000_000 else text
 
 
 def _pretty(rec: dict) -> str:

@@ -23,7 +23,6 @@ stage-by-stage explanation (``tcsmt.sim.dot.explain``).
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -453,6 +452,3 @@ def _zero_product(stage: str, text: str) -> bool:
     return stage.startswith(("product ", "aligned product ")) and \
         text.startswith(("0 x 2^", "-0 x 2^", "0  (0 x"))
 
-
-def dumps(doc: dict) -> str:
-    return json.dumps(doc, indent=2)

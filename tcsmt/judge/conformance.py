@@ -22,6 +22,8 @@ from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
 from tcsmt.observed import recorded as hwdata
 
+SCHEMA = "tcsmt-conformance/2"
+
 
 @dataclass
 class FolderReport:
@@ -157,6 +159,11 @@ def run(root: str | Path, arch: str | None = None, engine: str = "auto",
     for device, folder in hwdata.discover(root):
         checks += folder_checks(device, folder, arch, limit)
     return judge(checks, engine)
+
+
+def document(reports: list[FolderReport]) -> dict:
+    """The tcsmt-conformance/2 document of the folder outputs judged."""
+    return {"schema": SCHEMA, "summary": summary(reports), "folders": [dict(r.__dict__) for r in reports]}
 
 
 def summary(reports: list[FolderReport]) -> dict:

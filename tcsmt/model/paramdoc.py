@@ -18,7 +18,7 @@ from tcsmt.model.params import FIELD_NAMES, ModelParams
 DESCRIPTIVE = ("name", "arch", "devices", "instruction", "description", "default")
 
 
-def _docstring_entries() -> dict[str, tuple[str, str]]:
+def docstring_entries() -> dict[str, tuple[str, str]]:
     """name -> (heading, meaning) from the ModelParams docstring."""
     out: dict[str, tuple[str, str]] = {}
     heading, names, words = "", list[str](), list[str]()
@@ -62,7 +62,7 @@ def parameter_docs() -> list[dict]:
     allowed values, default (None when every model file must give it),
     meaning, and the values the shipped models use."""
     from tcsmt.model.catalogue import all_models
-    entries = _docstring_entries()
+    entries = docstring_entries()
     fields = {f.name: f for f in dataclasses.fields(ModelParams)}
     shipped = all_models()
     out = []

@@ -253,6 +253,19 @@ def read_observations(path: str | Path) -> ObservationSet:
     return parse_observations(read_json(path), str(path))
 
 
+def observations_document(source: str, device: str, compute_capability: str, instruction: str,
+                          formats: dict, k: int, rows: list[dict], scale_block: int = 0,
+                          sparsity: str = "dense", **extra) -> dict:
+    """The tcsmt-observations/1 document of ``rows`` (observation_dict's);
+    ``sparsity`` is named when it is not dense; ``extra``: the keys kept for
+    the record (generator, layout_check...), in their order, before the rows."""
+    return {"schema": SCHEMA, "source": source, "device": device,
+            "compute_capability": compute_capability, "instruction": instruction, "formats": formats,
+            **({"scale_block": scale_block} if scale_block else {}),
+            **({"sparsity": sparsity} if sparsity != "dense" else {}), "k": k, **extra,
+            "observations": rows}
+
+
 def observation_dict(index: int, fin: Format, fc: Format, fout: Format,
                      a, b, c: int, d: int, fb: Format | None = None,
                      scales: tuple | None = None, fscale: Format | None = None,

@@ -23,7 +23,7 @@ from tcsmt.instructions.instruction import AMD_APIS, Instruction
 from tcsmt.model.choose import Operands, choose
 from tcsmt.model.formats import get_format
 from tcsmt.model.params import ModelParams
-from tcsmt.observed.observations import SCHEMA, observation_dict
+from tcsmt.observed.observations import observation_dict, observations_document
 from tcsmt.observed.vectors import VectorSet, parse_vectors, random_vectors, read_vectors
 from tcsmt.version import __version__
 
@@ -140,12 +140,10 @@ def simulated_observations(vectors_file: str | Path, model, instruction: str | N
                                                   vs.padded_masks(ins.k), outs)):
         rows.append(observation_dict(i, vs.fin, vs.fc, vs.fout, a, b, c, d, vs.fb,
                                      sc if vs.scale_block else None, vs.fs.scale, m))
-    return {"schema": SCHEMA, "source": "simulated", "device": f"model {p.name}",
-            "compute_capability": "none (simulated)", "instruction": ins.name,
-            "formats": vs.formats(), **({"scale_block": vs.scale_block} if vs.scale_block else {}),
-            **({"sparsity": vs.sparsity} if vs.sparsity != "dense" else {}),
-            "k": ins.k, "generator": f"tcsmt {__version__}",
-            "vectors_sha256": vs.sha256, "layout_check": "ok", "observations": rows}
+    return observations_document("simulated", f"model {p.name}", "none (simulated)", ins.name,
+                                 vs.formats(), ins.k, rows, vs.scale_block, vs.sparsity,
+                                 generator=f"tcsmt {__version__}", vectors_sha256=vs.sha256,
+                                 layout_check="ok")
 
 
 def observations_from_hwdata(folder: str | Path, output: str = "fp32", device: str | None = None,
@@ -183,9 +181,7 @@ def observations_from_hwdata(folder: str | Path, output: str = "fp32", device: s
         instruction = "not recorded (possibly mma.sync, see data/hwdata/README.md)"
     else:
         instruction = "not recorded (MATLAB tensor-core toolbox data)"
-    return {"schema": SCHEMA, "source": "hwdata", "device": rec.device,
-            "compute_capability": DEVICE_CC.get(rec.device, f"unknown ({arch})"),
-            "instruction": instruction, "formats": {"in": rec.in_format.name, "c": fc.name, "out": fout.name},
-            "k": rec.k, "hwdata_folder": str(folder), "layout_check": "ok",
-            "known_problems": [{"rule": kp.rule, "why": kp.why} for kp in problems],
-            "observations": rows}
+    return observations_document("hwdata", rec.device, DEVICE_CC.get(rec.device, f"unknown ({arch})"),
+                                 instruction, {"in": rec.in_format.name, "c": fc.name, "out": fout.name},
+                                 rec.k, rows, hwdata_folder=str(folder), layout_check="ok",
+                                 known_problems=[{"rule": kp.rule, "why": kp.why} for kp in problems])

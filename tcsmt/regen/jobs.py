@@ -174,7 +174,7 @@ class Cache:
 
     def record(self, job: Job) -> None:
         self.keys[str(job.path)] = job.key
-        write_json_atomic(self.path, self.keys)
+        write_json_atomic(self.path, self.keys, schema="regen-cache")
 
 
 def run_plan(plan: Plan, jobs: int = 2, force: bool = False,

@@ -17,9 +17,8 @@ import shutil
 import textwrap
 from dataclasses import dataclass
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
-from rich.text import JustifyMethod
 
 DEFAULT_WIDTH = 100
 UNLIMITED = 10_000
