@@ -58,7 +58,7 @@ class ModelDevice:
         from tcsmt.sim.dot import dot_bits
         if supported(self.p):
             return dot_batch(self.p, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb)
-        scales = [(None, None)] * len(rows.c) if rows.sa is None else \
+        scales = [(None, None)] * len(rows.c) if rows.sa is None or rows.sb is None else \
             [(sa.tolist(), sb.tolist()) for sa, sb in zip(rows.sa, rows.sb)]
         return np.array([dot_bits(self.p, a.tolist(), b.tolist(), int(c), *sc)
                          for a, b, c, sc in zip(rows.a, rows.b, rows.c, scales)], dtype=np.uint64)

@@ -35,9 +35,9 @@ def device_instruction(plan: Plan, name: str | None, target: str) -> Instruction
     if name is None and (own.api in AMD_APIS) == (target == "hip"):
         return own
     p = plan.space.base
-    fmts = dict(fb=p.fb.name, scale=p.fscale.name if p.fscale else "",
-                scale_block=p.scale_block if p.fscale else 0, target=target)
-    ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, name, **fmts)
+    ins = choose_instruction(p.fin.name, p.fc.name, p.fout.name, name, fb=p.fb.name,
+                             scale=p.fscale.name if p.fscale else "", scale_block=p.scale_block or 0,
+                             target=target)
     if name is None and ins.k != plan.k:
         same_k = [i for i in all_instructions() if i.key() == ins.key() and i.k == plan.k
                   and (i.api in AMD_APIS) == (target == "hip")]

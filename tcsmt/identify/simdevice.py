@@ -52,7 +52,7 @@ def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: 
     t0 = time.monotonic()
     models = plan.models()
     idx, outside = projection(plan.space, p)
-    rec = {"device": f"sim:{arch}", "model": p.name,
+    rec: dict = {"device": f"sim:{arch}", "model": p.name,
            "space_hypothesis": models[idx].name if idx is not None else None,
            "outside_the_space": {k: getattr(p, k) for k in outside}}
     rec.update(run_loop(ModelDevice(p, f"sim:{arch}"), plan, prove, timeout, log, batch))

@@ -34,6 +34,7 @@ import numpy as np
 from tcsmt.errors import InternalError, OutputRefused, UserError
 from tcsmt.instructions.instruction import Instruction
 from tcsmt.model.formats import Format, parse_bits
+from tcsmt.model.params import ModelParams
 from tcsmt.observed.observations import SCHEMA, FormatSet, parse_observations
 from tcsmt.observed.random_rows import Rows
 from tcsmt.observed.vectors import VectorSet, parse_vectors
@@ -88,7 +89,7 @@ def vector_set(fs: FormatSet, scale_block: int, ins: Instruction, rows: Rows, so
     vectors = []
     for n in range(len(rows.c)):
         v = {"a": hexes(fs.a, rows.a[n]), "b": hexes(fs.b, rows.b[n]), "c": fs.c.hex(int(rows.c[n]))}
-        if scale_block:
+        if scale_block and fs.scale is not None and rows.sa is not None and rows.sb is not None:
             v.update(scale_a=hexes(fs.scale, rows.sa[n]), scale_b=hexes(fs.scale, rows.sb[n]))
         vectors.append(v)
     doc = {"formats": fs.record(), "instruction": ins.name, "vectors": vectors,
@@ -112,7 +113,7 @@ class ProbeDevice:
         except BaseException:
             self.close()
             raise
-        self.model = None
+        self.model: ModelParams | None = None
         self.generator = generator or f"tcsmt {__version__}"
         self.rows: list[dict] = []
         self.launch_records: list[dict] = []
@@ -226,11 +227,12 @@ class ProbeDevice:
         from tcsmt.sim.dot import dot_bits
         if self.model is None:
             self.model = vectors_model(self.spec.model, vs, self.ins)
+        model = self.model
         fout = vs.fout
-        _, outs = model_outputs(vs, self.ins, self.model)
+        _, outs = model_outputs(vs, self.ins, model)
         for cal in calibration_vectors(self.ins):
             sc = (cal.scale_a, cal.scale_b) if self.ins.scale_block else (None, None)
-            outs.append(dot_bits(self.model, cal.a, cal.b, cal.c, *sc))
+            outs.append(dot_bits(model, cal.a, cal.b, cal.c, *sc))
         path = self.workdir / f"d{n}.txt"
         path.write_text("\n".join(f"0x{fout.to_storage(d):x}" for d in outs) + "\n0\n")
         return path

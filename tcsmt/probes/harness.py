@@ -67,7 +67,7 @@ def write_probe(vectors_path: str | Path, out_path: str | Path, instruction: str
 
 
 def probe_source(vectors_path: str | Path, source_name: str, instruction: str | None = None,
-                 target: str = "cuda", models: tuple = (), formats: str | None = None
+                 target: str = "cuda", models: Sequence = (), formats: str | None = None
                  ) -> tuple[Instruction, int, str]:
     """(instruction, number of vectors, program text) of write_probe."""
     if target not in TARGETS:
@@ -100,10 +100,10 @@ def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[ModelParams, 
     rows = vs.padded(ins.k)
     scales = [sc if vs.scale_block else (None, None) for sc in vs.padded_scales(ins.k)]
     if rows and vs.sparsity == "dense" and supported(p):    # the batch simulator: the same bits
-        arr = [np.array([r[i] for r in rows], dtype=np.uint64) for i in range(3)]
+        a, b, c = (np.array([r[i] for r in rows], dtype=np.uint64) for i in range(3))
         sab = [np.array([sc[i] for sc in scales], dtype=np.uint64) if vs.scale_block else None
                for i in range(2)]
-        return p, [int(x) for x in dot_batch(p, *arr, sa_bits=sab[0], sb_bits=sab[1])]
+        return p, [int(x) for x in dot_batch(p, a, b, c, sa_bits=sab[0], sb_bits=sab[1])]
     return p, [dot_bits(p, a, b, c, *sc, mask=m)
                for (a, b, c), sc, m in zip(rows, scales, vs.padded_masks(ins.k))]
 

@@ -98,7 +98,7 @@ class Toolchain:
         return self.arch.split(":")[0]
 
     def record(self) -> dict:
-        out = {"target": self.target, "compiler": self.compiler_version}
+        out: dict[str, object] = {"target": self.target, "compiler": self.compiler_version}
         if self.index is not None:
             out.update(index=self.index, device=self.device, arch=self.arch,
                        runtime=self.runtime, driver=self.driver, **self.extra)
