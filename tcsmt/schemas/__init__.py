@@ -27,9 +27,9 @@ import os
 from functools import cache
 from pathlib import Path
 
-from tcsmt.errors import BadFile, InternalError
+from tcsmt.errors import BadFile, BadOption, InternalError
 
-__all__ = ["CHECK_ENV", "check", "check_written", "checking", "load", "name_for", "names"]
+__all__ = ["CHECK_ENV", "check", "check_written", "checking", "load", "name_for", "names", "problem"]
 
 FOLDER = Path(__file__).resolve().parent
 SUFFIX = ".schema.json"
@@ -110,7 +110,11 @@ def _validator(name: str):
 def problem(doc, name: str) -> str | None:
     """The first place where ``doc`` breaks schema ``name`` ("$.vectors[3].a:
     ..."), or None when it matches."""
-    from jsonschema.exceptions import best_match
+    try:
+        from jsonschema.exceptions import best_match
+    except ImportError:
+        raise BadOption("checking a document against its schema needs jsonschema: "
+                        "pip install 'tcsmt[test]'") from None
     err = best_match(_validator(name).iter_errors(doc))
     if err is None:
         return None
