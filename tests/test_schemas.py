@@ -82,7 +82,9 @@ def test_the_enums_of_the_schemas_are_those_of_the_code():
     from tcsmt.cases.suite_file import DEVICE_ARCH, RELATION_OPS
     from tcsmt.enums import PairVerdict, Status, Verdict
     from tcsmt.identify.report import CLASS_STATUS
+    from tcsmt.model.choices import SPARSITIES
     common = schemas.load("common")["$defs"]
+    assert common["sparsity"]["enum"] == list(SPARSITIES)
     assert common["verdict"]["enum"] == list(Verdict)
     assert common["solver_status"]["enum"] == list(Status)
     assert common["pair_verdict"]["enum"] == list(PairVerdict)

@@ -58,7 +58,7 @@ def compacted(I, words: list[list], mask: list) -> tuple[list[list], list]:
         ranks.append(r)
         r = I.add(r, bv.resize_u(I, m, w))
     on = [bv.bit(I, m, 0) for m in mask]
-    out = [[] for _ in words]
+    out: list[list] = [[] for _ in words]
     for j in range(k):
         hits = [(i, I.and_(on[i], I.eq(ranks[i], I.const(j, w)))) for i in range(j, k)]
         for n, xs in enumerate(words):

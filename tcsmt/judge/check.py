@@ -32,6 +32,7 @@ import numpy as np
 from tcsmt.errors import FormatMismatch, UserError
 from tcsmt.model.choose import Operands, choose_or_none, device_architecture, is_architecture
 from tcsmt.model.formats import Format, describe, format_value, get_format
+from tcsmt.model.integers import int_format
 from tcsmt.model.names import short_format
 from tcsmt.model.params import ModelParams
 from tcsmt.observed.observations import FormatSet, check_scales, check_sparsity, parse_observations
@@ -262,7 +263,8 @@ def ulps_apart(x: int, y: int, fmt: Format) -> int | None:
     """Units in the last place between two patterns of fmt (None for NaNs;
     for an integer format, how far apart the integers are)."""
     if fmt.is_integer:
-        return abs(fmt.int_value(x) - fmt.int_value(y))
+        fi = int_format(fmt)
+        return abs(fi.int_value(x) - fi.int_value(y))
     if "nan" in (fmt.classify(x), fmt.classify(y)):
         return None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from tcsmt.errors import UserError
 from tcsmt.model.integers import INTEGER_FORMATS
@@ -324,8 +324,8 @@ _register(Format("float8_e8m0fnu", 8, 0, "fn", ml_dtype="float8_e8m0fnu", signed
                  subnormals=False), "ue8m0", "e8m0")
 _register(Format("ue4m3", 4, 3, "fn", container_bits=8, ml_dtype="float8_e4m3fn", signed=False))
 # integer inputs and accumulators (s8, u8, s4, u4; s32)
-for _fmt, _aliases in INTEGER_FORMATS:
-    _register(_fmt, *_aliases)
+for _fmt, _aliases in INTEGER_FORMATS:     # an IntFormat answers every question a Format does
+    _register(cast(Format, _fmt), *_aliases)
 
 
 def internal_format(exp_bits: int, frac_bits: int) -> Format:

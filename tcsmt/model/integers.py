@@ -24,6 +24,15 @@ from typing import ClassVar
 from tcsmt.errors import UserError
 
 
+def int_format(fmt) -> IntFormat:
+    """``fmt`` as the IntFormat it is: the format table holds integer formats
+    among the float ones (they read as floats with no exponent or fraction),
+    so a caller that found ``fmt.is_integer`` asks for it here."""
+    if not isinstance(fmt, IntFormat):
+        raise TypeError(f"{fmt.name} is not an integer format")
+    return fmt
+
+
 @dataclass(frozen=True)
 class IntFormat:
     """A ``width``-bit integer format, two's complement when ``signed``.

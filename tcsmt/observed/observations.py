@@ -245,7 +245,7 @@ def _parse_row(o, n: int, fs: FormatSet, k: int, block: int, where: str,
     c = hex_bits(o.get("c"), fs.c, f"{at}.c")
     d = hex_bits(o.get("d"), fs.out, f"{at}.d")
     mask = parse_mask(o, sparsity, k, at) if sparsity != "dense" else ()
-    return Observation(index, a, b, c, d, *scales, mask)
+    return Observation(index, a, b, c, d, scales[0], scales[1], mask)
 
 
 def read_observations(path: str | Path) -> ObservationSet:
@@ -341,8 +341,9 @@ def compare(obs: ObservationSet, model) -> Comparison:
     check_sparsity(p, obs.sparsity, "observations")
     bad = []
     for row in obs.rows:
-        scales = (list(row.scale_a), list(row.scale_b)) if obs.fscale is not None else (None, None)
-        d = dot_bits(p, list(row.a), list(row.b), row.c, *scales, mask=list(row.mask) or None)
+        scaled = obs.fscale is not None
+        d = dot_bits(p, list(row.a), list(row.b), row.c, list(row.scale_a) if scaled else None,
+                     list(row.scale_b) if scaled else None, mask=list(row.mask) or None)
         if d != row.d:
             bad.append((row, d))
     return Comparison(p.name, len(obs.rows) - len(bad), len(obs.rows), bad)

@@ -49,6 +49,7 @@ from tcsmt.errors import UserError
 from tcsmt.instructions.instruction import Instruction
 from tcsmt.instructions.table import choose_instruction
 from tcsmt.model.formats import Format
+from tcsmt.model.integers import int_format
 from tcsmt.observed.observations import (
     FormatSet,
     hex_bits,
@@ -409,8 +410,8 @@ def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
     def draw(fmt: Format, lo: int, hi: int) -> int:
         if fmt.is_integer:
             if fmt.bits == 32 and rng.random() < 0.5:
-                near = rng.randrange(1 << 16)
-                return fmt.encode(fmt.highest - near if rng.getrandbits(1) else fmt.lowest + near)
+                fi, near = int_format(fmt), rng.randrange(1 << 16)
+                return fi.encode(fi.highest - near if rng.getrandbits(1) else fi.lowest + near)
             return rng.getrandbits(fmt.bits)
         e = rng.randint(max(lo, fmt.emin), min(hi, fmt.emax))
         frac = rng.getrandbits(fmt.frac_bits) if fmt.frac_bits else 0
@@ -425,7 +426,7 @@ def random_vectors(formats: dict[str, str], k: int, n: int, seed: int,
     for _ in range(n):
         a = [0 if rng.random() < zero_fraction else draw(fs.a, *exp_range) for _ in range(k)]
         b = [draw(fs.b, *exp_range) for _ in range(k)]
-        v = {"a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b],
+        v: dict[str, object] = {"a": [fs.a.hex(x) for x in a], "b": [fs.b.hex(x) for x in b],
              "c": fs.c.hex(draw(fs.c, *c_exp_range))}
         if fs.scale is not None:
             v["scale_a"], v["scale_b"] = scales(fs.scale), scales(fs.scale)

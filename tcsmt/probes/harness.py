@@ -104,7 +104,7 @@ def model_outputs(vs: VectorSet, ins: Instruction, model) -> tuple[ModelParams, 
         sab = [np.array([sc[i] for sc in scales], dtype=np.uint64) if vs.scale_block else None
                for i in range(2)]
         return p, [int(x) for x in dot_batch(p, a, b, c, sa_bits=sab[0], sb_bits=sab[1])]
-    return p, [dot_bits(p, a, b, c, *sc, mask=m)
+    return p, [dot_bits(p, a, b, c, sc[0], sc[1], mask=m)
                for (a, b, c), sc, m in zip(rows, scales, vs.padded_masks(ins.k))]
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from tcsmt.datapath.sparse import random_mask
 from tcsmt.errors import UserError
 from tcsmt.model.formats import Format
+from tcsmt.model.integers import int_format
 from tcsmt.search.domain import Domain
 from tcsmt.search.scaled_pool import scaled_rows
 from tcsmt.search.vectors import Hypothesis, Vector
@@ -61,8 +62,9 @@ def c_values(fc: Format, span: int = 30) -> list[int]:
     little inside them, where wrapping and saturating act."""
     vals = {0}
     if fc.is_integer:
-        vals |= {fc.encode(fc.highest - j) for j in (0, 1, 100, 10000)}
-        vals |= {fc.encode(fc.lowest + j) for j in (0, 1, 100, 10000)}
+        fi = int_format(fc)
+        vals |= {fi.encode(fi.highest - j) for j in (0, 1, 100, 10000)}
+        vals |= {fi.encode(fi.lowest + j) for j in (0, 1, 100, 10000)}
     for e in range(-span, span + 1):
         base = Fraction(2) ** e
         ulp = Fraction(2) ** (e - fc.frac_bits)

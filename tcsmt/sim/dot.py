@@ -248,6 +248,7 @@ def _signed(w: IntWord) -> int:
 
 def _int_text(t: datapath.Term) -> str:
     """An integer product: its value."""
+    assert isinstance(t.sign, IntBool) and isinstance(t.sig, IntWord)
     return f"{'-' if t.sign.b and t.sig.v else ''}{t.sig.v} (exact)"
 
 
