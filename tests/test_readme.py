@@ -42,7 +42,7 @@ CHECKED = [
 
 _TIME = re.compile(r"\b\d+(\.\d+)? s\b")
 # which solvers answered first (a race) varies from run to run
-_SOLVERS = re.compile(r"\((bitwuzla|cvc5|z3)(, (bitwuzla|cvc5|z3))*\)")
+_SOLVERS = re.compile(r"\((bitwuzla|boolector|cvc5|z3)(, (bitwuzla|boolector|cvc5|z3))*\)")
 
 
 def _same_run(line: str) -> str:

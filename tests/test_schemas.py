@@ -83,11 +83,13 @@ def test_the_enums_of_the_schemas_are_those_of_the_code():
     from tcsmt.enums import PairVerdict, Status, Verdict
     from tcsmt.identify.report import CLASS_STATUS
     from tcsmt.model.choices import SPARSITIES
+    from tcsmt.report.results import SOLVER_PACKAGES
     common = schemas.load("common")["$defs"]
     assert common["sparsity"]["enum"] == list(SPARSITIES)
     assert common["verdict"]["enum"] == list(Verdict)
     assert common["solver_status"]["enum"] == list(Status)
     assert common["pair_verdict"]["enum"] == list(PairVerdict)
+    assert common["solvers"]["propertyNames"]["enum"] == sorted(SOLVER_PACKAGES)
     plan = schemas.load("plan")["properties"]["classes"]["items"]["properties"]["status"]
     assert plan["enum"] == list(CLASS_STATUS)
     claim = schemas.load("suite")["properties"]["vectors"]["items"]["properties"]["claims"]["items"]

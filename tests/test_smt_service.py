@@ -59,7 +59,7 @@ def test_portfolio_first_answer_wins_and_the_others_stop():
     need("bitwuzla", "z3")
     a = solve(build_formula(factor_15), "portfolio", timeout=30)
     assert a.status == "sat"
-    assert sorted(r.solver for r in a.runs) == sorted(INSTALLED)
+    assert sorted(r.solver for r in a.runs) == sorted(s for s in INSTALLED if s in service.PORTFOLIO)
     assert {r.status for r in a.runs} <= {"sat", "stopped"}
     assert not multiprocessing.active_children()
 
@@ -105,6 +105,7 @@ def test_malformed_text_is_an_error_with_the_solvers_reason():
 
 def test_a_missing_solver_is_a_user_error_or_left_out(monkeypatch):
     monkeypatch.setitem(service.SOLVERS, "yices", ("no_such_solver_package_here", "x"))
+    monkeypatch.setattr(service, "PORTFOLIO", (*service.PORTFOLIO, "yices"))
     with pytest.raises(UserError, match="yices is not installed"):
         solve(build_formula(factor_15), "yices")
     names, notes = service.choose_solvers("portfolio")
@@ -129,3 +130,17 @@ def test_races_one_after_another_each_answer():
     for _ in range(5):
         runs = race([Job(f, "bitwuzla")], 30)
         assert [r.status for r in runs] == ["sat"], runs
+
+
+def test_boolector_is_asked_by_name_not_by_the_portfolio_and_named_where_it_answered():
+    """The portfolio is Bitwuzla, cvc5 and Z3; a result file names
+    Boolector's version only when Boolector proved or found something in it."""
+    from importlib import metadata
+
+    from tcsmt.report.results import answered, solver_versions
+    need("boolector")
+    assert "boolector" not in service.choose_solvers("portfolio")[0]
+    assert service.choose_solvers("boolector")[0] == ["boolector"]
+    assert "boolector" not in solver_versions(answered({"proved_by": ["bitwuzla", "z3"], "solver": {}}))
+    used = answered({"proved_by": ["bitwuzla", "boolector"], "solver": {"name": "bitwuzla"}})
+    assert solver_versions(used)["boolector"] == metadata.version("pyboolector")

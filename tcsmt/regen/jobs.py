@@ -34,7 +34,7 @@ from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_json_atomic
 from tcsmt.processes import interrupt_after
 from tcsmt.regen import restate as rs
-from tcsmt.report.results import solver_versions, write_result
+from tcsmt.report.results import SOLVER_PACKAGES, solver_versions, write_result
 
 PACKAGE = Path(__file__).resolve().parent.parent
 CODE_ROOMS = ("datapath", "model", "search", "smt", "properties", "report", "sim", "interp")
@@ -97,7 +97,7 @@ def code_fingerprint(extra: Sequence[Path] = ()) -> str:
 
 def solver_setting(solver: str, timeout: float) -> dict:
     """What about the solvers a cached answer depends on."""
-    return {"solver": solver, "timeout": timeout, "versions": solver_versions()}
+    return {"solver": solver, "timeout": timeout, "versions": solver_versions(SOLVER_PACKAGES)}
 
 
 def cache_key(question: dict, code: str) -> str:

@@ -83,13 +83,16 @@ from tcsmt.model.load import params_from_dict
 from tcsmt.model.params import ModelParams
 from tcsmt.search.vectors import Hypothesis, Vector, outputs, separated_pairs
 from tcsmt.sim.dot import Result
+from tcsmt.smt.service import PORTFOLIO
 from tcsmt.version import tool
 
 SCHEMA = "tcsmt-result/2"
 VERDICTS = tuple(Verdict)
 TOP_KEYS = ("schema", "query", "formats", "hypotheses", "verdict", "proof", "solvers", "vectors",
             "run")
-SOLVER_PACKAGES = {"bitwuzla": "bitwuzla", "cvc5": "cvc5", "z3": "z3-solver"}
+SOLVER_PACKAGES = {"bitwuzla": "bitwuzla", "cvc5": "cvc5", "z3": "z3-solver", "boolector": "pyboolector"}
+"""Every file names the versions of the portfolio's solvers, another
+solver's (Boolector's) only where it answered."""
 
 
 # ---------------------------------------------------------------------------
@@ -115,11 +118,14 @@ def vector_record(vec: Vector, hyps: list[Hypothesis]) -> dict:
             "separates": separated_pairs(outs, [h.id for h in hyps])}
 
 
-def solver_versions() -> dict[str, str]:
-    """The version of every solver package installed (stable content:
-    pinned, so a new release shows as a change)."""
+def solver_versions(used=PORTFOLIO) -> dict[str, str]:
+    """The version of every installed solver of the portfolio and of the
+    solvers in ``used`` (stable content: pinned, so a new release shows as
+    a change)."""
     out = {}
     for name, package in SOLVER_PACKAGES.items():
+        if name not in PORTFOLIO and name not in used:
+            continue
         try:
             out[name] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -149,7 +155,7 @@ def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verd
         "hypotheses": [h.record() for h in hyps],
         "verdict": str(verdict),
         "proof": {"cross_checked": cross_checked} if verdict == Verdict.UNSAT else None,
-        "solvers": solver_versions(),
+        "solvers": solver_versions(answered(run)),
         "vectors": [vector_record(v, hyps) for v in vectors],
         **extra,
         "run": run,
@@ -161,6 +167,12 @@ def make_result(query: dict, hyps: list[Hypothesis], vectors: list[Vector], verd
 # ---------------------------------------------------------------------------
 # Writing and reading
 # ---------------------------------------------------------------------------
+
+def answered(run: dict) -> set[str]:
+    """The solvers a run record names as having proved or found something."""
+    solver = run.get("solver") or {}
+    return {*run.get("proved_by", []), *solver.get("wins", {}), solver.get("name", "")} - {""}
+
 
 def stable(doc: dict) -> dict:
     """A document's stable content: everything but ``run``."""
