@@ -12,11 +12,16 @@ Model arguments are an architecture (``ampere``), a model name
 architecture's format pairs and ``overrides`` are ``KEY=VALUE`` changes of
 parameters (as ``--set``). Solvers: "portfolio" (every installed solver at
 once, the first definitive answer wins) or one of bitwuzla, cvc5, z3.
-Nothing here prints; bad input raises ``tcsmt.errors.UserError``.
+Every call that asks a solver takes ``emit_smt2`` (a folder, or a file
+ending in .smt2): the SMT-LIB text of every query it solves, one file per
+query, with an index of the answers (tcsmt.smt.emit). Nothing here
+prints; bad input raises ``tcsmt.errors.UserError``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import shlex
 from pathlib import Path
 
@@ -28,6 +33,37 @@ from tcsmt.model.choose import choose
 from tcsmt.model.overrides import apply_overrides
 from tcsmt.model.params import ModelParams
 from tcsmt.smt.service import DEFAULT_TIMEOUT
+
+
+def _emits(fn):
+    """Gives a call that asks solvers the keyword ``emit_smt2``: a folder,
+    or a file ending in .smt2, that gets the SMT-LIB text of every query
+    the call solves, one file per query (tcsmt.smt.emit). The call's
+    signature shows it beside the call's own keywords."""
+    @functools.wraps(fn)
+    def call(*args, emit_smt2: str | Path | None = None, **kw):
+        with emitting(emit_smt2):
+            return fn(*args, **kw)
+    sig = inspect.signature(fn)
+    extra = inspect.Parameter("emit_smt2", inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation="str | Path | None")
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])
+    return call
+
+
+def emitting(path: str | Path | None):
+    """The block (a context manager) within which every query solved, here
+    and in local worker processes, is written under ``path`` (a folder, or a
+    file ending in .smt2; None: nothing is): ``--emit-smt2``."""
+    from tcsmt.smt import emit
+    return emit.emitting(path)
+
+
+def emitted(path: str | Path) -> tuple[int, Path]:
+    """How many query files the index under ``path`` names, and the index."""
+    from tcsmt.smt import emit
+    return emit.count(path), emit.index_path(path)
+
 
 # ---------------------------------------------------------------------------
 # Models
@@ -275,10 +311,11 @@ def _unique_ids(names: list[str], sets: list[list[str]]) -> list[str]:
     return out
 
 
+@_emits
 def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=(),
          k: int | None = None, domain=None, solver: str = "portfolio",
          timeout: float = DEFAULT_TIMEOUT, cross_check: bool = False, count: int = 1,
-         emit_smt2: str | Path | None = None, command: str | None = None) -> dict:
+         command: str | None = None) -> dict:
     """The fewest inputs that tell every pair of models apart (as find does
     for a property's hypotheses), shrunk to few non-zero products and
     significant bits and replayed on the concrete models; with ``count``,
@@ -286,19 +323,16 @@ def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=
     equal are reported as identical circuits, without a solver.
     ``run.notes`` says when a vector lies outside the inputs a model was
     validated on. ``domain`` is a tcsmt.search.domain.Domain (finite inputs
-    by default); ``emit_smt2`` gets the SMT-LIB text of the question (some
-    pair differs) before solving. No answer in time is a UserError."""
-    from tcsmt.fileio import write_text_atomic
+    by default); ``emit_smt2`` (a folder, or a file ending in .smt2) gets
+    the SMT-LIB text of every query solved (tcsmt.smt.emit). No answer in
+    time is a UserError."""
     from tcsmt.observed.validated import outside_notes
     from tcsmt.report.documents import diff_document
-    from tcsmt.search import separation as sep
     from tcsmt.search.diff import default_k, diff_models
     from tcsmt.search.domain import Domain
     hyps = comparison(*models, formats=formats, set_both=set_both, set_a=set_a, set_b=set_b)
     k = k or default_k(*(h.params for h in hyps))
     domain = domain or Domain()
-    if emit_smt2:
-        write_text_atomic(emit_smt2, sep.separation_formula(hyps, k, domain).text)
     found = diff_models(hyps, k, domain, solver, timeout, cross_check, count)
     doc = diff_document(found, k, domain, _command(command))
     if doc["verdict"] == Verdict.UNKNOWN:
@@ -309,14 +343,14 @@ def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=
     return doc
 
 
+@_emits
 def equiv(model_a: str, model_b: str | None = None, *, formats: str | None = None,
           set_both=(), set_a=(), set_b=(), k: int | None = None, domain=None,
           solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, cross_check: bool = False,
-          emit_smt2: str | Path | None = None, command: str | None = None) -> dict:
+          command: str | None = None) -> dict:
     """The proof that two models agree on every input of the domain (the
     full formula only: no restrictions, which cost a proof time), or a
     counterexample, replayed. No answer in time is a UserError."""
-    from tcsmt.fileio import write_text_atomic
     from tcsmt.report.documents import separation_document
     from tcsmt.search import separation as sep
     from tcsmt.search.diff import default_k, run_diff
@@ -327,8 +361,6 @@ def equiv(model_a: str, model_b: str | None = None, *, formats: str | None = Non
     k = k or default_k(hyps[0].params, hyps[1].params)
     domain = domain or Domain()
     forms = sep.formulations(hyps, k, domain, restrictions=False)
-    if emit_smt2:
-        write_text_atomic(emit_smt2, forms[-1][1].text)
     out = run_diff(hyps, k, domain, solver, timeout, cross_check, forms)
     if out.verdict == Verdict.UNKNOWN:
         raise SolverTimeout(f"no answer within {timeout:g} s ({out.reason}); "
@@ -347,6 +379,7 @@ def replay(path: str | Path):
 # Properties and proofs
 # ---------------------------------------------------------------------------
 
+@_emits
 def find(prop: str, arch: str, *, formats: str | None = None, overrides=(),
          solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, readable: bool = True,
          pool: bool = True, cross_check: bool = False, prior: str | Path | None = None,
@@ -363,6 +396,7 @@ def find(prop: str, arch: str, *, formats: str | None = None, overrides=(),
                         prior, pool)
 
 
+@_emits
 def prove_carry_bits(arch: str, *, formats: str | None = None, overrides=(),
                      solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT,
                      cross_check: bool = True, prior: str | Path | None = None,
@@ -483,6 +517,7 @@ def agreement(names=(), *, vectors: int = 100_000, seed: int = 0,
 # Identification
 # ---------------------------------------------------------------------------
 
+@_emits
 def plan(formats: str | None = None, *, space: str | Path | None = None, scales: str | None = None,
          instruction: str | None = None, output: str | Path | None = None, candidates: int = 4000,
          solver_budget: float = 240.0, seed: int = 0, log=None, progress=None) -> dict:
@@ -498,6 +533,7 @@ def plan(formats: str | None = None, *, space: str | Path | None = None, scales:
                  log=log, progress=progress)
 
 
+@_emits
 def identify(observations: str | Path | None = None, *, plan: str | Path | None = None,
              formats: str | None = None, space: str | Path | None = None, device: str | None = None,
              batch: str | None = None, instruction: str | None = None,
@@ -538,6 +574,7 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
 # Case studies
 # ---------------------------------------------------------------------------
 
+@_emits
 def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver: str = "portfolio",
                        timeout: float = 280.0, prior: str | Path | None = None,
                        command: str | None = None) -> dict:
@@ -559,6 +596,7 @@ def compare_architectures() -> list[str]:
     return [m.arch for m in fp16_fp32_models()]
 
 
+@_emits
 def coverage(suite: str, *, space: str = "properties", generate: bool = True,
              solver: str = "portfolio", timeout: float = 10.0, budget: float = 240.0,
              prior: str | Path | None = None, command: str | None = None, progress=None) -> dict:
@@ -569,6 +607,7 @@ def coverage(suite: str, *, space: str = "properties", generate: bool = True,
                         progress)
 
 
+@_emits
 def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
           timeout: float = DEFAULT_TIMEOUT, force: bool = False, root: str | Path = "results",
           stale: bool = False, progress=None) -> dict:

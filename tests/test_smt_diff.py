@@ -11,14 +11,12 @@ import multiprocessing
 import pytest
 from cli_run import run
 
-from tcsmt import api
 from tcsmt.errors import WitnessError
 from tcsmt.model.choose import choose
 from tcsmt.report import results
 from tcsmt.search.diff import default_k, run_diff
 from tcsmt.search.domain import Domain, make_domain
 from tcsmt.search.separation import FULL, formulations, replayed_witness, support_positions
-from tcsmt.search.separation import separation_formula as diff_formula
 from tcsmt.search.vectors import Hypothesis, outputs
 from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
@@ -75,7 +73,7 @@ def test_more_carry_bits_for_a_whole_volta_block_proved_by_two_solvers():
     hs = hyps("volta", "volta", ["carry_bits=8"])
     out = run_diff(hs, 4, Domain(), timeout=900, cross_check=True)
     assert out.verdict == "unsat", out.reason
-    assert len(set(out.proved_by)) >= 2
+    assert {"bitwuzla", "z3"} <= set(out.proved_by)
 
 
 def test_too_few_carry_bits_give_a_witness():
@@ -151,8 +149,7 @@ def invoke(cmd, args, tmp_path):
 
 
 def test_diff_command_prints_replayed_inputs_and_writes_the_result(tmp_path):
-    smt = tmp_path / "q.smt2"
-    r = invoke("diff", ["volta", "ampere", "--emit-smt2", str(smt)], tmp_path)
+    r = invoke("diff", ["volta", "ampere"], tmp_path)
     assert r.exit_code == 0, r.output
     assert "differ" in r.output and "volta-fp16-fp32" in r.output and "ampere-fp16-fp32" in r.output
     doc = json.loads((tmp_path / "r.json").read_text())
@@ -160,8 +157,6 @@ def test_diff_command_prints_replayed_inputs_and_writes_the_result(tmp_path):
     assert set(doc["vectors"][0]["outputs"]) == {"volta-fp16-fp32", "ampere-fp16-fp32"}
     assert doc["query"]["command"].startswith("tcsmt diff volta ampere")
     assert results.replay(tmp_path / "r.json").ok
-    full = diff_formula(api.comparison("volta", "ampere"), 8, Domain())
-    assert smt.read_text() == full.text
 
 
 @two_solvers

@@ -27,6 +27,7 @@ from tcsmt.report.terminal import wrap
                    "a witness shows that outcome is possible on the model, not that the "
                    "paper's inputs or finding are reproduced.")
 @options.solver(timeout=280.0, cross_check=None, timeout_help="Seconds for the whole question.")
+@options.emit_smt2
 @options.output("results/compare-algorithms/ARCH-kK[-reproduce].json; one architecture only")
 def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output):
     """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
@@ -89,6 +90,7 @@ def print_compare(doc: dict, path: Path) -> None:
 @click.option("--verbose", "-v", is_flag=True,
               help="List every vector of the suite with each pair of hypotheses it separates.")
 @options.scheduler
+@options.emit_smt2
 @options.output("results/coverage/SUITE.json")
 @options.output_format()
 def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output, out_format, wide):

@@ -19,6 +19,7 @@ from tcsmt.errors import UserError
 @click.option("--raw", is_flag=True, help="Accept the first witness: no restrictions to few "
               "non-zero terms and few significant bits.")
 @click.option("--no-pool", is_flag=True, help="Ask only the solvers (no candidate pool).")
+@options.emit_smt2
 @options.output("results/ARCH/PROPERTY.json")
 @options.output_format()
 def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, no_pool, output,
@@ -74,6 +75,7 @@ def show_result(doc: dict, out_format: str, wide: bool) -> bool:
 @click.argument("what", type=click.Choice(["carry-bits"]), metavar="carry-bits")
 @options.model
 @options.solver(cross_check="--no-cross-check")
+@options.emit_smt2
 @options.output("results/ARCH/carry-bits-proof.json")
 @options.output_format()
 def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output, out_format,
@@ -132,6 +134,7 @@ def properties_cmd(arch, out_format, wide):
 @click.option("--check", is_flag=True, help="Solve nothing: name every file the current code would "
               "write differently (or that is missing, or that no query writes any more); exit 1 "
               "when there is one.")
+@options.emit_smt2
 @click.option("--stale", is_flag=True, help="Run only the queries whose files --check names "
               "(missing or stale), whatever the cache says.")
 @options.output_format()

@@ -65,6 +65,7 @@ class _Bars:
               help="Seconds the solvers may spend looking for inputs that split classes.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the random candidate vectors.")
 @options.scheduler
+@options.emit_smt2
 def plan(formats, space_file, scales, instruction, output, pool, solver_budget, seed):
     """Build a decision procedure that tells the hypotheses of a space apart.
 
@@ -132,6 +133,7 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
                    "for --device, and for a class with several circuits).")
 @click.option("--timeout", default=600.0, show_default=True, help="Seconds for a proof.")
 @options.scheduler
+@options.emit_smt2
 def identify(observations, plan_file, formats, space_file, device, instruction, observations_out,
              batch, d_output, limit, report, model_file, no_model_file, prove, timeout):
     """Which hypotheses explain OBSERVATIONS, and what to run next.

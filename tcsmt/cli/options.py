@@ -107,3 +107,30 @@ def echo_json(doc) -> None:
     """A document as JSON on stdout."""
     from tcsmt.fileio import json_dumps
     click.echo(json_dumps(doc))
+
+
+def _emit_to(ctx, param, value):
+    """--emit-smt2: from here on, every query solved is written (tcsmt.smt.emit);
+    when the command ends, a line on stderr says where."""
+    if not value:
+        return value
+    from tcsmt import api
+    block = api.emitting(value)
+    block.__enter__()
+
+    def done():
+        block.__exit__(None, None, None)
+        n, index = api.emitted(value)
+        click.echo(f"{n} SMT-LIB quer{'y' if n == 1 else 'ies'} written to {value}"
+                   + (f" (index: {index})" if n else " (no solver was asked)"), err=True)
+    ctx.call_on_close(done)
+    return value
+
+
+def emit_smt2(f):
+    """--emit-smt2 DIR|FILE: the exact SMT-LIB text of every query the command solves."""
+    return click.option(
+        "--emit-smt2", metavar="DIR|FILE", default=None, expose_value=False, callback=_emit_to,
+        help="Write every SMT-LIB query the command solves, as the solvers read it, one file per "
+             "query: DIR/query-0001.smt2... (a folder), or FILE, FILE-2.smt2... (a path ending in "
+             ".smt2); an index.jsonl beside them says what each solver answered.")(f)

@@ -37,8 +37,7 @@ def _query(many: bool):
                          help="Replace an existing result file (default: the default name gets a "
                               "free numbered one, -2, -3...; an existing -o FILE is an error).")(f)
         f = options.output("results/KIND/A--B.json")(f)
-        f = click.option("--emit-smt2", type=click.Path(dir_okay=False),
-                         help="Write the SMT-LIB query to this file (before solving).")(f)
+        f = options.emit_smt2(f)
         f = options.domain(f)
         f = options.solver()(f)
         if many:

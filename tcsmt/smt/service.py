@@ -15,9 +15,11 @@ the parent imports no solver, the child imports its backend and solver, so
 starting one costs a few tens of milliseconds). A crash or a hang cannot take
 the run down: the parent waits on pipes and kills what outlives the timeout.
 The portfolio runs every installed solver at once; the first definitive
-answer wins and the others are terminated. ``race`` is the general form: any
-jobs (formula, solver), several formulas at once, a formula settled by its
-first definitive answer, a callback that decides when the whole race is won.
+answer wins and the others are terminated. With ``--emit-smt2`` every
+formula a solver starts on is written as it is (tcsmt.smt.emit). ``race``
+is the general form: any jobs (formula, solver), several formulas at once,
+a formula settled by its first definitive answer, a callback that decides
+when the whole race is won.
 
 A solver that is not installed is skipped in the portfolio with a note, and
 is a one-line UserError when asked for by name.
@@ -38,6 +40,7 @@ from multiprocessing.connection import wait
 from tcsmt.enums import Status
 from tcsmt.errors import SolverMissing, UserError
 from tcsmt.processes import die_with_parent
+from tcsmt.smt import emit
 from tcsmt.smt.smtlib import Formula
 
 SOLVERS = {
@@ -278,6 +281,7 @@ def race(jobs: list[Job], timeout: float, stop: Callable[[Run], bool] | None = N
     finally:
         for a in r.active:
             a.stop()
+    emit.answered({j.formula.sha256: (j.tag, j.formula) for j in jobs}, r.runs)
     return r.runs
 
 
@@ -313,6 +317,7 @@ class _Race:
             if job.tag in self.settled:
                 self.runs.append(_not_run(job, Status.STOPPED, "formula already settled"))
             else:
+                emit.started(job.formula)          # --emit-smt2: the text, before any answer
                 self.active.append(_Active(job, max(0.1, self.deadline - time.monotonic())))
 
     def answer(self, run: Run) -> bool:
