@@ -104,8 +104,9 @@ def test_three_hypotheses_give_a_vector_that_separates_some_pair(tmp_path):
     assert out.verdict == "sat"
     outs = outputs(out.vector, hs)
     assert outs["A"] != outs["B"] or outs["A"] != outs["C"]
-    doc = results.make_result({"kind": "test", "k": 4}, hs, [out.vector], "sat",
-                              results.run_record(1.0))
+    query = {"kind": "test", "description": "three hypotheses", "k": 4, "domain": Domain().describe(),
+             "command": ""}
+    doc = results.make_result(query, hs, [out.vector], "sat", results.run_record(1.0))
     assert len(doc["hypotheses"]) == 3 and doc["vectors"][0]["separates"]
     results.write_result(tmp_path / "n.json", doc)
     assert results.replay(tmp_path / "n.json").ok
