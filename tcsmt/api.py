@@ -47,7 +47,7 @@ def _emits(fn):
     sig = inspect.signature(fn)
     extra = inspect.Parameter("emit_smt2", inspect.Parameter.KEYWORD_ONLY, default=None,
                               annotation="str | Path | None")
-    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])  # type: ignore[attr-defined]
     return call
 
 
