@@ -80,19 +80,30 @@ def _restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
 
 
 def restate_carry_proof(arch: str, command: str, doc: dict) -> dict:
-    """The carry-bit proof's document from the file's lemma verdicts and witness."""
+    """The carry-bit proof's document from the file's lemma verdicts, parts
+    and witness; the parts' statements (their bounds) as the current code
+    states them."""
     from tcsmt.model.choose import choose
     from tcsmt.report.documents import carry_proof_document, prior_vectors
+    from tcsmt.search import overflow as ov
     from tcsmt.search.domain import Domain
-    from tcsmt.search.prove import CarryProof
+    from tcsmt.search.prove import MAX_CARRY, CarryProof, Part, part_statements
     from tcsmt.search.separation import Outcome
     base = choose(arch)
     fewest = doc["query"]["fewest"]
     lemmas = {int(c): Answer(s, "", _proof_runs(doc["run"]["proved_by"]) if int(c) == fewest else [])
               for c, s in doc["query"]["lemmas"].items()}
+    parts = []
+    if doc["query"].get("parts"):
+        said = {p["part"]: p for p in doc["query"]["parts"]}
+        by = {p["part"]: p["proved_by"] for p in doc["run"].get("parts", [])}
+        est = ov.estimate(base, base.block_size, MAX_CARRY)
+        for name, statement in part_statements(base, est, fewest):
+            answer = Answer(said.get(name, {}).get("verdict", "unknown"), "", _proof_runs(by.get(name, [])))
+            parts.append(Part(name, statement, Formula(""), answer))
     vectors = prior_vectors(doc)
     witness = Outcome(Verdict.SAT, Formula(""), vectors=vectors, tag="earlier result") if vectors else None
-    proof = CarryProof(base, base.block_size, Domain(), fewest, lemmas, witness)
+    proof = CarryProof(base, base.block_size, Domain(), fewest, lemmas, witness, parts=parts)
     return carry_proof_document(proof, command)
 
 

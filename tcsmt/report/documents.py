@@ -94,9 +94,19 @@ def diff_document(diff: ModelsDiff, k: int, domain: Domain, command: str = "") -
     return search_document(query, diff.hyps, diff.vectors, diff.pair_verdicts(), found, diff.seconds)
 
 
+WHOLE = ("lemma: no finite input's block sum leaves the range of a {c}-carry-bit register "
+         "(UNSAT); hence the outputs are equal.")
+IN_PARTS = ("lemma, in parts: every aligned term of the block stays within its bound on every "
+            "finite input (one formula per term, UNSAT of the converse), and words within those "
+            "bounds, added one at a time, stay inside a {c}-carry-bit register (UNSAT); hence no "
+            "block sum leaves it and the outputs are equal.")
+WITNESS = " Vector: outputs differ with one carry bit fewer (replayed)."
+
+
 def carry_proof_document(proof: CarryProof, command: str = "") -> dict:
     """The fewest carry bits: hypotheses unbounded, the fewest and one fewer;
-    the witness that one fewer gives other bits."""
+    the witness that one fewer gives other bits; the lemma's parts, each
+    with its verdict (when it was proved in parts)."""
     base, fewest = proof.base, proof.fewest
     hyps = [proof.hypothesis(None), proof.hypothesis(fewest)]
     lemma = proof.lemmas[fewest]
@@ -109,22 +119,27 @@ def carry_proof_document(proof: CarryProof, command: str = "") -> dict:
              "description": "the fewest carry bits with which the block's accumulator gives the "
                             "same bits as an unbounded one for every finite input",
              "domain": proof.domain.describe(), "fewest": fewest,
-             "method": "lemma: no finite input's block sum leaves the range of a "
-                       f"{fewest}-carry-bit register (UNSAT); hence the outputs are equal. "
-                       "Vector: outputs differ with one carry bit fewer (replayed).",
+             "method": (IN_PARTS if proof.parts else WHOLE).format(c=fewest) + (WITNESS if vectors else ""),
              "lemmas": {str(c): a.status for c, a in sorted(proof.lemmas.items())},
              "command": command}
+    if proof.parts:             # proved in parts: each part's statement and verdict
+        query["parts"] = [{"part": p.name, "statement": p.statement, "verdict": str(p.answer.status)}
+                          for p in proof.parts]
     w = proof.witness
-    run = run_record(proof.seconds, lemma.proved_by,
-                     {"name": lemma.solver, "version": lemma.version,
-                      "seconds": round(lemma.seconds, 3), "runs": [r.summary() for r in lemma.runs],
-                      "notes": notes},
+    decisive = lambda a: [r.summary() for r in a.runs if r.status in (Status.SAT, Status.UNSAT)]  # noqa: E731
+    run = run_record(proof.seconds, proof.proved_by,
+                     {"name": (proof.proved_by or [""])[0], "version": lemma.version,
+                      "seconds": round(lemma.seconds, 3), "formula": "parts" if proof.parts else "full",
+                      "runs": decisive(lemma), "notes": notes},
                      proof.formula.sha256,
-                     lemmas={str(c): [r.summary() for r in a.runs if r.status in (Status.SAT, Status.UNSAT)]
+                     lemmas={str(c): {"runs": decisive(a), "notes": list(a.notes)}
                              for c, a in sorted(proof.lemmas.items())},
+                     parts=[{"part": p.name, "proved_by": p.answer.proved_by,
+                             "smt2_sha256": p.formula.sha256, "runs": decisive(p.answer)}
+                            for p in proof.parts],
                      witness=({"solver": w.winner.solver if w.winner else "", "formula": w.tag,
                                "seconds": round(w.seconds, 3)} if w else None))
-    return make_result(query, hyps, vectors, Verdict.UNSAT, run, cross_checked(lemma.proved_by))
+    return make_result(query, hyps, vectors, Verdict.UNSAT, run, proof.cross_checked)
 
 
 def monotonicity_document(prop, base: ModelParams, k: int, out: Outcome, command: str = "") -> dict:

@@ -58,6 +58,15 @@ real change.
                    ...: a search's own details (which vector each solver
                         found, per-pair proofs)}
 
+A carry-bit proof (kind "prove carry-bits") adds to ``query``: "fewest",
+"method", "lemmas" {count: verdict of the lemma "no block sum leaves a
+register of that many carry bits"} and, when the lemma for the fewest was
+proved in parts (tcsmt.search.overflow), "parts": one {"part": "term i" or
+"sum", "statement", "verdict"} per part; ``run`` adds "lemmas" {count:
+{"runs", "notes"}} and "parts" [{"part", "proved_by", "smt2_sha256",
+"runs"}] ([] when the lemma was proved whole). ``proof.cross_checked`` is
+true when the whole lemma, or every part, was proved by two solvers.
+
 Hex patterns are in each format's storage width (tf32 in a 32-bit word);
 "decimal" is the exact value ("-0", "inf", "nan" for those). ``replay``
 runs every vector through the concrete model of every hypothesis and
