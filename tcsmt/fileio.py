@@ -1,12 +1,25 @@
-"""Reading and writing files. Reading: one-line errors (UserError) naming
-the file for every way a file can be unreadable (missing, a folder, not
-UTF-8, not JSON or TOML). Writing: atomically, so a reader sees the old file
-or the new one, never half of either, even when the writer is interrupted."""
+"""Reading and writing files.
+
+Reading: one-line errors (BadFile, or the kind a caller names) naming the
+file for every way a file can be unreadable: missing, a folder, not UTF-8,
+not JSON or TOML, larger than tcsmt reads for a file of its kind
+(``limit``), or a pipe or device that never ends or says nothing for
+TCSMT_PIPE_WAIT seconds. Nothing is read without a bound.
+
+Writing: a regular file (one that is there, or will be) is written
+atomically: a temporary file beside it, renamed over it, so a reader sees
+the old file or the new one, never half of either, even when the writer is
+interrupted; a link to a file keeps its place and the file at its end is
+replaced. A character device or a named pipe (/dev/null, /dev/stdout, a
+pipe that a reader holds open, /proc/self/fd/N) is written through, never
+replaced; a pipe with no reader, a folder, a socket or a block device is
+refused with one line (OutputRefused)."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import tomllib
 from collections.abc import Callable
@@ -14,26 +27,93 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from tcsmt.errors import BadFile, OutputRefused, UserError
+from tcsmt.streams import copy_to, names_a_stream, read_stream
 
 T = TypeVar("T")
 
+DOCUMENT_LIMIT = 128 << 20
+"""Bytes of a JSON document tcsmt reads (results, plans and observations
+are at most a few MB; parsing takes about ten times the text's size)."""
 
-def read_text(path: str | Path, error=None) -> str:
-    """A UTF-8 text file; ``error`` (default UserError) with one line naming
-    the file when it cannot be read."""
+SMALL_LIMIT = 4 << 20
+"""Bytes of a model file or a space file (TOML, a few KB)."""
+
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _too_large(path, size: str, limit: int, error):
+    return error(f"{path}: {size}, more than the {_size(limit)} tcsmt reads for a file of this kind")
+
+
+def read_bytes(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT) -> bytes:
+    """A file's bytes, at most ``limit`` of them; ``error`` (default
+    BadFile) with one line naming the file when it cannot be read, is a
+    folder, is larger, or is a pipe or device that sends more or says
+    nothing for TCSMT_PIPE_WAIT seconds."""
     error = error or BadFile
     try:
-        return Path(path).read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise error(f"{path}: a folder, not a file")
+        if stat.S_ISREG(st.st_mode):
+            if st.st_size > limit:
+                raise _too_large(path, _size(st.st_size), limit, error)
+            os.set_blocking(fd, True)
+        data = read_stream(fd, limit, path, error, regular=stat.S_ISREG(st.st_mode),
+                            pipe=stat.S_ISFIFO(st.st_mode))
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    return data
+
+
+def open_regular(path: str | Path, name: str = "", error=None) -> IO[bytes]:
+    """A regular file opened for reading (binary), never blocking on a pipe;
+    ``error`` (default BadFile) naming it (and ``name``, the operand it is)
+    when it is missing, a folder, a pipe or a device."""
+    error = error or BadFile
+    label = f"{name}: {path}" if name else str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    except OSError as e:
+        raise error(f"{label}: cannot read: {e.strerror or e}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise error(f"{label}: not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_text(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT) -> str:
+    """A UTF-8 text file of at most ``limit`` bytes; ``error`` (default
+    BadFile) with one line naming the file when it cannot be read."""
+    error = error or BadFile
+    data = read_bytes(path, error, limit)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise error(f"{path}: not UTF-8 text (byte {e.start})") from None
 
 
-def read_json(path: str | Path, error=None):
+def read_json(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT):
     """A JSON file (any JSON value); one-line errors as read_text."""
     error = error or BadFile
-    text = read_text(path, error)
+    text = read_text(path, error, limit)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
@@ -44,20 +124,38 @@ def read_json(path: str | Path, error=None):
         raise error(f"{path}: not JSON tcsmt reads: {e}") from None
 
 
-def json_object_or_none(path: str | Path) -> dict | None:
-    """A JSON object from a file, or None when there is no readable one (an
-    earlier result that may or may not be there)."""
+def json_object_or_none(path: str | Path, limit: int = DOCUMENT_LIMIT) -> dict | None:
+    """A JSON object from a regular file of at most ``limit`` bytes, or
+    None when there is none (an earlier result that may or may not be
+    there): a device, a pipe, a larger file or one that is not a JSON
+    object is not read as one."""
+    text = text_or_none(path, limit)
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        doc = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
 
 
-def read_toml(path: str | Path, error=None) -> dict:
+def text_or_none(path: str | Path, limit: int = DOCUMENT_LIMIT) -> str | None:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes, or None
+    when there is none (missing, not a regular file, larger, unreadable)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        return None
+    try:
+        return read_text(path, limit=limit)
+    except UserError:
+        return None
+
+
+def read_toml(path: str | Path, error=None, limit: int = SMALL_LIMIT) -> dict:
     """A TOML file; one-line errors as read_text."""
     error = error or BadFile
-    text = read_text(path, error)
+    text = read_text(path, error, limit)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -90,17 +188,47 @@ def refuse_overwriting(output: str | Path | None, inputs: dict[str, str | Path |
 
 def write_atomic(path: str | Path, write: Callable[[IO], object], binary: bool = False,
                  check: Callable[[str], T] | None = None, suffix: str = ".tmp") -> T | None:
-    """Call ``write`` on a temporary file beside ``path``, flush it to disk,
-    optionally ``check`` the temporary file by its name (its result is
-    returned; an exception leaves ``path`` untouched), then rename it over
-    ``path`` (os.replace is atomic on one file system). The parent folder
-    is created. A folder that cannot be written, a full disk or any other
-    failure of the file system is a UserError naming ``path``."""
+    """Call ``write`` on a temporary file, flush it to disk, optionally
+    ``check`` the temporary file by its name (its result is returned; an
+    exception leaves ``path`` untouched), then put it in place: renamed
+    over a regular file (os.replace is atomic on one file system; the
+    parent folder is created, a link is followed to the file it names),
+    or copied through to a character device or a pipe's reader (see the
+    module doc). A folder, socket, block device or a pipe with no reader
+    is an OutputRefused; a folder that cannot be written, a full disk or
+    any other failure of the file system a UserError naming ``path``."""
     path = Path(path)
     try:
-        return _write_atomic(path, write, binary, check, suffix)
+        kind, real = output_target(path)
+        if kind == "through":
+            return _write_through(path, write, binary, check, suffix)
+        return _write_atomic(real, write, binary, check, suffix)
     except OSError as e:
         raise UserError(f"{path}: cannot write: {e.strerror or e}") from None
+
+
+def output_target(path: str | Path) -> tuple[str, Path]:
+    """("file", where the regular file is or will be, links followed) or
+    ("through", path) for a character device, a named pipe or a stream of
+    this process (/dev/stdout, /proc/self/fd/N); OutputRefused for what
+    tcsmt never writes over."""
+    path = Path(path)
+    if names_a_stream(path):
+        return "through", path
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "file", Path(os.path.realpath(path))
+    except OSError as e:                 # a file where a folder should be, a loop of links
+        raise OutputRefused(f"{path}: cannot write: {e.strerror or e}") from None
+    if stat.S_ISREG(st.st_mode):
+        return "file", Path(os.path.realpath(path))
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return "through", path
+    what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+            else "a block device" if stat.S_ISBLK(st.st_mode) else "not a regular file")
+    raise OutputRefused(f"{path} is {what}: tcsmt writes a file there only where a regular file "
+                        "is or will be (or through a character device or pipe)")
 
 
 def _write_atomic(path: Path, write, binary: bool, check, suffix: str):
@@ -112,7 +240,7 @@ def _write_atomic(path: Path, write, binary: bool, check, suffix: str):
             f.flush()
             os.fsync(f.fileno())
         result = check(tmp) if check is not None else None
-        usual_mode(tmp)
+        usual_mode(tmp, path)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -123,16 +251,37 @@ def _write_atomic(path: Path, write, binary: bool, check, suffix: str):
     return result
 
 
+def _write_through(path: Path, write, binary: bool, check, suffix: str):
+    """Write to a temporary file, check it, then copy it to ``path`` (a
+    device, pipe or stream) without replacing it."""
+    fd, tmp = tempfile.mkstemp(prefix="tcsmt-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            write(f)
+        result = check(tmp) if check is not None else None
+        with open(tmp, "rb") as src:
+            copy_to(src, path)
+    finally:
+        os.unlink(tmp)
+    return result
+
+
 def write_text_atomic(path: str | Path, text: str) -> None:
     write_atomic(path, lambda f: f.write(text))
 
 
-def usual_mode(path: str | Path) -> None:
-    """mkstemp makes files 0600: give a temporary file the mode a plain
-    open() would (0666 less the umask) before it replaces the real one."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, 0o666 & ~mask)
+def usual_mode(path: str | Path, replaces: str | Path | None = None) -> None:
+    """mkstemp makes files 0600: give a temporary file the mode of the file
+    it replaces, else the mode a plain open() would (0666 less the umask)."""
+    try:
+        mode = stat.S_IMODE(os.stat(replaces).st_mode) if replaces is not None else None
+    except OSError:
+        mode = None
+    if mode is None:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    os.chmod(path, mode)
 
 
 def write_json_atomic(path: str | Path, data, schema: str | None = None,

@@ -11,9 +11,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tcsmt"
 
 # lowest first; rooms on one line may not import each other either
 ORDER = [
-    {"version"}, {"errors"}, {"enums"}, {"processes"},
+    {"version"}, {"errors"}, {"environment"}, {"enums"}, {"processes"}, {"streams"},
     {"schemas"},                # the JSON Schemas of the files (package data), checked by fileio's writer
-    {"fileio"}, {"invocation"},
+    {"fileio"}, {"budget"}, {"invocation"},
     {"runner"},                 # independent jobs: local processes or a Dask cluster
     {"model"},
     {"datapath"},

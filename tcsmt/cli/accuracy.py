@@ -37,8 +37,10 @@ def _ints(text: str, name: str) -> list[int]:
 @click.option("--backend", type=click.Choice(["numpy", "cpu", "cuda"]), default=None,
               help="How D is computed (default: tcsmt.matmul's choice).")
 @click.option("--plot", "plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
+              callback=options.checked_output,
               help="Write a PNG of the error against K, a panel per distribution (matplotlib).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              callback=options.checked_output,
               help="Also write the document as JSON.")
 @options.output_format()
 def error_cmd(models, m, n, k_text, dists, seed, formats, overrides, a_path, b_path, c_path,

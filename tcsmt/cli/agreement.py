@@ -10,10 +10,11 @@ from tcsmt.cli import options
 
 @click.command("agreement")
 @click.argument("names", nargs=-1, metavar="[MODEL|ARCH]...")
-@click.option("--vectors", type=click.IntRange(min=1), default=100_000, show_default=True,
+@click.option("--vectors", type=click.IntRange(1, 10**8), default=100_000, show_default=True,
               help="Random dot products per MMA-Sim configuration.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=options.SEED, default=0, show_default=True)
 @click.option("-o", "--output", default="results/mmasim-agreement.json", show_default=True,
+              callback=options.checked_output,
               metavar="FILE.json", help="The table, as JSON; a Markdown copy is written beside it (.md).")
 @click.option("--fresh", is_flag=True,
               help="Write a new table; without it, the rows of configurations not run are kept.")

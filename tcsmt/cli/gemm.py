@@ -25,7 +25,7 @@ EPILOG = (
 @click.argument("a_path", metavar="A.npy")
 @click.argument("b_path", metavar="B.npy")
 @click.argument("c_path", metavar="[C.npy]", required=False)
-@click.option("-o", "--output", "out_path", required=True, metavar="D.npy",
+@click.option("-o", "--output", "out_path", required=True, metavar="D.npy", callback=options.checked_output,
               help="Where to write D (written whole or not at all).")
 @click.option("--arch", required=True, metavar="ARCH",
               help="Architecture (volta, ampere, hopper...), model name or model file.")

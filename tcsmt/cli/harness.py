@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from tcsmt.cli import options
 from tcsmt.errors import UserError
 
 
@@ -12,7 +13,7 @@ from tcsmt.errors import UserError
 @click.option("--target", type=click.Choice(["cuda", "hip"]), default="cuda", show_default=True,
               help="Program to write: cuda (NVIDIA: mma.sync, wmma, wgmma, tcgen05) or hip "
                    "(AMD MFMA); one matrix instruction per vector.")
-@click.option("-o", "--output", "output", metavar="FILE",
+@click.option("-o", "--output", "output", metavar="FILE", callback=options.checked_output,
               help="The program to write, e.g. probe.cu.")
 @click.option("--instruction", metavar="NAME",
               help="Instruction to run: a full name (see --list-instructions), an interface "

@@ -56,14 +56,16 @@ class _Bars:
 @click.option("--instruction", metavar="NAME",
               help="Instruction the vectors run on (its k is the plan's k); default: the usual "
                    "mma.sync for the formats.")
-@click.option("-o", "--output", metavar="PLAN.json",
+@click.option("-o", "--output", metavar="PLAN.json", callback=options.checked_output,
               help="Where to write the plan (default: results/plans/IN-OUT.json for the default "
                    "space, else plan.json).")
-@click.option("--candidates", "pool", default=4000, show_default=True,
+@click.option("--candidates", "pool", type=options.SIZE, default=4000, show_default=True,
               help="Candidate vectors every hypothesis is run on.")
-@click.option("--solver-budget", default=240.0, show_default=True,
+@click.option("--solver-budget", type=options.Finite(0, options.MAX_SECONDS), default=240.0,
+              show_default=True,
               help="Seconds the solvers may spend looking for inputs that split classes.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the random candidate vectors.")
+@click.option("--seed", type=options.SEED, default=0, show_default=True,
+              help="Seed of the random candidate vectors.")
 @options.scheduler
 @options.emit_smt2
 def plan(formats, space_file, scales, instruction, output, pool, solver_budget, seed):
@@ -122,16 +124,18 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
                    "count the vectors on the plan's path, whatever the batch.")
 @click.option("--output", "d_output", type=click.Choice(["fp32", "fp16"]), default="fp32",
               show_default=True, help="Which recorded d of a hwdata folder to read.")
-@click.option("--limit", type=int, help="Read only the first N rows.")
-@click.option("-o", "--report", metavar="FILE", help="Write the report as JSON.")
-@click.option("--model-file", metavar="FILE.toml",
+@click.option("--limit", type=options.SIZE, help="Read only the first N rows.")
+@click.option("-o", "--report", metavar="FILE", callback=options.checked_output,
+              help="Write the report as JSON.")
+@click.option("--model-file", metavar="FILE.toml", callback=options.checked_output,
               help="Where to write the model when one class remains (default: "
                    "identified-DEVICE-IN-OUT.toml).")
 @click.option("--no-model-file", is_flag=True, help="Do not write a model file.")
 @click.option("--prove/--no-prove", default=None,
               help="Prove with the solvers that the class left is one behaviour (default: on "
                    "for --device, and for a class with several circuits).")
-@click.option("--timeout", default=600.0, show_default=True, help="Seconds for a proof.")
+@click.option("--timeout", type=options.SECONDS, default=600.0, show_default=True,
+              help="Seconds for a proof.")
 @options.scheduler
 @options.emit_smt2
 def identify(observations, plan_file, formats, space_file, device, instruction, observations_out,

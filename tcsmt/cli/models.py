@@ -118,7 +118,8 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
               show_default=True, help="Batch (NumPy) or scalar (Python-int) interpreter.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only the first N rows of each folder.")
-@click.option("--json", "json_path", type=click.Path(), default=None, help="Also write the report as JSON.")
+@click.option("--json", "json_path", type=click.Path(), default=None, callback=options.checked_output,
+              help="Also write the report as JSON.")
 @options.scheduler
 def conformance_cmd(folder, arch, engine, limit, json_path):
     """Replay recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) through

@@ -3,12 +3,49 @@ and its time, the input domain of a question, and the output file."""
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from tcsmt.search.domain import C_KINDS, SIGNS, Domain, make_domain
 from tcsmt.smt.service import DEFAULT_TIMEOUT, SOLVERS
 
 SOLVER_CHOICE = click.Choice(["portfolio", *SOLVERS])
+
+
+class Finite(click.ParamType):
+    """A finite number in [lo, hi]: nan, inf and values out of range are
+    refused with one line naming the option."""
+
+    name = "number"
+
+    def __init__(self, lo: float, hi: float):
+        self.lo, self.hi = lo, hi
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            x = float(value)
+        else:
+            try:
+                x = float(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if not self.lo <= x <= self.hi:
+            self.fail(f"{value!r} is not between {self.lo:g} and {self.hi:g}", param, ctx)
+        return x
+
+
+MAX_SECONDS = 1e6
+"""The longest time an option takes (11.6 days): more is a typing error."""
+SECONDS = Finite(0.1, MAX_SECONDS)
+"""Seconds for a solver question, a proof or a query."""
+SEED = click.IntRange(0, 2**64 - 1)
+"""A seed of random inputs (NumPy takes a whole number from 0 to 2^64 - 1)."""
+SIZE = click.IntRange(1, 1 << 40)
+"""A count of rows, columns, vectors or products (memory bounds it further:
+tcsmt.budget)."""
 
 
 def _apply(f, opts):
@@ -70,10 +107,29 @@ def domain_of(o: dict) -> Domain:
                        o.pop("exp_range"), o.pop("c_exp_range"), o.pop("c_sign"), o.pop("nonzero"))
 
 
+def checked_output(ctx, param, value):
+    """An output path checked before any work (tcsmt.fileio.output_target):
+    a folder, socket or block device there is refused at once, not after
+    the work it was to hold."""
+    if value:
+        from tcsmt.fileio import output_target
+        output_target(value)
+    return value
+
+
+def checked_folder(ctx, param, value):
+    """A folder files are written under: a folder, or nothing yet."""
+    import os
+    if value and os.path.lexists(value) and not os.path.isdir(value):
+        from tcsmt.errors import OutputRefused
+        raise OutputRefused(f"{param.opts[-1]} {value}: not a folder (tcsmt writes files under it)")
+    return value
+
+
 def output(default: str):
     """-o/--output FILE."""
     return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-                        help=f"Result file (default {default}).")
+                        callback=checked_output, help=f"Result file (default {default}).")
 
 
 def _choose_scheduler(ctx, param, value):

@@ -7,6 +7,8 @@ import json
 
 import click
 
+from tcsmt.cli import options
+
 
 @click.command("params")
 @click.option("--json", "as_json", is_flag=True, help="Print the parameters as JSON.")
@@ -46,7 +48,8 @@ def model_group():
 @click.option("--source", default="", metavar="TEXT",
               help="Where the changed values come from (the # source: line of each).")
 @click.option("--description", default="", metavar="TEXT", help="One line saying what it is.")
-@click.option("-o", "--output", metavar="FILE", help="Where to write (default NAME.toml).")
+@click.option("-o", "--output", metavar="FILE", callback=options.checked_output,
+              help="Where to write (default NAME.toml).")
 def save(name, base, formats, overrides, source, description, output):
     """Write NAME as a model file: base = BASE and only what --set changes.
 

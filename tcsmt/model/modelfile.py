@@ -11,9 +11,10 @@ before it replaces anything.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-from tcsmt.errors import UserError
+from tcsmt.errors import BadOption, UserError
 from tcsmt.fileio import write_atomic
 from tcsmt.model.catalogue import load_model
 from tcsmt.model.params import FIELD_NAMES, LATER_DEFAULTS, ModelParams
@@ -142,6 +143,18 @@ def derived_text(name: str, base: ModelParams, base_ref: str, overrides: list[st
     return "\n".join(lines) + "\n", changed.replace(name=name, description=desc, default=False)
 
 
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
+
+
+def check_name(name: str) -> str:
+    """A model's name: one word of letters, digits and . _ + - (it also
+    names the file NAME.toml when no other is given); BadOption otherwise."""
+    if not MODEL_NAME.match(name):
+        raise BadOption(f"model name {name!r}: expected one word of letters, digits and . _ + - "
+                        "(at most 200, not starting with . _ + or -)")
+    return name
+
+
 def save_derived(path: str | Path, name: str, base_spec: str, formats: str | None,
                  overrides: list[str], source: str = "", description: str = "") -> dict:
     """Write a model file that starts from ``base_spec`` (a shipped model,
@@ -149,6 +162,7 @@ def save_derived(path: str | Path, name: str, base_spec: str, formats: str | Non
     ``overrides``; returns what was written. The file is checked with
     load_model before it replaces anything."""
     from tcsmt.model.choose import choose
+    check_name(name)
     if not overrides:
         raise UserError("nothing to save: give the changes with --set KEY=VALUE")
     base = choose(base_spec, formats)

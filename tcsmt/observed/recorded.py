@@ -13,7 +13,6 @@ project ships under ``data/hwdata``. The known problems of the recordings
 
 from __future__ import annotations
 
-import gzip
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +20,16 @@ from pathlib import Path
 import numpy as np
 
 from tcsmt.errors import UserError
+from tcsmt.fileio import read_bytes
 from tcsmt.model.formats import Format, get_format
 
 FOLDER_FORMATS = {"fp16": "float16", "bf16": "bfloat16", "tf32": "tf32",
                   "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2",
                   "fp32": "float32", "fp64": "float64"}
 F32 = get_format("float32")
+RECORDED_LIMIT = 64 << 20
+"""Bytes of one recorded file, and of its text once unzipped (the largest
+shipped one holds 1.4 MB of text)."""
 
 
 @dataclass
@@ -50,12 +53,6 @@ class Recording:
         return int(self.a.shape[1])
 
 
-def _open(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="ascii")
-    return open(path, encoding="ascii")
-
-
 def _find(folder: Path, stem: str) -> Path | None:
     for suffix in (".txt", ".txt.gz"):
         p = folder / (stem + suffix)
@@ -66,18 +63,38 @@ def _find(folder: Path, stem: str) -> Path | None:
 
 def _read_lines(path: Path) -> list[str]:
     """The non-blank lines of a recorded file (UserError naming it when it
-    cannot be read, is not ASCII, or is a truncated or broken gzip file)."""
+    cannot be read, is not ASCII, is a truncated or broken gzip file, or is
+    larger than RECORDED_LIMIT, zipped or not)."""
+    data = read_bytes(path, UserError, RECORDED_LIMIT)
+    if path.suffix == ".gz":
+        data = _gunzip(data, path)
     try:
-        with _open(path) as f:
-            return [ln.strip() for ln in f if ln.strip()]
+        text = data.decode("ascii")
     except UnicodeDecodeError as e:
         raise UserError(f"{path}: not ASCII text (byte {e.start})") from None
-    except EOFError:
-        raise UserError(f"{path}: the gzip file is truncated") from None
-    except (gzip.BadGzipFile, zlib.error) as e:
-        raise UserError(f"{path}: not a readable gzip file ({e})") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+
+
+def _gunzip(data: bytes, path: Path) -> bytes:
+    """Every gzip member of ``data`` unzipped, at most RECORDED_LIMIT bytes
+    of text (a small file that unzips to gigabytes is refused as it grows)."""
+    out: list[bytes] = []
+    total = 0
+    while data.strip(b"\0"):
+        z = zlib.decompressobj(wbits=31)
+        try:
+            chunk = z.decompress(data, RECORDED_LIMIT + 1 - total)
+        except zlib.error as e:
+            raise UserError(f"{path}: not a readable gzip file ({e})") from None
+        total += len(chunk)
+        if total > RECORDED_LIMIT or z.unconsumed_tail:
+            raise UserError(f"{path}: unzips to more than the {RECORDED_LIMIT >> 20} MiB of text "
+                            "tcsmt reads from a recorded file")
+        if not z.eof:
+            raise UserError(f"{path}: the gzip file is truncated")
+        out.append(chunk)
+        data = z.unused_data
+    return b"".join(out)
 
 
 def _hex_matrix(path: Path) -> np.ndarray:

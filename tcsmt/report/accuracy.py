@@ -89,7 +89,9 @@ def error_plot(doc: dict, path: str | Path) -> None:
 
 def _panel(ax, doc: dict, kind: str, names: list[str], colours: dict, twins: dict) -> None:
     """One distribution; a model with the same circuit as an earlier one is
-    drawn under its colour and named beside it in the legend."""
+    drawn under its colour and named beside it in the legend. The error axis
+    is logarithmic where some error is above zero (else linear: no error)."""
+    positive = False
     for name in names:
         if twins.get(name):
             continue
@@ -100,11 +102,12 @@ def _panel(ax, doc: dict, kind: str, names: list[str], colours: dict, twins: dic
         mean = [r["mean_ulps"] or float("nan") for r in rows]
         top = [r["max_ulps"] or float("nan") for r in rows]
         exact = all(not r["mean_ulps"] for r in rows)
+        positive = positive or any(x > 0 for x in top + mean)
         ax.plot(ks, mean, "-o", color=colours[name], markersize=3,
                 label=" = ".join([name, *same]) + (" (exact: no error)" if exact else ""))
         ax.plot(ks, top, "--", color=colours[name], linewidth=0.8)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    ax.set_yscale("log" if positive else "linear")
     ax.set_xlabel("K (products per element of D)")
     ax.set_ylabel("|d - exact| in ulps of the output format")
     ax.set_title(f"{kind}: {doc['distributions'][kind]}", fontsize=9)

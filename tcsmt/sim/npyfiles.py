@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from tcsmt.errors import BadFile, UserError
-from tcsmt.fileio import write_atomic
+from tcsmt.fileio import open_regular, write_atomic
 from tcsmt.sim.npio import dtype_of
 
 # How np.save writes the ml_dtypes types (their dtype.str without the byte
@@ -23,25 +23,30 @@ RAW_DTYPES = {"V2": ml_dtypes.bfloat16, "V1": ml_dtypes.float8_e4m3fn, "f1": ml_
 
 
 def load_npy(path: str | Path, name: str) -> np.ndarray:
-    """An array from a .npy file; UserError when it cannot be read, its
-    header is not one of numbers, or the file does not hold the bytes its
-    header promises (checked before anything is allocated)."""
+    """An array from a regular .npy file, mapped read-only rather than read
+    (so that work too large for memory is refused before its operands are
+    read); UserError when it cannot be read, its header is not one of
+    numbers, or the file does not hold the bytes its header promises
+    (checked before anything is mapped)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, name) as f:
             shape, fortran, dtype = _npy_header(f)
-            have = os.fstat(f.fileno()).st_size - f.tell()
+            offset = f.tell()
+            have = os.fstat(f.fileno()).st_size - offset
             count = math.prod(shape)
             if count * dtype.itemsize != have:
                 raise BadFile(f"{name}: {path} holds {have} bytes of data, its header says "
-                                f"{'x'.join(map(str, shape)) or 'a scalar'} of {dtype} "
-                                f"({count * dtype.itemsize} bytes)")
-            data = np.fromfile(f, dtype=dtype, count=count)
+                              f"{'x'.join(map(str, shape)) or 'a scalar'} of {dtype} "
+                              f"({count * dtype.itemsize} bytes)")
+            if count == 0:
+                return np.zeros(shape, dtype=dtype)
+            return np.memmap(f, dtype=dtype, mode="r", offset=offset, shape=shape,
+                             order="F" if fortran else "C")
     except OSError as e:
         raise UserError(f"{name}: cannot read {path}: {e.strerror or e}") from None
     except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError) as e:
         raise BadFile(f"{name}: {path} is not a readable .npy file ({type(e).__name__}: "
-                        f"{str(e)[:200]})") from None
-    return data.reshape(shape, order="F" if fortran else "C")
+                      f"{str(e)[:200]})") from None
 
 
 def _npy_header(f) -> tuple[tuple[int, ...], bool, np.dtype]:
