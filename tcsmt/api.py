@@ -163,6 +163,11 @@ def matmul(A, B, C=None, arch=None, formats: str | None = None, overrides=None, 
         return chunked.matmul_dask(A, B, C, p, backend, scale_a, scale_b,
                                    max_memory=max_memory or chunked.TASK_MEMORY)
     if round_inputs:
+        if A.ndim == 2 and B.ndim == 2:           # rounding copies the operands: check first
+            rounded = sum(x.size * np.dtype(dtype_of(f)).itemsize
+                          for x, f in ((A, p.fin), (B, p.fb), (C, p.fc)))
+            batch.check_memory(p, A.shape[0], B.shape[1], A.shape[1], backend, max_memory, threads,
+                               extra=rounded)
         A, B, C = (round_array(x, f, round_inputs, n) for x, f, n in ((A, p.fin, "A"), (B, p.fb, "B"),
                                                                       (C, p.fc, "C")))
     D = batch.matmul(A, B, np.asarray(C), p, scale_a=scale_a, scale_b=scale_b, backend=backend,

@@ -17,8 +17,9 @@ import time
 
 import numpy as np
 
-from tcsmt.accuracy.exact import Errors, errors, exact_sum
+from tcsmt.accuracy.exact import CHUNK_ELEMENTS, Errors, errors, exact_sum
 from tcsmt.accuracy.inputs import DESCRIPTIONS, KINDS, draw
+from tcsmt.budget import require
 from tcsmt.errors import UserError
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.dot import model as resolve_model
@@ -130,6 +131,27 @@ def _check_sizes(m: int, n: int, ks) -> list[int]:
     return ks
 
 
+def study_bytes(params: list[ModelParams], m: int, n: int, k: int, backend=None) -> int:
+    """The peak of one (distribution, K) step of the study: the inputs in
+    float64 and their rounded copies, their integer parts and exponents, the
+    exact sum's bins (one int64 per power of two per element, and a copy)
+    and chunk of products, one Python integer per element, the errors, and
+    the largest of the models' GEMMs (tcsmt.sim.memory.gemm_bytes)."""
+    from tcsmt.sim.memory import gemm_bytes
+    inputs = (m * k + k * n) * (8 + 8 + 8 + 32)
+    bins = max((2 * max(p.fin.emax, p.fb.emax) + 4, p.fc.emax + 2) for p in params)
+    low = min(min(p.fin.emin - p.fin.frac_bits + p.fb.emin - p.fb.frac_bits, p.fc.emin - p.fc.frac_bits,
+                  p.fout.emin - p.fout.frac_bits) for p in params)
+    exact = m * n * (2 * 8 * (max(bins) - low) + 120 + 8 * 6) + CHUNK_ELEMENTS * 8 * 6
+    return inputs + exact + max(gemm_bytes(p, m, n, k, backend) for p in params)
+
+
+def check_memory(params: list[ModelParams], m: int, n: int, k: int, backend=None) -> None:
+    """BudgetExceeded before a study whose largest step would not fit."""
+    require(study_bytes(params, m, n, k, backend),
+            f"measuring the error of {m}x{k} times {k}x{n} under {len(params)} model(s)")
+
+
 def measure(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), distributions=KINDS,
             seed: int = 0, *, formats: str | None = None, overrides=(), inputs=None,
             backend: str | None = None, progress=None) -> dict:
@@ -144,14 +166,16 @@ def measure(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), distributi
         A, B, *C = (np.asarray(x) for x in inputs)
         if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
             raise UserError(f"A ({A.shape}) and B ({B.shape}) must be M x K and K x N")
+        m, n = A.shape[0], B.shape[1]
+        check_memory(params, m, n, A.shape[1], backend)
         plan: list[tuple[str, int, _Exacts | None]] = [
             ("given", A.shape[1], _Exacts(A, B, C[0] if C else None))]
-        m, n = A.shape[0], B.shape[1]
     else:
         unknown = [d for d in distributions if d not in KINDS]
         if unknown or not distributions:
             raise UserError(f"unknown distribution {(unknown or [''])[0]!r} (known: {', '.join(KINDS)})")
         ks = _check_sizes(m, n, ks)
+        check_memory(params, m, n, ks[-1], backend)
         plan = [(d, k, None) for d in distributions for k in ks]
     total, rows = len(plan) * len(params), list[dict]()
     for kind, k, exacts in plan:

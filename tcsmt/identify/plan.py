@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcsmt.budget import require
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder, read_json
 from tcsmt.identify.classes import PlanClass, classes_of, say
@@ -43,7 +44,7 @@ from tcsmt.model.params import ModelParams
 from tcsmt.search.candidates import candidate_scales, candidate_vectors, window_rows
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Vector
-from tcsmt.sim.evaluate import evaluate
+from tcsmt.sim.evaluate import evaluate, evaluation_bytes
 from tcsmt.version import tool
 
 SCHEMA = "tcsmt-plan/1"
@@ -132,8 +133,9 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     of every hypothesis on the candidates (else ``log`` every tenth)."""
     from tcsmt.identify.plantree import build_tree, tree_stats
     t0 = time.monotonic()
-    models = space.models()
     ins, k = plan_k(space, instruction)
+    check_memory(space, k, pool_size)
+    models = space.models()
     p0 = models[0]
     domain = plan_domain(p0.fin, p0.fout)
     a, b, c, sa, sb = plan_candidates(p0, k, domain, pool_size, seed)
@@ -168,6 +170,15 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     plan.stats = tree_stats(plan, time.monotonic() - t0, a.shape[0], search.summary(),
                             t_eval)
     return plan
+
+
+def check_memory(space: HypSpace, k: int, pool_size: int) -> None:
+    """BudgetExceeded before a plan that would not fit: the evaluation of
+    every hypothesis on every candidate, and each candidate as a Vector."""
+    rows = pool_size + (int(pool_size * WINDOW_SHARE) if space.base.fscale is not None else 0)
+    n = space.size
+    require(evaluation_bytes(n, rows, k) + rows * (k * 120 + 1024) + n * (8 << 10),
+            f"a plan of {n} hypotheses on {rows} candidate vectors of {k} products")
 
 
 WINDOW_SHARE = 0.25

@@ -26,11 +26,13 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt import datapath
+from tcsmt.budget import require
 from tcsmt.errors import ShapeError, UserError
 from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.backends import choose, dots_bits, gemm_bits
+from tcsmt.sim.memory import gemm_bytes, rows_bytes
 from tcsmt.sim.npio import from_bits, to_bits
 
 DEFAULT_MEMORY = 256 << 20
@@ -136,6 +138,7 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
     _check_bits("b", b, p.fb.bits, p.fb.name)
     _check_bits("c", c, p.fc.bits, p.fc.name)
     n, k = a.shape
+    require(rows_bytes(p, n, k, max_memory), f"{n} dot products of length {k} under {p.name}")
     ns = p.scale_count(k)
     if (sa_bits is None) != (ns == 0) or (sb_bits is None) != (ns == 0):
         raise UserError(f"{p.name}: " + (f"give the scales of a and b as [N, {ns}]" if ns
@@ -221,6 +224,7 @@ def matmul(A: np.ndarray, B: np.ndarray, C: np.ndarray, p: ModelParams, *, scale
         raise UserError(f"{p.name} is sparse ({p.sparsity}): matrix products take dense A; run "
                         "its dot products with their masks (dot_batch mask_bits=, tcsmt simulate --mask)")
     check_shapes(A, B, C)
+    check_memory(p, A.shape[0], B.shape[1], A.shape[1], backend, max_memory, threads)
     check_supported(p, A.shape[1])
     at = np.ascontiguousarray(to_bits(A, p.fin, "A").T)        # [K, M]
     bt = np.ascontiguousarray(to_bits(B, p.fb, "B"))        # [K, N]
@@ -229,6 +233,15 @@ def matmul(A: np.ndarray, B: np.ndarray, C: np.ndarray, p: ModelParams, *, scale
     sa, sb = scale_bits(p, k, m, B.shape[1], scale_a, scale_b)
     out = matmul_bits(p, at, bt, ct, max_memory, engine, backend, threads, sa, sb, progress)
     return from_bits(out, p.fout)
+
+
+def check_memory(p: ModelParams, m: int, n: int, k: int, backend: str | None = None,
+                 max_memory: int | None = None, threads: int | None = None, extra: int = 0) -> None:
+    """BudgetExceeded (one line, naming the estimate and what is available)
+    when D = C + A @ B of these sizes would need more memory than there is
+    (tcsmt.sim.memory.gemm_bytes, and ``extra`` bytes the caller adds)."""
+    need = gemm_bytes(p, m, n, k, backend, max_memory or DEFAULT_MEMORY, threads) + extra
+    require(need, f"D = C + A @ B ({m}x{k} times {k}x{n}) under {p.name}")
 
 
 def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
@@ -344,4 +357,4 @@ def _cols(x, cols):
     return NpWord(x.v[:, cols], x.w)
 
 
-__all__ = ["dot_batch", "matmul", "matmul_bits", "check_supported", "supported", "MAX_BITS"]
+__all__ = ["dot_batch", "matmul", "matmul_bits", "check_memory", "check_supported", "supported", "MAX_BITS"]

@@ -41,6 +41,7 @@ from functools import partial
 import numpy as np
 
 from tcsmt import datapath, runner
+from tcsmt.budget import require
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NumpyInterp
 from tcsmt.interp.graph import postorder
@@ -207,6 +208,20 @@ def scale_arrays(p: ModelParams, k: int, n: int, sa, sb):
     return out[0], out[1]
 
 
+ROW_BYTES = 16 << 10
+"""Working bytes per vector of one batch's graph while it runs (measured
+about 5 KiB for a batch of 64 models of Volta's fp16 space)."""
+
+
+def evaluation_bytes(hypotheses: int, rows: int, k: int, workers: int | None = None) -> int:
+    """The peak of ``evaluate``: the outputs (a word per hypothesis and
+    vector), the vectors as words, and each worker's batch: its graph
+    (about 800 nodes per model) and working arrays (ROW_BYTES per vector)."""
+    workers = workers or runner.default_workers()
+    return (hypotheses * rows * 8 + rows * (k + 1) * 8 * 4
+            + workers * (rows * ROW_BYTES + BATCH * 800 * 300) + (64 << 20))
+
+
 def evaluate(models: list[ModelParams], a, b, c, workers: int | None = None,
              progress=None, sa=None, sb=None) -> Evaluation:
     """Every model on every vector: a, b [N, k] in_format and b_format
@@ -225,6 +240,8 @@ def evaluate(models: list[ModelParams], a, b, c, workers: int | None = None,
         raise UserError(f"the models of one evaluation must share their formats and scales; "
                         f"got {sorted(fmts, key=str)}")
     sa, sb = scale_arrays(models[0], a.shape[1], a.shape[0], sa, sb)
+    require(evaluation_bytes(len(models), a.shape[0], a.shape[1], workers),
+            f"{len(models)} hypotheses on {a.shape[0]} vectors of {a.shape[1]} products")
     dtype = np.uint32 if models[0].fout.bits <= 32 else np.uint64     # half the memory for fp32 out
     outputs = np.zeros((len(models), a.shape[0]), dtype=dtype)
     groups = batches(models)
