@@ -26,7 +26,15 @@ import shlex
 from pathlib import Path
 
 from tcsmt.enums import Verdict
-from tcsmt.errors import FormatMismatch, OutputRefused, ShapeError, SolverTimeout, UnknownModel, UserError
+from tcsmt.errors import (
+    BadOption,
+    FormatMismatch,
+    OutputRefused,
+    ShapeError,
+    SolverTimeout,
+    UnknownModel,
+    UserError,
+)
 from tcsmt.invocation import command_line
 from tcsmt.model.catalogue import select_models
 from tcsmt.model.choose import choose
@@ -335,6 +343,7 @@ def diff(*models: str, formats: str | None = None, set_both=(), set_a=(), set_b=
     from tcsmt.report.documents import diff_document
     from tcsmt.search.diff import default_k, diff_models
     from tcsmt.search.domain import Domain
+    timeout = _seconds(timeout)
     hyps = comparison(*models, formats=formats, set_both=set_both, set_a=set_a, set_b=set_b)
     k = k or default_k(*(h.params for h in hyps))
     domain = domain or Domain()
@@ -360,6 +369,7 @@ def equiv(model_a: str, model_b: str | None = None, *, formats: str | None = Non
     from tcsmt.search import separation as sep
     from tcsmt.search.diff import default_k, run_diff
     from tcsmt.search.domain import Domain
+    timeout = _seconds(timeout)
     hyps = comparison(model_a, model_b, formats=formats, set_both=set_both, set_a=set_a, set_b=set_b)
     if len(hyps) != 2:
         raise UserError("equiv compares two models")
@@ -395,6 +405,7 @@ def find(prop: str, arch: str, *, formats: str | None = None, overrides=(),
     tried first."""
     from tcsmt.properties.registry import get_property
     from tcsmt.properties.run import resolve_base, run_property
+    timeout = _seconds(timeout)
     p = get_property(prop)
     base = resolve_base(p, arch, formats, list(overrides))
     return run_property(p, base, solver, timeout, readable, cross_check, _command(command),
@@ -410,6 +421,7 @@ def prove_carry_bits(arch: str, *, formats: str | None = None, overrides=(),
     with the replayed witness that one fewer is not enough."""
     from tcsmt.report.documents import carry_proof_document, prior_vectors
     from tcsmt.search.prove import prove_carry_bits as prove
+    timeout = _seconds(timeout)
     base = choose(arch, formats, list(overrides))
     old = prior_vectors(prior) if prior else []
     proof = prove(base, solver, timeout, cross_check, old[0] if old else None)
@@ -586,6 +598,7 @@ def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver
     """Can Ootomo and Yokota's error-corrected GEMM be less accurate than
     Markidis et al.'s on the architecture's fp16 tensor-core model?"""
     from tcsmt.cases.compare import run_compare
+    timeout = _seconds(timeout)
     return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior)
 
 
@@ -608,6 +621,7 @@ def coverage(suite: str, *, space: str = "properties", generate: bool = True,
     """What a published test suite's vectors separate, and vectors for its
     gaps. ``progress(name, done, total)`` is called as each space is done."""
     from tcsmt.cases.coverage import run_coverage
+    timeout, budget = _seconds(timeout), _seconds(budget, "budget", 1)
     return run_coverage(suite, space, generate, solver, timeout, budget, _command(command), prior,
                         progress)
 
@@ -615,21 +629,27 @@ def coverage(suite: str, *, space: str = "properties", generate: bool = True,
 @_emits
 def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
           timeout: float = DEFAULT_TIMEOUT, force: bool = False, root: str | Path = "results",
-          stale: bool = False, progress=None) -> dict:
+          stale: bool = False, progress=None, replace_answers: bool = False) -> dict:
     """Regenerate results/ (every shipped architecture and the models of
     tcsmt.regen.jobs.MODELS, or ``archs``; every property, or ``props``):
     {"outcomes": [{"name", "status", "seconds", "verdict", "note"}],
     "counts": {status: n}}. ``stale``: only the queries whose files
     regen_check names (run whatever the cache says). ``progress(name,
-    done, total)`` is called as queries finish."""
+    done, total)`` is called as queries finish. A query whose new document
+    would leave unknown an answer its file holds keeps the file ("lost")
+    unless ``replace_answers``."""
+    from tcsmt.environment import MAX_WORKERS, number
     from tcsmt.regen import check
     from tcsmt.regen import jobs as rg
     from tcsmt.regen import plan as regen_plan
+    timeout = _seconds(timeout)
+    jobs = number(str(jobs), "jobs", 1, MAX_WORKERS, integer=True)
     plan = regen_plan.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
     if stale:
         old = {s.path for s in check.check_plan(plan, whole=False)}
         plan.jobs, plan.skipped, force = [j for j in plan.jobs if j.path in old], [], True
-    outcomes = sorted(rg.run_plan(plan, jobs, force, progress), key=lambda o: o.name)
+    outcomes = sorted(rg.run_plan(plan, jobs, force, progress, replace_answers=replace_answers),
+                      key=lambda o: o.name)
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[str(o.status)] = counts.get(str(o.status), 0) + 1
@@ -712,6 +732,15 @@ def write(path: str | Path, doc: dict) -> str:
         return str(cv.write(path, doc))
     from tcsmt.report.results import write_result
     return str(write_result(path, doc))
+
+
+def _seconds(value, what: str = "timeout", lo: float = 0.1) -> float:
+    """A time in seconds as an option takes it: a finite number from ``lo``
+    to 10^6 (BadOption otherwise)."""
+    from tcsmt.environment import number
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise BadOption(f"{what} {value!r}: not a number of seconds")
+    return number(str(value), what, lo, 1e6)
 
 
 def _command(command: str | None) -> str:

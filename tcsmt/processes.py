@@ -19,23 +19,41 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         pass
 
 
+STOPPING = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a command: Ctrl-C, and kill's default."""
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM handled as Ctrl-C is (KeyboardInterrupt in the main thread),
+    so a command stopped by kill or a batch system ends as an interrupted
+    one does: files whole, what was written counted, one line."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupted)
+
+
 @contextlib.contextmanager
 def interrupt_after():
-    """Ctrl-C held back until the block is done: a file written and counted
-    is one step, so a report of what was written never misses a file that
-    is on disk. A SIGINT that comes meanwhile is acted on as the block ends,
-    as the handler in place would have acted on it (KeyboardInterrupt by
-    default). Python runs signal handlers in the main thread whichever
-    thread the signal reached, so this holds with other threads running
-    (a Dask client's); outside the main thread the block runs as it is."""
+    """Ctrl-C (and SIGTERM) held back until the block is done: a file
+    written and counted is one step, so a report of what was written never
+    misses a file that is on disk. A signal that comes meanwhile is acted
+    on as the block ends, as the handler in place would have acted on it
+    (KeyboardInterrupt by default). Python runs signal handlers in the
+    main thread whichever thread the signal reached, so this holds with
+    other threads running (a Dask client's); outside the main thread the
+    block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     came: list[int] = []
-    before = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    before = {sig: signal.signal(sig, lambda signum, frame: came.append(signum)) for sig in STOPPING}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, before)
-    if came and callable(before):
-        before(signal.SIGINT, None)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    if came and callable(before[came[0]]):
+        before[came[0]](came[0], None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tcsmt.cli import options
-from tcsmt.errors import UserError
+from tcsmt.errors import BadOption, UserError
 
 
 def _ints(text: str, name: str) -> list[int]:
@@ -15,19 +15,23 @@ def _ints(text: str, name: str) -> list[int]:
         raise UserError(f"{name} {text!r}: expected whole numbers separated by commas") from None
     if not out:
         raise UserError(f"{name} is empty")
+    lo, hi = options.SIZE.min, options.SIZE.max
+    bad = [x for x in out if not lo <= x <= hi]
+    if bad:
+        raise BadOption(f"{name} {bad[0]}: every value must lie between {lo} and {hi}")
     return out
 
 
 @click.command("error")
 @click.argument("models", nargs=-1, required=True, metavar="MODEL...")
-@click.option("--m", "m", type=click.IntRange(min=1), default=64, show_default=True, help="Rows of A and D.")
-@click.option("--n", "n", type=click.IntRange(min=1), default=64, show_default=True,
+@click.option("--m", "m", type=options.SIZE, default=64, show_default=True, help="Rows of A and D.")
+@click.option("--n", "n", type=options.SIZE, default=64, show_default=True,
               help="Columns of B and D.")
 @click.option("--k", "k_text", default="16,64,256,1024", show_default=True, metavar="K1,K2,...",
               help="The lengths of the dot products (columns of A).")
 @click.option("--dist", "dists", multiple=True, metavar="NAME",
               help="Inputs: normal, uniform, positive or cancelling (repeatable; default all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--seed", type=options.SEED, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--formats", metavar="IN:OUT", help="Every model's format pair, e.g. bf16:fp32.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a parameter of every model (repeatable).")

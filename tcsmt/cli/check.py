@@ -17,7 +17,7 @@ import click
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a parameter of every model checked (repeatable); `tcsmt params` "
                    "lists them.")
-@click.option("--show", default=3, show_default=True, type=click.IntRange(min=0),
+@click.option("--show", default=3, show_default=True, type=click.IntRange(0, 100_000),
               help="Mismatching rows to show per model, each with the model's stages.")
 @click.option("--limit", type=click.IntRange(min=1), help="Check only the first N rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

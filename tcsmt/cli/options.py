@@ -74,7 +74,7 @@ def solver(timeout: float = DEFAULT_TIMEOUT, cross_check: str | None = "--cross-
     opts = [click.option("--solver", type=SOLVER_CHOICE, default="portfolio", show_default=True,
                          help="One solver, or every installed one at once (the first definitive "
                               "answer wins)."),
-            click.option("--timeout", type=click.FloatRange(min=0.1), default=timeout,
+            click.option("--timeout", type=SECONDS, default=timeout,
                          show_default=True, metavar="SECONDS", help=timeout_help)]
     if cross_check == "--cross-check":
         opts.append(click.option("--cross-check", is_flag=True,

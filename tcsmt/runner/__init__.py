@@ -33,19 +33,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcsmt.errors import UserError
+from tcsmt import environment
 from tcsmt.runner.tasks import NOTHING, Done, Task, in_worker
 
 ENV_SCHEDULER = "TCSMT_SCHEDULER"
 ENV_WORKERS = "TCSMT_WORKERS"
-LOCAL = "local"
-_ADDRESS = re.compile(r"^([a-z][a-z0-9+]*://)?(\[[0-9a-fA-F:]+\]|[^\s/:\[\]]+)(:\d+)?/?$")
+LOCAL = environment.LOCAL
 _CHOSEN: list[str | None] = [None]
 
 __all__ = ["Done", "Stage", "Task", "default_workers", "in_worker", "recording", "run", "scheduler_address",
@@ -82,27 +80,25 @@ def use_scheduler(address: str | None) -> None:
     _CHOSEN[0] = check_address(address) if address else None
 
 
-def check_address(address: str) -> str:
-    address = address.strip()
-    if address == LOCAL or _ADDRESS.match(address):
-        return address
-    raise UserError(f"scheduler {address!r}: expected an address such as tcp://HOST:PORT (or 'local')")
+def check_address(address: str, what: str = "--scheduler") -> str:
+    """A scheduler's address (tcp://HOST:PORT) or "local"; BadOption otherwise."""
+    return environment.scheduler_address(address, what)
 
 
 def scheduler_address(scheduler: str | None = None) -> str | None:
     """The Dask scheduler a run uses, or None for local processes."""
-    for choice in (scheduler, _CHOSEN[0], os.environ.get(ENV_SCHEDULER, "").strip()):
+    for choice, what in ((scheduler, "scheduler"), (_CHOSEN[0], "--scheduler")):
         if choice:
-            choice = check_address(choice)
+            choice = check_address(choice, what)
             return None if choice == LOCAL else choice
-    return None
+    env = environment.scheduler()
+    return None if env in (None, LOCAL) else env
 
 
 def default_workers() -> int:
-    env = os.environ.get(ENV_WORKERS, "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return max(1, min(2, os.cpu_count() or 1))
+    """TCSMT_WORKERS (checked: a whole number from 1 to
+    environment.MAX_WORKERS), else the cores, at most 2."""
+    return environment.workers() or max(1, min(2, os.cpu_count() or 1))
 
 
 def where(scheduler: str | None = None, workers: int | None = None) -> str:
@@ -127,6 +123,11 @@ def run(tasks: Sequence[Task], *, on_done: Callable[[Done], None] | None = None,
     for stages in _RECORDS:
         stages.append(stage)
     t0 = time.monotonic()
+    address = scheduler_address(scheduler)
+    n = default_workers() if workers is None else workers
+    if address and tasks and n != 0 and not in_worker():
+        from tcsmt.runner.cluster import connect
+        connect(address)                  # a scheduler that is not there: one line, before any bar
     if progress:
         progress("", 0, len(tasks))
 
@@ -140,8 +141,6 @@ def run(tasks: Sequence[Task], *, on_done: Callable[[Done], None] | None = None,
         if progress:
             progress(done.name, count[0], len(tasks))
 
-    address = scheduler_address(scheduler)
-    n = default_workers() if workers is None else workers
     if not tasks:
         return []
     if n == 0 or in_worker():

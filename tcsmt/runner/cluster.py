@@ -18,10 +18,13 @@ would write other answers under them.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import itertools
 import os
+import select
+import socket
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +34,7 @@ from tcsmt.errors import UserError
 from tcsmt.runner.tasks import NOTHING, Done, Task, execute, lost
 
 CONNECT_TIMEOUT = 10.0       # seconds to reach the scheduler
+PROBE_WAIT = 5.0             # seconds for what answers there to greet as a scheduler
 WORKER_TIMEOUT = 60.0        # seconds to wait for a first worker
 _CLIENTS: dict[str, Any] = {}
 _DIGEST: list[str] = []
@@ -63,13 +67,17 @@ def code_digest() -> str:
 
 def connect(address: str):
     """A Client of the scheduler at ``address`` (one per address and
-    process), checked: a worker is there, and every worker runs this code."""
+    process), checked: something answers there as a Dask scheduler does
+    (``probe``), a worker is there, and every worker runs this code. Every
+    failure is one line within CONNECT_TIMEOUT + WORKER_TIMEOUT seconds."""
     if address in _CLIENTS:
         return _CLIENTS[address]
     d = _distributed()
+    probe(address)
     try:
         client = d.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
+        _abandon(e, d.Client)
         raise UserError(f"cannot reach the Dask scheduler at {address}: {e}") from None
     try:
         client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
@@ -80,6 +88,53 @@ def connect(address: str):
     check_workers(client, address)
     _CLIENTS[address] = client
     return client
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of a tcp:// address (or HOST:PORT); None for another
+    protocol (tls://, ucx://...), which the probe leaves to Dask."""
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp"):
+        return None
+    host, _, port = rest.rstrip("/").rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def probe(address: str) -> None:
+    """UserError unless a TCP connection to ``address`` opens within
+    CONNECT_TIMEOUT and what answers greets as a Dask scheduler does (its
+    handshake comes first, unasked, within PROBE_WAIT seconds): nothing
+    listening, a silent port or a web server (a Dask dashboard's port) is
+    refused here rather than left to hang the client."""
+    where = _host_port(address)
+    if where is None:
+        return
+    try:
+        with socket.create_connection(where, timeout=CONNECT_TIMEOUT) as conn:
+            ready, _, _ = select.select([conn], [], [], PROBE_WAIT)
+            head = conn.recv(512) if ready else b""
+    except OSError as e:
+        raise UserError(f"cannot reach the Dask scheduler at {address}: "
+                        f"{e.strerror or e or 'no connection'}") from None
+    if b"python" not in head:
+        heard = "nothing" if not head else repr(head[:24])
+        raise UserError(f"{address} is not a Dask scheduler: it answered {heard} where a scheduler "
+                        f"greets within {PROBE_WAIT:g} s (a dashboard's or another service's port?)")
+
+
+def _abandon(error: BaseException, client_type) -> None:
+    """A Client whose constructor failed is closed when it is collected,
+    waiting twice its timeout for a scheduler that never came and printing
+    a traceback: mark the half-made client closed (it holds nothing)."""
+    tb = error.__traceback__
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(obj, client_type):
+            obj.status = "closed"
+            with contextlib.suppress(Exception):
+                obj._loop_runner.stop()
+            return
+        tb = tb.tb_next
 
 
 def check_workers(client, address: str) -> None:

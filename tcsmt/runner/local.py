@@ -39,10 +39,12 @@ _SHARED: Any = NOTHING
 
 def _worker_start(shared: Any) -> None:
     """In a worker: die with the process that started it; Ctrl-C is that
-    process's to handle; keep the run's shared data."""
+    process's to handle; SIGTERM ends the worker at once (not the handler
+    the command line gives its own process); keep the run's shared data."""
     global _SHARED
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _SHARED = shared
 
 

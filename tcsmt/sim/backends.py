@@ -45,6 +45,8 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
     """The backend to run: ``backend`` when given (checked), else the fastest
     available (see the module doc)."""
     check_backend(backend)
+    if backend in ("cpu", "cuda"):
+        kernels.need_numba(backend)
     if backend == "cuda" and not kernels.cuda_available():
         raise UserError("backend 'cuda': no CUDA device is available (numba.cuda finds none)")
     if backend is not None:

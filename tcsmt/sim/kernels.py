@@ -26,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tcsmt.errors import UserError
-from tcsmt.fileio import write_atomic
+from tcsmt import environment
+from tcsmt.errors import BadOption, UserError
+from tcsmt.fileio import text_or_none, write_atomic
 from tcsmt.interp.kernel_source import cpu_source, cuda_source, rows_source
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
@@ -38,18 +39,42 @@ the L2 cache and each tile's rows are long enough for SIMD."""
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("TCSMT_KERNEL_CACHE")
+    """$TCSMT_KERNEL_CACHE, else ~/.cache/tcsmt/kernels."""
+    env = environment.kernel_cache()
     return Path(env) if env else Path.home() / ".cache" / "tcsmt" / "kernels"
 
 
+def _writable_cache() -> Path:
+    """cache_dir(), made if missing; BadOption (naming TCSMT_KERNEL_CACHE
+    when it is set) when it is not a folder this process can write."""
+    folder = cache_dir()
+    what = "TCSMT_KERNEL_CACHE" if environment.kernel_cache() else "the kernel cache"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BadOption(f"{what} {folder}: not a folder tcsmt can make or write "
+                        f"({e.strerror or e})") from None
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise BadOption(f"{what} {folder}: not a folder tcsmt can write")
+    return folder
+
+
 def have_numba() -> bool:
-    return importlib.util.find_spec("numba") is not None
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):
+        return False
 
 
-def _need_numba(backend: str) -> None:
-    if not have_numba():
-        raise UserError(f"the {backend} backend needs Numba: pip install numba "
-                        f"(or pass backend='numpy')")
+def need_numba(backend: str) -> None:
+    """UserError naming the extra to install when Numba cannot be imported."""
+    extra = "kernels" if backend == "cpu" else "cuda"
+    try:
+        import numba  # noqa: F401
+    except ImportError as e:
+        why = "is not installed" if not have_numba() else f"cannot be imported ({e})"
+        raise UserError(f"the {backend} backend needs Numba, which {why}: pip install "
+                        f"'tcsmt[{extra}]' (or use the numpy backend)") from None
 
 
 def _digest(source: str) -> str:
@@ -72,10 +97,9 @@ def compiled_on_disk(kind: str, p: ModelParams, k: int) -> bool:
 def _load(source: str, kind: str):
     """The module of this source, written under cache_dir() and imported."""
     digest = _digest(source)
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _writable_cache()
     path = folder / f"tcsmt_{kind}_{digest}.py"
-    if not path.exists() or path.read_text() != source:
+    if text_or_none(path) != source:
         write_atomic(path, lambda f: f.write(source))
     name = f"tcsmt_kernel_{kind}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -89,27 +113,27 @@ def _load(source: str, kind: str):
 
 def cpu_kernel(p: ModelParams, k: int):
     """The compiled CPU GEMM kernel of p for dot products of length k."""
-    _need_numba("cpu")
+    need_numba("cpu")
     return _load(kernel_source_text("cpu", p, k), "cpu").gemm
 
 
 def rows_kernel(p: ModelParams, k: int):
     """The compiled CPU kernel of p for rows of dot products of length k."""
-    _need_numba("cpu")
+    need_numba("cpu")
     return _load(kernel_source_text("rows", p, k), "rows").dots
 
 
 def cuda_kernel(p: ModelParams, k: int):
     """The CUDA kernel of p for dot products of length k (a numba.cuda kernel)."""
-    _need_numba("cuda")
+    need_numba("cuda")
     return _load(kernel_source_text("cuda", p, k), "cuda").gemm
 
 
 def cuda_available() -> bool:
     if not have_numba():
         return False
-    from numba import cuda
     try:
+        from numba import cuda
         return bool(cuda.is_available())
     except Exception:              # a driver that cannot be loaded: no device
         return False
@@ -122,6 +146,7 @@ def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
     bt [K, N], C's bits ct [M, N] and, for a block-scaled model, the
     scales' bits sa [S, M] and sb [S, N], on ``threads`` cores (all by
     default)."""
+    need_numba("cpu")
     from numba import get_num_threads, set_num_threads
     gemm = cpu_kernel(p, at.shape[0])
     d = np.empty((at.shape[1], bt.shape[1]), dtype=np.uint64)
@@ -156,6 +181,7 @@ def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     """d[r] bits (uint64) for rows of bits a [R, K], b [R, K] and c [R],
     and the scales' bits transposed sa [S, R], sb [S, R] of a block-scaled
     model."""
+    need_numba("cpu")
     from numba import get_num_threads, set_num_threads
     dots = rows_kernel(p, a.shape[1])
     d = np.empty(a.shape[0], dtype=np.uint64)
@@ -174,6 +200,7 @@ def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16), sa=None
     and, for a block-scaled model, the scales' bits sa [S, M], sb [S, N]:
     NumPy arrays (copied to the device and back) or device arrays (any
     object with the CUDA array interface; the result stays on the device)."""
+    need_numba("cuda")
     from numba import cuda
     gemm = cuda_kernel(p, a.shape[1])
     on_host = isinstance(a, np.ndarray)

@@ -31,6 +31,7 @@ import importlib
 import importlib.util
 import multiprocessing as mp
 import os
+import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -170,8 +171,11 @@ def _context():
 def _worker(conn, solver: str, module: str, text: str, inputs: dict[str, int],
             timeout: float | None) -> None:
     """In the child: import the backend (and with it the solver), check, send
-    back a dict. Never raises: failures travel as status "error"."""
+    back a dict. Never raises: failures travel as status "error". SIGTERM
+    ends it at once, wherever the solver is (the command line's own
+    handler, inherited through fork, would wait for Python code)."""
     die_with_parent()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         backend = importlib.import_module(module)
         out = backend.check(text, inputs, timeout)
