@@ -719,19 +719,22 @@ def coverage_path(suite: str, space: str = "properties") -> Path:
     return cv.result_path(suite, space)
 
 
-def write(path: str | Path, doc: dict) -> str:
+def write(path: str | Path, doc: dict, replace_answers: bool = False) -> str:
     """Write a document a call returned (a result of find, prove, diff or
     equiv; a compare-algorithms or coverage document) atomically, and only
-    when its stable content changed: "new", "changed" or "unchanged"."""
+    when its stable content changed: "new", "changed" or "unchanged". A
+    document that would leave unknown an answer the file holds (a proof, a
+    separating vector, a verdict) is not written unless
+    ``replace_answers``: AnswersLost (its line says what, "lost")."""
     schema = str(doc.get("schema", ""))
     if schema.startswith("tcsmt-compare/"):
         from tcsmt.cases import compare as cp
-        return str(cp.write(path, doc))
+        return str(cp.write(path, doc, replace_answers))
     if schema.startswith("tcsmt-coverage/"):
         from tcsmt.cases import coverage as cv
-        return str(cv.write(path, doc))
+        return str(cv.write(path, doc, replace_answers))
     from tcsmt.report.results import write_result
-    return str(write_result(path, doc))
+    return str(write_result(path, doc, replace_answers=replace_answers))
 
 
 def _seconds(value, what: str = "timeout", lo: float = 0.1) -> float:

@@ -18,9 +18,13 @@ command line prints one line and exits with the root's code.
       InternalError          a bug in tcsmt or in a solver: ``internal error: ...``,
         WitnessError         exit 3, nothing written
         DataBranchError (tcsmt.interp.ints: the datapath branched on data)
+      AnswersLost            a new result would leave unknown an answer of the
+                             file it replaces: the file is kept; one line
+                             ``lost: ...`` saying how to force, exit 1
 """
 
-__all__ = ["BadFile", "BadOption", "BudgetExceeded", "DeviceMissing", "FormatMismatch", "InternalError",
+__all__ = ["AnswersLost", "BadFile", "BadOption", "BudgetExceeded", "DeviceMissing", "FormatMismatch",
+           "InternalError",
            "ModelFileError", "OutputRefused", "ShapeError", "SolverMissing", "SolverTimeout",
            "TcsmtError", "UnknownModel", "UserError", "WitnessError"]
 
@@ -93,6 +97,19 @@ class OutputRefused(UserError):
 class BudgetExceeded(UserError):
     """Work whose estimated peak memory passes what the machine has free;
     the message names the estimate and what is available."""
+
+
+class AnswersLost(TcsmtError):
+    """A result document that would replace a file holding answers (a
+    proof, a separating vector, a verdict, at any level) by unknowns: the
+    file is kept as it was; the message (``lost: ...``) names what would
+    be lost and how to force. Exit 1: the run itself went as asked."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, lost: list[str]):
+        super().__init__(message)
+        self.lost = lost
 
 
 class InternalError(TcsmtError):

@@ -304,9 +304,9 @@ def result_path(arch: str, k: int, reproduce: bool, root: str | Path = "results"
     return Path(root) / "compare-algorithms" / f"{arch}-k{k}{'-reproduce' if reproduce else ''}.json"
 
 
-def write(path: str | Path, doc: dict):
+def write(path: str | Path, doc: dict, replace_answers: bool = False):
     """Write atomically unless the file holds the same stable content."""
-    return write_result(path, doc, check=check_document)
+    return write_result(path, doc, check=check_document, replace_answers=replace_answers)
 
 
 def check_document(doc: dict) -> None:

@@ -488,9 +488,9 @@ def document(suite, space, spaces, seps, claims, checks, failing, unseparated, g
     }
 
 
-def write(path: str | Path, doc: dict):
+def write(path: str | Path, doc: dict, replace_answers: bool = False):
     """Write atomically unless the file holds the same stable content."""
-    return write_result(path, doc, check=check_document)
+    return write_result(path, doc, check=check_document, replace_answers=replace_answers)
 
 
 def check_document(doc: dict) -> None:

@@ -10,7 +10,7 @@ import click
 from tcsmt import api
 from tcsmt.cli import options
 from tcsmt.cli.progress import progress_bar
-from tcsmt.errors import UserError
+from tcsmt.errors import AnswersLost, UserError
 from tcsmt.report.terminal import wrap
 
 
@@ -29,7 +29,8 @@ from tcsmt.report.terminal import wrap
 @options.solver(timeout=280.0, cross_check=None, timeout_help="Seconds for the whole question.")
 @options.emit_smt2
 @options.output("results/compare-algorithms/ARCH-kK[-reproduce].json; one architecture only")
-def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output):
+@options.replace_answers
+def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output, replace_answers):
     """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
     cores be less accurate than Markidis et al.'s, for one output element,
     on ARCH's tensor-core model? Prints the inputs, the true value, both
@@ -45,7 +46,11 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
         path = Path(output) if output else api.compare_path(arch, k, reproduce)
         doc = api.compare_algorithms(arch, k, reproduce=reproduce, solver=solver, timeout=timeout,
                                      prior=path)
-        api.write(path, doc)
+        try:
+            api.write(path, doc, replace_answers)
+        except AnswersLost:
+            print_compare(doc, f"{path} kept")
+            raise
         print_compare(doc, path)
         worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
     if worst:
@@ -85,15 +90,17 @@ def print_compare(doc: dict, path: Path) -> None:
                    "property names separated by commas, 'axes', or a space file (TOML).")
 @click.option("--no-generate", is_flag=True, help="Report only; generate no vectors for the gaps.")
 @options.solver(timeout=10.0, cross_check=None, timeout_help="Seconds per solver question (one open pair).")
-@click.option("--budget", type=click.FloatRange(min=1), default=240.0, show_default=True,
+@click.option("--budget", type=options.Finite(1, options.MAX_SECONDS), default=240.0, show_default=True,
               help="Seconds for the whole query; open pairs left then are reported unknown.")
 @click.option("--verbose", "-v", is_flag=True,
               help="List every vector of the suite with each pair of hypotheses it separates.")
 @options.scheduler
 @options.emit_smt2
 @options.output("results/coverage/SUITE.json")
+@options.replace_answers
 @options.output_format()
-def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output, out_format, wide):
+def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output, replace_answers,
+             out_format, wide):
     """Which pairs of hypotheses each vector of a published test SUITE (a
     file, or a shipped name: fasi-v100, fasi-t4, fasi-a100,
     khattak-mikaitis) separates, which of its claims hold, which pairs no
@@ -118,17 +125,23 @@ def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output
     with progress_bar("coverage", out_format == "table") as progress:
         doc = api.coverage(suite, space=space, generate=not no_generate, solver=solver, timeout=timeout,
                            budget=budget, prior=path, progress=progress)
-    api.write(path, doc)
+    kept = None
+    try:
+        api.write(path, doc, replace_answers)
+    except AnswersLost as e:             # the report is still shown, then "lost" (exit 1)
+        kept = e
     if out_format == "json":
         options.echo_json(doc)
     elif out_format == "csv":
         click.echo(csv_text(["vector", "space", "pair"], coverage_rows(doc)), nl=False)
     else:
         width = terminal_width(wide)
-        for line in coverage_lines(doc, path, verbose):
+        for line in coverage_lines(doc, f"{path} kept" if kept else path, verbose):
             text = line.lstrip()
             for part in wrap(text, width, line[:len(line) - len(text)]):
                 click.echo(part)
+    if kept:
+        raise kept
 
 
 def coverage_rows(doc: dict) -> list[list[str]]:

@@ -9,7 +9,8 @@ import click
 
 from tcsmt import api
 from tcsmt.cli import options
-from tcsmt.errors import UserError
+from tcsmt.environment import MAX_WORKERS
+from tcsmt.errors import AnswersLost, UserError
 
 
 @click.command("find")
@@ -21,9 +22,10 @@ from tcsmt.errors import UserError
 @click.option("--no-pool", is_flag=True, help="Ask only the solvers (no candidate pool).")
 @options.emit_smt2
 @options.output("results/ARCH/PROPERTY.json")
+@options.replace_answers
 @options.output_format()
 def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, no_pool, output,
-             out_format, wide):
+             replace_answers, out_format, wide):
     """Find the fewest inputs that tell PROPERTY's hypotheses apart on ARCH,
     print them with each hypothesis's output, and write them to JSON. The
     vectors of an earlier result in the file are tried first.
@@ -38,18 +40,23 @@ def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, 
                    readable=not raw, pool=not no_pool, cross_check=cross_check, prior=path)
     summary = (f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
                f"{doc['run']['seconds']:.2f} s")
-    write_and_say(path, doc, summary, err=not show_result(doc, out_format, wide))
+    write_and_say(path, doc, summary, err=not show_result(doc, out_format, wide),
+                  replace_answers=replace_answers)
 
 
-def write_and_say(path, doc: dict, summary: str, err: bool = False) -> None:
+def write_and_say(path, doc: dict, summary: str, err: bool = False, replace_answers: bool = False) -> None:
     """Write a result file after its answer was printed, and end the answer
     with ``summary`` and what became of the file (on stderr when ``err``);
     a file that cannot be written still leaves the answer on the screen
-    (then the UserError)."""
+    (then the UserError); a file whose answers the new document would leave
+    unknown is kept (then AnswersLost: "lost", exit 1)."""
     try:
-        status = api.write(path, doc)
+        status = api.write(path, doc, replace_answers)
     except UserError:
         click.echo(f"{summary}; not written", err=err)
+        raise
+    except AnswersLost:
+        click.echo(f"{summary}; {path} kept", err=err)
         raise
     click.echo(f"{summary}; " + (f"{path} unchanged" if status == "unchanged" else f"written to {path}"),
                err=err)
@@ -77,9 +84,10 @@ def show_result(doc: dict, out_format: str, wide: bool) -> bool:
 @options.solver(cross_check="--no-cross-check")
 @options.emit_smt2
 @options.output("results/ARCH/carry-bits-proof.json")
+@options.replace_answers
 @options.output_format()
-def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output, out_format,
-              wide):
+def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output, replace_answers,
+              out_format, wide):
     """Prove the fewest carry bits with which ARCH's block accumulator gives
     the same bits as an unbounded one for every finite input, with a
     replayed witness that one bit fewer is not enough."""
@@ -96,7 +104,7 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
                      f"(found by {how}, replayed)")
     for line in lines:
         click.echo(line, err=not people)
-    write_and_say(path, doc, f"{run['seconds']:.2f} s", err=not people)
+    write_and_say(path, doc, f"{run['seconds']:.2f} s", err=not people, replace_answers=replace_answers)
 
 
 @click.command("properties")
@@ -124,13 +132,15 @@ def properties_cmd(arch, out_format, wide):
 @click.command("regen")
 @click.argument("archs", nargs=-1, metavar="[ARCH|MODEL]...")
 @click.option("--property", "props", multiple=True, metavar="NAME", help="Only these properties.")
-@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--jobs", type=click.IntRange(1, MAX_WORKERS), default=2, show_default=True,
               help="Queries run at once in local worker processes (without a scheduler).")
 @options.scheduler
 @options.solver(cross_check=None, timeout_help="Seconds per solver question (part of each "
                 "query's cache key).")
 @click.option("--force", is_flag=True, help="Run every query, even those whose inputs have not changed.")
-@click.option("--root", type=click.Path(), default="results", show_default=True)
+@options.replace_answers
+@click.option("--root", type=click.Path(), default="results", show_default=True,
+              callback=options.checked_folder, help="The folder of the result files.")
 @click.option("--check", is_flag=True, help="Solve nothing: name every file the current code would "
               "write differently (or that is missing, or that no query writes any more); exit 1 "
               "when there is one.")
@@ -138,7 +148,8 @@ def properties_cmd(arch, out_format, wide):
 @click.option("--stale", is_flag=True, help="Run only the queries whose files --check names "
               "(missing or stale), whatever the cache says.")
 @options.output_format()
-def regen_cmd(archs, props, jobs, solver, timeout, force, root, check, stale, out_format, wide):
+def regen_cmd(archs, props, jobs, solver, timeout, force, replace_answers, root, check, stale, out_format,
+              wide):
     """Regenerate every property for every shipped architecture and the
     models of tcsmt.regen.jobs.MODELS (or those named), skipping queries
     whose inputs have not changed. A file whose stable content (question,
@@ -152,7 +163,9 @@ def regen_cmd(archs, props, jobs, solver, timeout, force, root, check, stale, ou
       unchanged  ran again; the file's stable content came out the same
       cached     not run: its question and code match the file's cache key
       skipped    the property does not apply to the architecture
-      lost       a proof came back unknown; the file is left as it was
+      lost       an answer (a proof, a separating vector, a verdict) came
+                 back unknown; the file is left as it was (--replace-answers
+                 writes it)
       failed     an error (the note says which)
 
     With --check nothing is solved or written: each file's answers go
@@ -166,7 +179,8 @@ def regen_cmd(archs, props, jobs, solver, timeout, force, root, check, stale, ou
 
     with progress_bar("regen") as progress:
         doc = api.regen(list(archs), list(props), jobs=jobs, solver=solver, timeout=timeout,
-                        force=force, root=root, stale=stale, progress=progress)
+                        force=force, root=root, stale=stale, progress=progress,
+                        replace_answers=replace_answers)
     rows = doc["outcomes"]
     if out_format == "json":
         options.echo_json(doc)

@@ -12,7 +12,7 @@ import sys
 import click
 
 from tcsmt import invocation
-from tcsmt.errors import InternalError, UserError
+from tcsmt.errors import AnswersLost, BudgetExceeded, InternalError, UserError
 
 OPTS = dict(help_option_names=["-h", "--help"], max_content_width=100)
 
@@ -91,11 +91,24 @@ _register()
 def main(argv: list[str] | None = None) -> None:
     """Run the command line; every error ends in one line on stderr: bad
     input ``error: ...`` (exit 2), a bug ``internal error: ...`` (exit 3;
-    TCSMT_DEBUG=1 shows the traceback)."""
+    TCSMT_DEBUG=1 shows the traceback). SIGTERM ends a command as Ctrl-C
+    does; the TCSMT_* variables are checked before any command runs; an
+    allocation that fails is the one line of a BudgetExceeded."""
+    from tcsmt import environment
+    from tcsmt.processes import terminate_as_interrupt
+    terminate_as_interrupt()
     try:
+        environment.check_all()
         cli.main(args=argv, prog_name="tcsmt", standalone_mode=False)
+    except MemoryError:
+        from tcsmt.budget import out_of_memory
+        click.echo(f"error: {out_of_memory()}", err=True)
+        sys.exit(BudgetExceeded.exit_code)
     except UserError as e:
         click.echo(f"error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except AnswersLost as e:
+        click.echo(str(e), err=True)
         sys.exit(e.exit_code)
     except InternalError as e:
         _internal(e)

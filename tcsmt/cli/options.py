@@ -147,6 +147,15 @@ def scheduler(f):
              "default: TCSMT_SCHEDULER, else local worker processes; 'local' for those).")(f)
 
 
+def replace_answers(f):
+    """--replace-answers: write a result even where an answer of the file
+    it replaces (a proof, a separating vector, a verdict) came back unknown."""
+    return click.option("--replace-answers", is_flag=True,
+                        help="Write the result even where an answer of the file it replaces (a "
+                             "proof, a separating vector, a verdict) came back unknown (default: "
+                             "keep that file and exit 1, 'lost').")(f)
+
+
 def output_format(csv: bool = True):
     """--format table|json[|csv] (on stdout, for scripts) and --wide."""
     choices = ["table", "json", "csv"] if csv else ["table", "json"]

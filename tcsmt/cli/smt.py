@@ -27,12 +27,13 @@ from tcsmt import api
 from tcsmt.cli import options
 from tcsmt.cli.show import print_separation
 from tcsmt.enums import Verdict
-from tcsmt.errors import UserError
+from tcsmt.errors import AnswersLost, UserError
 
 
 def _query(many: bool):
     def deco(f):
         f = options.output_format()(f)
+        f = options.replace_answers(f)
         f = click.option("--force", is_flag=True,
                          help="Replace an existing result file (default: the default name gets a "
                               "free numbered one, -2, -3...; an existing -o FILE is an error).")(f)
@@ -64,6 +65,7 @@ def run_query(kind: str, o: dict) -> int:
     """diff or equiv: solve, write the result file, print; the exit status."""
     domain = options.domain_of(o)
     out, force, out_format, wide = o.pop("output"), o.pop("force"), o.pop("out_format"), o.pop("wide")
+    replace = o.pop("replace_answers")
     if out and Path(out).exists() and not force:          # before any work
         raise UserError(f"{out} exists: --force replaces it, or choose another -o")
     if kind == "diff":
@@ -72,8 +74,8 @@ def run_query(kind: str, o: dict) -> int:
         doc = api.equiv(o.pop("model_a"), o.pop("model_b"), domain=domain, **o)
     path = api.comparison_path(kind, doc, out, force)
     try:
-        api.write(path, doc)
-    except UserError:
+        api.write(path, doc, replace)
+    except (UserError, AnswersLost):
         print_separation(doc, None, out_format, wide)
         raise
     print_separation(doc, path, out_format, wide)

@@ -29,11 +29,12 @@ from functools import partial
 from pathlib import Path
 
 from tcsmt import runner
-from tcsmt.enums import FileStatus, PairVerdict, Verdict
-from tcsmt.errors import UserError
+from tcsmt.enums import FileStatus, Verdict
+from tcsmt.errors import AnswersLost, UserError
 from tcsmt.fileio import json_object_or_none, write_json_atomic
 from tcsmt.processes import interrupt_after
 from tcsmt.regen import restate as rs
+from tcsmt.report.answers import answers
 from tcsmt.report.results import SOLVER_PACKAGES, solver_versions, write_result
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -138,23 +139,11 @@ def prove_command(arch: str) -> str:
 # ---------------------------------------------------------------------------
 
 def has_unknown(doc: dict | None) -> bool:
-    """Whether a document holds an unknown: its verdict, a pair, a gap."""
+    """Whether a document holds an unknown at any level: its verdict, the
+    one vector for all pairs, a lemma, a pair, a gap (tcsmt.report.answers)."""
     if not doc:
         return True
-    if doc.get("verdict") == Verdict.UNKNOWN:
-        return True
-    if any(p.get("verdict") == PairVerdict.UNKNOWN for p in doc.get("pairs", [])):
-        return True
-    return any(u.get("status") == "unknown" for u in doc.get("unseparated", []))
-
-
-def proved(doc: dict | None) -> int:
-    """How many proofs a document holds (an unsat verdict, inseparable pairs)."""
-    if not doc:
-        return 0
-    return (doc.get("verdict") == Verdict.UNSAT) + \
-        sum(p.get("verdict") == PairVerdict.UNSAT for p in doc.get("pairs", [])) + \
-        sum(u.get("status") == "inseparable" for u in doc.get("unseparated", []))
+    return any(state == Verdict.UNKNOWN for state in answers(doc).values())
 
 
 class Cache:
@@ -179,12 +168,14 @@ class Cache:
 
 def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
              progress: Callable[[str, int, int], None] | None = None,
-             scheduler: str | None = None) -> list[Outcome]:
+             scheduler: str | None = None, replace_answers: bool = False) -> list[Outcome]:
     """Run the plan's queries through tcsmt.runner (``jobs`` local worker
     processes, or the Dask cluster at ``scheduler`` / TCSMT_SCHEDULER) and
     write their files here, each as its query finishes. Ctrl-C stops every
     worker (cancels every task on a cluster); what was written before it is
-    complete, and the message says how many files that is."""
+    complete, and the message says how many files that is. A document that
+    would leave unknown an answer its file holds is not written (LOST)
+    unless ``replace_answers``."""
     cache = Cache(plan.root)
     todo, outcomes = [], list(plan.skipped)
     for job in plan.jobs:
@@ -194,8 +185,9 @@ def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
             todo.append(job)
     by_name = {job.name: job for job in todo}
     tasks = [runner.Task(job.name, partial(job.run, prior=json_object_or_none(job.path))) for job in todo]
+    finish = partial(_finish_counted, cache=cache, outcomes=outcomes, replace=replace_answers)
     try:
-        runner.run(tasks, on_done=lambda done: _finish_counted(by_name[done.name], done, cache, outcomes),
+        runner.run(tasks, on_done=lambda done: finish(by_name[done.name], done),
                    progress=progress, scheduler=scheduler, workers=max(1, jobs))
     except KeyboardInterrupt:
         written = sum(o.status in (FileStatus.NEW, FileStatus.CHANGED) for o in outcomes)
@@ -204,24 +196,26 @@ def run_plan(plan: Plan, jobs: int = 2, force: bool = False,
     return outcomes
 
 
-def _finish_counted(job: Job, done: runner.Done, cache: Cache, outcomes: list[Outcome]) -> None:
+def _finish_counted(job: Job, done: runner.Done, cache: Cache, outcomes: list[Outcome],
+                    replace: bool = False) -> None:
     """Write a finished query's file and count it as one step: a Ctrl-C that
     comes meanwhile is raised after both, so the count of written files
     given on Ctrl-C is the count on disk."""
     with interrupt_after():
-        outcomes.append(_finish(job, done, cache))
+        outcomes.append(_finish(job, done, cache, replace))
 
 
-def _finish(job: Job, done: runner.Done, cache: Cache) -> Outcome:
+def _finish(job: Job, done: runner.Done, cache: Cache, replace: bool = False) -> Outcome:
     """Write one finished query's file (or say why not)."""
     secs, doc = done.seconds, done.value
     if not done.ok:                 # bad input, a crash in one query, a lost worker: report it, go on
         return Outcome(job.name, FileStatus.FAILED, secs, note=done.error)
-    old = json_object_or_none(job.path)
-    if has_unknown(doc) and proved(doc) < proved(old):
+    try:
+        status = write_result(job.path, doc, job.check, replace_answers=replace)
+    except AnswersLost as e:
+        shown = "; ".join(e.lost[:3]) + (f"; and {len(e.lost) - 3} more" if len(e.lost) > 3 else "")
         return Outcome(job.name, FileStatus.LOST, secs, doc.get("verdict", ""),
-                       "was proved, now unknown (a shorter timeout or a solver that failed): "
-                       "the proved file is kept")
-    status = write_result(job.path, doc, job.check)
+                       f"{len(e.lost)} answer(s) came back unknown ({shown}): the file is kept; "
+                       "a longer --timeout, or --replace-answers to write the unknowns")
     cache.record(job)
     return Outcome(job.name, status, secs, doc.get("verdict", ""))

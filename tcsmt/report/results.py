@@ -84,12 +84,13 @@ from pathlib import Path
 
 from tcsmt import fileio
 from tcsmt.enums import FileStatus, Verdict
-from tcsmt.errors import UserError
+from tcsmt.errors import AnswersLost, UserError
 from tcsmt.fileio import write_json_atomic
 from tcsmt.model.choices import OPTIONAL_INT_KEYS
 from tcsmt.model.formats import Format, get_format, parse_bits
 from tcsmt.model.load import params_from_dict
 from tcsmt.model.params import ModelParams
+from tcsmt.report.answers import lost_answers, lost_text
 from tcsmt.search.vectors import Hypothesis, Vector, outputs, separated_pairs
 from tcsmt.sim.dot import Result
 from tcsmt.smt.service import PORTFOLIO
@@ -188,14 +189,21 @@ def stable(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k != "run"}
 
 
-def write_result(path: str | Path, doc: dict, check=None) -> FileStatus:
+def write_result(path: str | Path, doc: dict, check=None, replace_answers: bool = False,
+                 how: str = "--replace-answers") -> FileStatus:
     """Validate, then write atomically (never half a file), unless the file
     already holds the same stable content: then it is left as it was.
-    ``check`` validates other schemas (default: tcsmt-result)."""
+    ``check`` validates other schemas (default: tcsmt-result). A document
+    that would leave unknown an answer the file holds (its question the
+    same) is not written unless ``replace_answers``: AnswersLost, whose
+    line says what and that ``how`` forces it."""
     (check or validate)(doc)
     old = fileio.json_object_or_none(path)
     if old is not None and stable(old) == json.loads(json.dumps(stable(doc))):
         return FileStatus.UNCHANGED
+    lost = [] if replace_answers else lost_answers(old, doc)
+    if lost:
+        raise AnswersLost(lost_text(path, lost, how), lost)
     write_json_atomic(path, doc)
     return FileStatus.NEW if old is None else FileStatus.CHANGED
 
