@@ -4,19 +4,24 @@ Ctrl-C held back while a file is written and counted."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 
 
-def die_with_parent(sig: int = signal.SIGKILL) -> None:
+def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> None:
     """In a child process: be sent ``sig`` when its parent dies (Linux
     prctl PR_SET_PDEATHSIG; elsewhere nothing), so killing tcsmt's main
-    process leaves no worker or solver behind."""
+    process leaves no worker or solver behind. ``parent``, the pid the
+    parent had before it started this child: a parent that died before the
+    prctl (a busy machine widens that moment) ends the child at once."""
     try:
         import ctypes
         ctypes.CDLL(None).prctl(1, int(sig))
     except (OSError, AttributeError):
         pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 
 STOPPING = (signal.SIGINT, signal.SIGTERM)

@@ -37,12 +37,12 @@ distributed.scheduler.allowed-failures is 3 as well)."""
 _SHARED: Any = NOTHING
 
 
-def _worker_start(shared: Any) -> None:
+def _worker_start(shared: Any, parent: int | None = None) -> None:
     """In a worker: die with the process that started it; Ctrl-C is that
     process's to handle; SIGTERM ends the worker at once (not the handler
     the command line gives its own process); keep the run's shared data."""
     global _SHARED
-    die_with_parent()
+    die_with_parent(parent=parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _SHARED = shared
@@ -67,7 +67,7 @@ class LocalPool:
 
     def _start(self) -> ProcessPoolExecutor:
         self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=start_method(),
-                                        initializer=_worker_start, initargs=(self.shared,))
+                                        initializer=_worker_start, initargs=(self.shared, os.getpid()))
         return self.pool
 
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[int, Done]]:

@@ -169,12 +169,12 @@ def _context():
 
 
 def _worker(conn, solver: str, module: str, text: str, inputs: dict[str, int],
-            timeout: float | None) -> None:
+            timeout: float | None, parent: int | None = None) -> None:
     """In the child: import the backend (and with it the solver), check, send
     back a dict. Never raises: failures travel as status "error". SIGTERM
     ends it at once, wherever the solver is (the command line's own
     handler, inherited through fork, would wait for Python code)."""
-    die_with_parent()
+    die_with_parent(parent=parent)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         backend = importlib.import_module(module)
@@ -200,7 +200,7 @@ class _Active:
         self.conn = recv
         self.proc = ctx.Process(target=_worker, daemon=True,
                                 args=(send, job.solver, SOLVERS[job.solver][1], job.formula.text,
-                                      job.formula.inputs, timeout))
+                                      job.formula.inputs, timeout, os.getpid()))
         self.proc.start()
         send.close()
 
