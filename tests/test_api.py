@@ -18,6 +18,7 @@ import tcsmt
 from tcsmt import api
 from tcsmt.errors import UserError
 from tcsmt.model.formats import get_format
+from tcsmt.regen.jobs import has_unknown
 from tcsmt.sim.inputs import round_array
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,8 +201,14 @@ def test_regenerate_one_query(tmp_path):
                            progress=lambda name, done, total: seen.append((done, total)))
     assert doc["counts"] == {"new": 1} and doc["outcomes"][0]["name"] == "volta/rounding"
     assert seen[-1] == (1, 1)
+    first = json.loads((tmp_path / "volta" / "rounding.json").read_text())
     again = tcsmt.regenerate(["volta"], ["rounding"], root=tmp_path, timeout=30, jobs=1)
-    assert again["counts"] == {"cached": 1}
+    # a file with an unknown at any level (on a busy machine, the one vector for
+    # all pairs may find no answer in 30 s) is never a cache hit
+    if has_unknown(first):
+        assert "cached" not in again["counts"], again
+    else:
+        assert again["counts"] == {"cached": 1}, again
 
 
 def test_conformance_counts_every_recorded_row_judged_or_not():
