@@ -31,7 +31,7 @@ from tcsmt.errors import ShapeError, UserError
 from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
 from tcsmt.interp.program import record
 from tcsmt.model.params import ModelParams
-from tcsmt.sim.backends import choose, dots_bits, gemm_bits
+from tcsmt.sim.backends import BACKENDS, choose, dots_bits, gemm_bits
 from tcsmt.sim.memory import gemm_bytes, rows_bytes
 from tcsmt.sim.npio import from_bits, to_bits
 
@@ -239,9 +239,15 @@ def check_memory(p: ModelParams, m: int, n: int, k: int, backend: str | None = N
                  max_memory: int | None = None, threads: int | None = None, extra: int = 0) -> None:
     """BudgetExceeded (one line, naming the estimate and what is available)
     when D = C + A @ B of these sizes would need more memory than there is
-    (tcsmt.sim.memory.gemm_bytes, and ``extra`` bytes the caller adds)."""
-    need = gemm_bytes(p, m, n, k, backend, max_memory or DEFAULT_MEMORY, threads) + extra
-    require(need, f"D = C + A @ B ({m}x{k} times {k}x{n}) under {p.name}")
+    (tcsmt.sim.memory.gemm_bytes, and ``extra`` bytes the caller adds).
+    Without a backend, the least any backend needs is checked first (the
+    choice itself records the program), then what the chosen one needs."""
+    what = f"D = C + A @ B ({m}x{k} times {k}x{n}) under {p.name}"
+    mem = max_memory or DEFAULT_MEMORY
+    if backend is None:
+        require(min(gemm_bytes(p, m, n, k, b, mem, threads) for b in BACKENDS) + extra, what)
+        backend = choose(p, k, m * n * k, None)
+    require(gemm_bytes(p, m, n, k, backend, mem, threads) + extra, what)
 
 
 def matmul_bits(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
