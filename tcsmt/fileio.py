@@ -55,11 +55,32 @@ def _too_large(path, size: str, limit: int, error):
     return error(f"{path}: {size}, more than the {_size(limit)} tcsmt reads for a file of this kind")
 
 
-def read_bytes(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT) -> bytes:
+_INPUTS: dict[tuple[int, int], str] | None = None
+"""(device, inode) -> path of every regular file read as an input, once
+guard_inputs() is called (the command line does): none is written over."""
+
+
+def guard_inputs() -> None:
+    """From now on in this process, a regular file read as an input
+    (read_bytes, read_text, read_json, open_regular) is never replaced by
+    write_atomic: OutputRefused. (An earlier result read to be replaced,
+    json_object_or_none, is not an input.)"""
+    global _INPUTS
+    if _INPUTS is None:
+        _INPUTS = {}
+
+
+def _remember(st: os.stat_result, path) -> None:
+    if _INPUTS is not None and stat.S_ISREG(st.st_mode):
+        _INPUTS.setdefault((st.st_dev, st.st_ino), str(path))
+
+
+def read_bytes(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT, input: bool = True) -> bytes:
     """A file's bytes, at most ``limit`` of them; ``error`` (default
     BadFile) with one line naming the file when it cannot be read, is a
     folder, is larger, or is a pipe or device that sends more or says
-    nothing for TCSMT_PIPE_WAIT seconds."""
+    nothing for TCSMT_PIPE_WAIT seconds. ``input``: remembered as a file
+    this command reads (guard_inputs)."""
     error = error or BadFile
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
@@ -67,6 +88,8 @@ def read_bytes(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT) -> byt
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
     try:
         st = os.fstat(fd)
+        if input:
+            _remember(st, path)
         if stat.S_ISDIR(st.st_mode):
             raise error(f"{path}: a folder, not a file")
         if stat.S_ISREG(st.st_mode):
@@ -92,18 +115,20 @@ def open_regular(path: str | Path, name: str = "", error=None) -> IO[bytes]:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
         raise error(f"{label}: cannot read: {e.strerror or e}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise error(f"{label}: not a regular file")
+    _remember(st, path)
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
-def read_text(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT) -> str:
+def read_text(path: str | Path, error=None, limit: int = DOCUMENT_LIMIT, input: bool = True) -> str:
     """A UTF-8 text file of at most ``limit`` bytes; ``error`` (default
     BadFile) with one line naming the file when it cannot be read."""
     error = error or BadFile
-    data = read_bytes(path, error, limit)
+    data = read_bytes(path, error, limit, input)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -147,7 +172,7 @@ def text_or_none(path: str | Path, limit: int = DOCUMENT_LIMIT) -> str | None:
     if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
         return None
     try:
-        return read_text(path, limit=limit)
+        return read_text(path, limit=limit, input=False)
     except UserError:
         return None
 
@@ -222,6 +247,11 @@ def output_target(path: str | Path) -> tuple[str, Path]:
     except OSError as e:                 # a file where a folder should be, a loop of links
         raise OutputRefused(f"{path}: cannot write: {e.strerror or e}") from None
     if stat.S_ISREG(st.st_mode):
+        read = _INPUTS.get((st.st_dev, st.st_ino)) if _INPUTS is not None else None
+        if read is not None:
+            what = "" if os.path.abspath(read) == os.path.abspath(path) else f" ({read})"
+            raise OutputRefused(f"{path}{what} is a file this command reads: write the output "
+                                "to another file")
         return "file", Path(os.path.realpath(path))
     if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
         return "through", path

@@ -112,6 +112,21 @@ def test_a_link_to_a_file_keeps_its_place_and_the_file_its_mode(tmp_path):
     assert stat.S_IMODE(os.stat(real).st_mode) == 0o640
 
 
+def test_no_file_a_command_reads_is_written_over(tmp_path, monkeypatch):
+    monkeypatch.setattr(fileio, "_INPUTS", {})
+    src = tmp_path / "in.json"
+    src.write_text('{"a": 1}')
+    link = tmp_path / "link.json"
+    link.symlink_to("in.json")
+    assert fileio.json_object_or_none(src) == {"a": 1}          # an earlier result: not an input
+    fileio.write_text_atomic(src, '{"a": 2}')
+    fileio.read_json(src)                                        # an input from now on
+    for target in (src, link):
+        with pytest.raises(OutputRefused, match="a file this command reads"):
+            fileio.write_text_atomic(target, "x")
+    assert src.read_text() == '{"a": 2}' and link.is_symlink()
+
+
 # ---------------------------------------------------------------------------
 # Readers
 # ---------------------------------------------------------------------------

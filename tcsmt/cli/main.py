@@ -93,10 +93,12 @@ def main(argv: list[str] | None = None) -> None:
     input ``error: ...`` (exit 2), a bug ``internal error: ...`` (exit 3;
     TCSMT_DEBUG=1 shows the traceback). SIGTERM ends a command as Ctrl-C
     does; the TCSMT_* variables are checked before any command runs; an
-    allocation that fails is the one line of a BudgetExceeded."""
-    from tcsmt import environment
+    allocation that fails is the one line of a BudgetExceeded; no file the
+    command reads is written over (fileio.guard_inputs)."""
+    from tcsmt import environment, fileio
     from tcsmt.processes import terminate_as_interrupt
     terminate_as_interrupt()
+    fileio.guard_inputs()
     try:
         environment.check_all()
         cli.main(args=argv, prog_name="tcsmt", standalone_mode=False)
