@@ -545,7 +545,11 @@ def plan(formats: str | None = None, *, space: str | Path | None = None, scales:
     else plan.json). Returns {"output", "stats"}: hypotheses, classes,
     vectors, worst-case and expected runs. ``log(text)`` and
     ``progress(what, done, total)`` follow the build."""
+    from tcsmt.environment import number
     from tcsmt.identify.workflow import build
+    candidates = number(str(candidates), "candidates", 1, 1 << 40, integer=True)
+    solver_budget = _seconds(solver_budget, "solver budget", 0)
+    seed = number(str(seed), "seed", 0, 2**64 - 1, integer=True)
     return build(formats, space, scales, instruction, output, candidates, solver_budget, seed,
                  log=log, progress=progress)
 
@@ -571,8 +575,12 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
     or ``space`` choose the hypotheses (default: the committed plan of the
     observations' formats). The report document is returned (and written
     to ``report``); "failure" names the observation no hypothesis explains."""
+    from tcsmt.environment import number
     from tcsmt.fileio import refuse_overwriting, write_json_atomic
     from tcsmt.identify.workflow import identify as run
+    timeout = _seconds(timeout)
+    if limit is not None:
+        limit = number(str(limit), "limit", 1, 1 << 40, integer=True)
     inputs = {"OBSERVATIONS": observations, "--plan": plan, "--space": space}
     refuse_overwriting(report, inputs, "-o")
     refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")

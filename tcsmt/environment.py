@@ -49,7 +49,8 @@ def number(text: str, what: str, lo: float, hi: float, integer: bool = False) ->
     if not integer and not math.isfinite(x):
         raise BadOption(f"{what} {text!r}: not a finite number")
     if not lo <= x <= hi:
-        raise BadOption(f"{what} {text!r}: must lie between {lo:g} and {hi:g}")
+        show = (lambda v: str(int(v))) if integer else (lambda v: f"{v:g}")  # noqa: E731
+        raise BadOption(f"{what} {text!r}: must lie between {show(lo)} and {show(hi)}")
     return int(x) if integer else x
 
 

@@ -295,6 +295,10 @@ NUMBERS = [
     (["conformance", V100, "--limit", "X"], ["0", "-1"]),
     (["diff", "volta", "ampere", "-o", "d.json", "--count", "X"], ["0", "nan"]),
     (["simulate", "--arch", "volta", "--a", "1", "--b", "1", "--c", "X"], ["nan(5)", "1e99999999"]),
+    (["diff", "volta", "ampere", "-o", "d.json", "--exp-range", "X"],
+     ["99999999999:99999999999999", "1:nan"]),
+    (["diff", "volta", "ampere", "-o", "d.json", "--c-exp-range", "X"], ["-999999999999:5"]),
+    (["diff", "volta", "ampere", "-o", "d.json", "--nonzero", "X"], ["99999999999"]),
 ]
 
 
@@ -449,14 +453,55 @@ ANSWERS = [
          (0, 1), setup=committed, seconds=120, after=_lost_or_unchanged),
     Case("check reads a pipe whose writer says nothing", ["check", "p.json"], (2,), words=("nothing came",),
          setup=silent_writer("p.json"), env={"TCSMT_PIPE_WAIT": "2"}, seconds=30),
+    Case("regen over a results folder whose file is a pipe", ["regen", "volta", "--property", "rounding",
+                                                             "--property", "final-rounding", "--root", "r"],
+         (1,), setup=lambda d: ((d / "r" / "volta").mkdir(parents=True),
+                                os.mkfifo(d / "r" / "volta" / "rounding.json")),
+         writes=("r/.cache", "r/volta/final-rounding.json"), seconds=120, core=False,
+         after=lambda d, out, err: [] if "failed" in out and "named pipe" in out else ["not failed"]),
     Case("SIGTERM ends regen with the count of files written",
          ["regen", "volta", "--jobs", "2", "--timeout", "30", "--root", "r"], (2,), writes=("r",),
          signal_after=20.0, seconds=90, after=_interrupted_count),
 ]
 
 
+# ---------------------------------------------------------------------------
+# An output that is one of the command's inputs
+# ---------------------------------------------------------------------------
+
+def result_copy(d: Path):
+    shutil.copy(RESULTS / "volta" / "rounding.json", d / "r.json")
+
+
+def recorded_copy(d: Path):
+    shutil.copytree(HWDATA / "V100", d / "V100")
+
+
+def model_file(d: Path):
+    (d / "m.toml").write_text('# source: test\nbase = "volta-fp16-fp32"\n# source: test\nalign_bits = 1\n')
+
+
+INPUTS_AS_OUTPUTS = [
+    Case("harness -o its own vectors file", ["harness", "r.json", "-o", "r.json"], (2,),
+         words=("reads",), setup=result_copy),
+    Case("conformance --json over a recorded file it reads",
+         ["conformance", "V100", "--limit", "5", "--json", "V100/fp16/a_V100_fp16.txt.gz"], (2,),
+         words=("reads",), setup=recorded_copy),
+    Case("model save -o its base model file", ["model", "save", "m2", "--arch", "m.toml", "--set",
+                                               "align_bits=2", "-o", "m.toml"], (2,),
+         words=("reads",), setup=model_file),
+    Case("plan -o its space file", ["plan", "--space", "space.toml", "-o", "space.toml", "--candidates",
+                                    "20", "--solver-budget", "0"], (2,), words=("reads",), setup=space_file),
+    Case("error --json over its operand A", ["error", "volta", "--a", "A.npy", "--b", "B.npy", "--json",
+                                             "A.npy"], (2,), words=("reads",), setup=arrays),
+    Case("harness --expect a model file, -o a link to it",
+         ["harness", "fp16-fp32", "--expect", "link.toml", "-o", "link.toml"], (2,), words=("reads",),
+         setup=both(model_file, link("link.toml", "m.toml"))),
+]
+
+
 CASES: list[Case] = (output_cases() + WRITE_THROUGH + reader_cases() + number_cases() + env_cases()
-                     + MEMORY + MISC + ANSWERS)
+                     + MEMORY + MISC + ANSWERS + INPUTS_AS_OUTPUTS)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, marks=() if c.core else pytest.mark.slow) for c in CASES],

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tcsmt.errors import ModelFileError, UserError
-from tcsmt.fileio import read_text
+from tcsmt.fileio import SMALL_LIMIT, read_text
 from tcsmt.model.params import FIELD_NAMES, REQUIRED, ModelParams
 from tcsmt.model.validate import bad, convert, validate
 
@@ -54,7 +54,7 @@ def read_model_file(path: str | Path, shipped: Shipped | None = None,
     and the file lists only what differs; ``default`` is never inherited."""
     path = Path(path)
     origin = str(path)
-    text = read_text(path, ModelFileError)
+    text = read_text(path, ModelFileError, SMALL_LIMIT)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

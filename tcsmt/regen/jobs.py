@@ -217,5 +217,7 @@ def _finish(job: Job, done: runner.Done, cache: Cache, replace: bool = False) ->
         return Outcome(job.name, FileStatus.LOST, secs, doc.get("verdict", ""),
                        f"{len(e.lost)} answer(s) came back unknown ({shown}): the file is kept; "
                        "a longer --timeout, or --replace-answers to write the unknowns")
+    except UserError as e:          # its path cannot be written (a pipe, a folder): say so, go on
+        return Outcome(job.name, FileStatus.FAILED, secs, doc.get("verdict", ""), str(e))
     cache.record(job)
     return Outcome(job.name, status, secs, doc.get("verdict", ""))

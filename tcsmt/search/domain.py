@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 
 from tcsmt import datapath
 from tcsmt.datapath import bv
-from tcsmt.errors import UserError
+from tcsmt.errors import BadOption, UserError
 from tcsmt.interp.ints import INT, IntWord
 from tcsmt.model.formats import Format
 
@@ -142,6 +142,9 @@ def parse_range(text: str | None, what: str, lo_default: int, hi_default: int) -
         raise UserError(f"{what} {text!r}: expected LO:HI, LO:, :HI or N (integers)") from None
     if lo > hi:
         raise UserError(f"{what} {text!r}: the lower end is above the upper end")
+    if not (min(lo_default, 0) <= lo and hi <= hi_default):
+        raise BadOption(f"{what} {text!r}: every end must lie between {min(lo_default, 0)} and "
+                        f"{hi_default} (no format's exponents or terms reach further)")
     return lo, hi
 
 
