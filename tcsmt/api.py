@@ -745,6 +745,35 @@ def write(path: str | Path, doc: dict, replace_answers: bool = False) -> str:
     return str(write_result(path, doc, replace_answers=replace_answers))
 
 
+# ---------------------------------------------------------------------------
+# What a command line does around its commands
+# ---------------------------------------------------------------------------
+
+def begin_command() -> None:
+    """Before a command of the command line: SIGTERM ends it as Ctrl-C does
+    (files whole, what was written counted), no file it reads is written
+    over (tcsmt.fileio.guard_inputs), and every TCSMT_* variable is checked
+    (BadOption at the first whose value is not taken)."""
+    from tcsmt import environment, fileio
+    from tcsmt.processes import terminate_as_interrupt
+    terminate_as_interrupt()
+    fileio.guard_inputs()
+    environment.check_all()
+
+
+def check_output(path: str | Path) -> None:
+    """An output path checked before the work it is to hold: a folder, a
+    socket or a block device there is an OutputRefused at once."""
+    from tcsmt.fileio import output_target
+    output_target(path)
+
+
+def out_of_memory() -> str:
+    """The one line of an allocation that failed (a MemoryError)."""
+    from tcsmt.budget import out_of_memory as line
+    return line()
+
+
 def _seconds(value, what: str = "timeout", lo: float = 0.1) -> float:
     """A time in seconds as an option takes it: a finite number from ``lo``
     to 10^6 (BadOption otherwise)."""

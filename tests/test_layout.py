@@ -191,6 +191,7 @@ COMMAND_IMPORTS = {
     "tcsmt.smt.service",                                     # DEFAULT_TIMEOUT, SOLVERS (option choices)
     "tcsmt.search.domain",                                   # --nonzero, --signs...: the Domain they build
     "tcsmt.runner",                                          # --scheduler: where jobs run
+    "tcsmt.environment",                                     # the limits of options (--jobs)
 }
 RENDERERS = ("_lines", "_table", "_csv", "dumps", "all_matched", "_summary", "print_")
 """Names a command may import from any room: functions that turn a document

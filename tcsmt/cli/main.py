@@ -94,17 +94,13 @@ def main(argv: list[str] | None = None) -> None:
     TCSMT_DEBUG=1 shows the traceback). SIGTERM ends a command as Ctrl-C
     does; the TCSMT_* variables are checked before any command runs; an
     allocation that fails is the one line of a BudgetExceeded; no file the
-    command reads is written over (fileio.guard_inputs)."""
-    from tcsmt import environment, fileio
-    from tcsmt.processes import terminate_as_interrupt
-    terminate_as_interrupt()
-    fileio.guard_inputs()
+    command reads is written over (api.begin_command)."""
+    from tcsmt import api
     try:
-        environment.check_all()
+        api.begin_command()
         cli.main(args=argv, prog_name="tcsmt", standalone_mode=False)
     except MemoryError:
-        from tcsmt.budget import out_of_memory
-        click.echo(f"error: {out_of_memory()}", err=True)
+        click.echo(f"error: {api.out_of_memory()}", err=True)
         sys.exit(BudgetExceeded.exit_code)
     except UserError as e:
         click.echo(f"error: {e}", err=True)

@@ -108,12 +108,12 @@ def domain_of(o: dict) -> Domain:
 
 
 def checked_output(ctx, param, value):
-    """An output path checked before any work (tcsmt.fileio.output_target):
+    """An output path checked before any work (tcsmt.api.check_output):
     a folder, socket or block device there is refused at once, not after
     the work it was to hold."""
     if value:
-        from tcsmt.fileio import output_target
-        output_target(value)
+        from tcsmt.api import check_output
+        check_output(value)
     return value
 
 
