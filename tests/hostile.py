@@ -17,7 +17,9 @@ its own, and returns what went wrong (an empty list: it ended clean):
 
 ``python tests/hostile.py [JOBS] [--times]`` runs every case of
 tests/test_hostile.py, JOBS at a time, and prints a line per case that did
-not end clean (with --times, every case's seconds), then the counts.
+not end clean (with --times, every case's seconds), then the counts;
+HOSTILE_TCSMT=/path/to/tcsmt judges another installation (an older one,
+to count what it ends clean).
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def judge(case: Case, folder: Path) -> list[str]:
         case.setup(folder)
     outside = [_fill(p, folder) for p in case.outside]
     before = snapshot(folder, outside)
-    argv = [script(), *(_fill(a, folder) for a in case.argv)]
+    argv = [os.environ.get("HOSTILE_TCSMT") or script(), *(_fill(a, folder) for a in case.argv)]
     env = {**os.environ, "COLUMNS": "100", **{k: _fill(v, folder) for k, v in case.env.items()}}
     code, secs, rss, out, err = run_bounded(argv, folder, env, case.seconds, case.signal_after)
     problems = []
