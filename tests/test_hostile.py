@@ -368,6 +368,8 @@ MEMORY = [
          env={"TCSMT_MEMORY": "1G"}, seconds=30),
     Case("plan --candidates 1e9", ["plan", "--space", "space.toml", "-o", "p.json", "--candidates",
                                    "1000000000"], (2,), words=("memory",), setup=space_file, seconds=30),
+    Case("agreement --vectors 1e8", ["agreement", "volta-fp16-fp32", "--vectors", "100000000",
+                                     "-o", "a.json"], (2,), words=("memory",), seconds=120, core=False),
     Case("gemm within TCSMT_MEMORY=1M", ["gemm", "A.npy", "B.npy", "-o", "D.npy", "--arch", "volta"],
          (2,), words=("memory",),
          setup=both(npy_header("A.npy", (256, 256)), npy_header("B.npy", (256, 256))),

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from tcsmt import runner
+from tcsmt.budget import require
 from tcsmt.errors import UserError
 from tcsmt.fileio import json_object_or_none, write_atomic, write_json_atomic
 from tcsmt.model.choose import choose
@@ -197,6 +198,7 @@ def agreement(names: list[str] | None = None, n: int = 100_000, seed: int = 0,
     versions = {"version": _version("mmasim", mod), "torch": _version("torch")}
     check_previous(previous, versions)
     rows = selected_rows(names)
+    check_memory(rows, n)
     results: list[dict] = [{} for _ in rows]
 
     def take(done: runner.Done) -> None:
@@ -208,6 +210,23 @@ def agreement(names: list[str] | None = None, n: int = 100_000, seed: int = 0,
     runner.run([runner.Task(f"{i}:{row[0]}", partial(compare, row, n, seed)) for i, row in enumerate(rows)],
                on_done=take)
     return document(merge(previous["rows"] if previous else [], results), versions)
+
+
+BYTES_PER_PRODUCT = 256
+"""Bytes one product of one random row holds at the peak of a configuration:
+the rows' bits, MMA-Sim's tensors and tcsmt's batch (measured about 110 for
+Volta's fp16 at k = 4 and 420 000 rows)."""
+
+
+def check_memory(rows, n: int) -> None:
+    """BudgetExceeded before configurations whose rows would not fit: n rows
+    of the longest k, in each worker at once."""
+    if not rows:
+        return
+    k = max(int(mmasim.operation(cls, arch, shape).k) for _, cls, arch, shape in rows)
+    workers = min(len(rows), runner.default_workers())
+    require(workers * n * (k * BYTES_PER_PRODUCT + 64),
+            f"{n} random rows of {k} products in each of {workers} configuration(s) at once")
 
 
 def row_key(r: dict) -> tuple[str, str, str, str]:
