@@ -152,7 +152,7 @@ def test_a_pipe_is_never_waited_on_without_end(tmp_path, monkeypatch):
     t0 = time.monotonic()
     with pytest.raises(BadFile, match="nothing came for 0.5 s .no process writes the named pipe"):
         fileio.read_json(fifo)
-    assert time.monotonic() - t0 < 2.5
+    assert time.monotonic() - t0 < 10        # 0.5 s of waiting, on a machine that may be busy
 
     def silent():
         fd = os.open(fifo, os.O_WRONLY)
@@ -162,7 +162,7 @@ def test_a_pipe_is_never_waited_on_without_end(tmp_path, monkeypatch):
     t0 = time.monotonic()
     with pytest.raises(BadFile, match="nothing came for 0.5 s"):
         fileio.read_json(fifo)
-    assert time.monotonic() - t0 < 2.5
+    assert time.monotonic() - t0 < 10
 
 
 def test_a_writer_that_comes_a_moment_after_the_reader_is_read(tmp_path, monkeypatch):
