@@ -220,7 +220,7 @@ def test_a_gemm_too_large_is_refused_before_it_allocates():
         tcsmt.matmul(A, B, arch="volta")
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 64 << 20 and time.monotonic() - t0 < 30
+    assert peak < 64 << 20 and time.monotonic() - t0 < 120     # recording K = 3e6 would take hours
 
 
 def test_an_error_study_and_a_plan_too_large_are_refused():
