@@ -545,11 +545,11 @@ def plan(formats: str | None = None, *, space: str | Path | None = None, scales:
     else plan.json). Returns {"output", "stats"}: hypotheses, classes,
     vectors, worst-case and expected runs. ``log(text)`` and
     ``progress(what, done, total)`` follow the build."""
-    from tcsmt.environment import number
+    from tcsmt.environment import whole
     from tcsmt.identify.workflow import build
-    candidates = number(str(candidates), "candidates", 1, 1 << 40, integer=True)
+    candidates = whole(str(candidates), "candidates", 1, 1 << 40)
     solver_budget = _seconds(solver_budget, "solver budget", 0)
-    seed = number(str(seed), "seed", 0, 2**64 - 1, integer=True)
+    seed = whole(str(seed), "seed", 0, 2**64 - 1)
     return build(formats, space, scales, instruction, output, candidates, solver_budget, seed,
                  log=log, progress=progress)
 
@@ -575,12 +575,12 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
     or ``space`` choose the hypotheses (default: the committed plan of the
     observations' formats). The report document is returned (and written
     to ``report``); "failure" names the observation no hypothesis explains."""
-    from tcsmt.environment import number
+    from tcsmt.environment import whole
     from tcsmt.fileio import refuse_overwriting, write_json_atomic
     from tcsmt.identify.workflow import identify as run
     timeout = _seconds(timeout)
     if limit is not None:
-        limit = number(str(limit), "limit", 1, 1 << 40, integer=True)
+        limit = whole(str(limit), "limit", 1, 1 << 40)
     inputs = {"OBSERVATIONS": observations, "--plan": plan, "--space": space}
     refuse_overwriting(report, inputs, "-o")
     refuse_overwriting(model_file, {**inputs, "-o": report}, "--model-file")
@@ -646,12 +646,12 @@ def regen(archs=(), props=(), *, jobs: int = 2, solver: str = "portfolio",
     done, total)`` is called as queries finish. A query whose new document
     would leave unknown an answer its file holds keeps the file ("lost")
     unless ``replace_answers``."""
-    from tcsmt.environment import MAX_WORKERS, number
+    from tcsmt.environment import MAX_WORKERS, whole
     from tcsmt.regen import check
     from tcsmt.regen import jobs as rg
     from tcsmt.regen import plan as regen_plan
     timeout = _seconds(timeout)
-    jobs = number(str(jobs), "jobs", 1, MAX_WORKERS, integer=True)
+    jobs = whole(str(jobs), "jobs", 1, MAX_WORKERS)
     plan = regen_plan.plan_jobs(list(archs) or None, list(props) or None, timeout, Path(root), solver)
     if stale:
         old = {s.path for s in check.check_plan(plan, whole=False)}

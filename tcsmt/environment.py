@@ -54,12 +54,17 @@ def number(text: str, what: str, lo: float, hi: float, integer: bool = False) ->
     return int(x) if integer else x
 
 
+def whole(text: str, what: str, lo: int, hi: int) -> int:
+    """``text`` as a whole number in [lo, hi]; BadOption naming ``what`` otherwise."""
+    return int(number(text, what, lo, hi, integer=True))
+
+
 def workers() -> int | None:
     """TCSMT_WORKERS, or None when unset."""
     value = raw("TCSMT_WORKERS")
     if value is None:
         return None
-    return number(value, "TCSMT_WORKERS", 1, MAX_WORKERS, integer=True)
+    return whole(value, "TCSMT_WORKERS", 1, MAX_WORKERS)
 
 
 def size(text: str, what: str) -> int:

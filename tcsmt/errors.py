@@ -24,8 +24,7 @@ command line prints one line and exits with the root's code.
 """
 
 __all__ = ["AnswersLost", "BadFile", "BadOption", "BudgetExceeded", "DeviceMissing", "FormatMismatch",
-           "InternalError",
-           "ModelFileError", "OutputRefused", "ShapeError", "SolverMissing", "SolverTimeout",
+           "InternalError", "ModelFileError", "OutputRefused", "ShapeError", "SolverMissing", "SolverTimeout",
            "TcsmtError", "UnknownModel", "UserError", "WitnessError"]
 
 

@@ -286,7 +286,7 @@ def _write_through(path: Path, write, binary: bool, check, suffix: str):
     device, pipe or stream) without replacing it."""
     fd, tmp = tempfile.mkstemp(prefix="tcsmt-", suffix=suffix)
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as f:
             write(f)
         result = check(tmp) if check is not None else None
         with open(tmp, "rb") as src:

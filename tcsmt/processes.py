@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import threading
+from typing import Any
 
 
 def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> None:
@@ -54,7 +55,8 @@ def interrupt_after():
         yield
         return
     came: list[int] = []
-    before = {sig: signal.signal(sig, lambda signum, frame: came.append(signum)) for sig in STOPPING}
+    before: dict[int, Any] = {sig: signal.signal(sig, lambda signum, frame: came.append(signum))
+                              for sig in STOPPING}
     try:
         yield
     finally:

@@ -40,12 +40,13 @@ def read_stream(fd: int, limit: int, path, error, regular: bool, pipe: bool) -> 
     writes or leaves), so a writer that starts a moment after the reader
     is still read."""
     wait = None if regular else environment.pipe_wait()
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLPRI)
     ready = not pipe
     while True:
-        if not ready and not poller.poll(wait * 1000):
+        if not ready and not poller.poll(None if wait is None else wait * 1000):
             what = "no process writes the named pipe" if pipe and not total else "a pipe or device"
             raise error(f"{path}: nothing came for {wait:g} s ({what}; TCSMT_PIPE_WAIT sets "
                         "the wait)")

@@ -15,7 +15,7 @@ def _ints(text: str, name: str) -> list[int]:
         raise UserError(f"{name} {text!r}: expected whole numbers separated by commas") from None
     if not out:
         raise UserError(f"{name} is empty")
-    lo, hi = options.SIZE.min, options.SIZE.max
+    lo, hi = options.SIZE.min or 1, options.SIZE.max or 1 << 40
     bad = [x for x in out if not lo <= x <= hi]
     if bad:
         raise BadOption(f"{name} {bad[0]}: every value must lie between {lo} and {hi}")

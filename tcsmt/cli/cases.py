@@ -49,7 +49,7 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
         try:
             api.write(path, doc, replace_answers)
         except AnswersLost:
-            print_compare(doc, f"{path} kept")
+            print_compare(doc, Path(f"{path} kept"))
             raise
         print_compare(doc, path)
         worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
@@ -136,7 +136,7 @@ def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output
         click.echo(csv_text(["vector", "space", "pair"], coverage_rows(doc)), nl=False)
     else:
         width = terminal_width(wide)
-        for line in coverage_lines(doc, f"{path} kept" if kept else path, verbose):
+        for line in coverage_lines(doc, Path(f"{path} kept") if kept else Path(path), verbose):
             text = line.lstrip()
             for part in wrap(text, width, line[:len(line) - len(text)]):
                 click.echo(part)

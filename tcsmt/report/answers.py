@@ -23,11 +23,18 @@ QUESTION_KEYS = ("kind", "model", "k", "domain", "parameters", "suite", "space",
 """The keys of ``query`` that say what was asked (not how, not the answer)."""
 
 
+def _dict(x) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _list(x) -> list:
+    return x if isinstance(x, list) else []
+
+
 def question(doc: dict) -> tuple:
     """What a document asks: its schema, query (QUESTION_KEYS), formats and
     the hypotheses with their parameters."""
-    q = doc.get("query") if isinstance(doc.get("query"), dict) else {}
-    hyps = doc.get("hypotheses") if isinstance(doc.get("hypotheses"), list) else []
+    q, hyps = _dict(doc.get("query")), _list(doc.get("hypotheses"))
     return (doc.get("schema"), repr({k: q.get(k) for k in QUESTION_KEYS}), repr(doc.get("formats")),
             repr([(h.get("id"), h.get("parameters")) for h in hyps if isinstance(h, dict)]))
 
@@ -42,10 +49,10 @@ def answers(doc: dict) -> dict[str, str]:
     unknown) and "gap SPACE PAIR" (a coverage file's closed, inseparable,
     unknown or open)."""
     out: dict[str, str] = {"verdict": str(doc.get("verdict", ""))}
-    q = doc.get("query") if isinstance(doc.get("query"), dict) else {}
+    q = _dict(doc.get("query"))
     if "one_vector_for_all_pairs" in q:
         out["one vector for all pairs"] = str(q["one_vector_for_all_pairs"] or "")
-    for n, v in (q.get("lemmas") or {}).items() if isinstance(q.get("lemmas"), dict) else ():
+    for n, v in _dict(q.get("lemmas")).items():
         out[f"lemma {n}"] = str(v)
     for p in doc.get("pairs") or []:
         if isinstance(p, dict):

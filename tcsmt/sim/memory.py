@@ -78,7 +78,7 @@ def gemm_bytes(p: ModelParams, m: int, n: int, k: int, backend: str | None = Non
     hoisted = 8 * k * (s.a_only * m + s.b_only * n) + max_memory
     threads = threads or os.cpu_count() or 1
     kernel = KERNEL_COMPILE + threads * 8 * k * (TILE[0] * max(1, s.a_only) + TILE[1] * max(1, s.b_only))
-    work = {"numpy": hoisted, "cpu": kernel, "cuda": KERNEL_COMPILE}.get(backend, max(hoisted, kernel))
+    work = {"numpy": hoisted, "cpu": kernel, "cuda": KERNEL_COMPILE}.get(backend or "", max(hoisted, kernel))
     return program_bytes(p, k) + bits + work
 
 
