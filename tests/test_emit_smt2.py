@@ -62,7 +62,7 @@ def test_find_writes_its_queries(tmp_path):
 
 def test_monotonicity_writes_its_queries(tmp_path):
     out = tmp_path / "q"
-    doc = api.find("monotonicity", "volta", emit_smt2=out, command="")
+    doc = api.find("monotonicity", "volta", pool=False, emit_smt2=out, command="")
     assert doc["verdict"] == "sat"
     solve_again(out)
 

@@ -88,7 +88,7 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
     k = prop.k(base)
     old = prior_vectors(prior) if prior else []
     if prop.kind == PropertyKind.MONOTONIC:
-        mono = run_monotonicity(base, k, solver, timeout, readable, cross_check, old)
+        mono = run_monotonicity(base, k, solver, timeout, readable, cross_check, old, use_pool)
         return monotonicity_document(prop, base, k, mono, command)
     hyps = hypotheses(prop, base)
     single = prior_single(prior) if prior is not None and same_question(prior, hyps, k) else None

@@ -19,6 +19,7 @@ from tcsmt.errors import WitnessError
 from tcsmt.interp.ints import INT, IntWord
 from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
+from tcsmt.search import monotone_pool
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
 from tcsmt.search.separation import few_bits
@@ -27,6 +28,8 @@ from tcsmt.smt import service
 from tcsmt.smt.smtlib import build_formula
 
 DOMAIN = {"a_b": "non-negative, finite", "c": "finite, c_x <= c_y", "x_le_y": "elementwise"}
+CANDIDATES = "candidates"
+"""The tag of a pair found by the candidate search (tcsmt.search.monotone_pool)."""
 
 
 def float_le(I, fmt: Format, x, y):
@@ -117,10 +120,12 @@ def check_witness(p: ModelParams, k: int, x: Vector, y: Vector) -> tuple[int, in
 
 def run_monotonicity(base: ModelParams, k: int, solver: str = "portfolio",
                      timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True,
-                     cross_check: bool = False, prior: Sequence[Vector] = ()) -> sep.Outcome:
+                     cross_check: bool = False, prior: Sequence[Vector] = (),
+                     pool: bool = True) -> sep.Outcome:
     """x <= y with f(x) > f(y) (vectors [x, y], replayed), or a proof that
     there is none. A ``prior`` pair (an earlier result's) that still holds is
-    taken without asking."""
+    taken without asking; then (with ``pool``) candidate pairs run through
+    the simulator (tcsmt.search.monotone_pool); then the solvers."""
     forms = formulations(base, k, readable)
     if len(prior) == 2 and all(len(v.a) == k for v in prior):
         try:
@@ -129,6 +134,12 @@ def run_monotonicity(base: ModelParams, k: int, solver: str = "portfolio",
                                tag="earlier result")
         except WitnessError:
             pass
+    for x, y in monotone_pool.search(base, k) if pool else ():
+        try:
+            check_witness(base, k, x, y)
+            return sep.Outcome(Verdict.SAT, forms[-1][1], vectors=[x, y], tag=CANDIDATES)
+        except WitnessError:
+            continue
     names, notes = service.choose_solvers(solver)
     full = forms[-1]
     jobs = [service.Job(full[1], names[0], full[0])]
