@@ -68,3 +68,25 @@ def test_small_blocks_are_proved_whole():
     proof = prove_carry_bits(choose("volta"), timeout=120)
     assert proof.fewest == 3 and proof.parts == [] and proof.cross_checked
     assert "parts" not in carry_proof_document(proof)["query"]
+
+
+def test_register_widths_are_told_apart_by_equal_products():
+    """RTX Blackwell's carry bits 3 and 4 at k = 16: the full formula gave
+    nothing in 60 s; every product a0*b0 reaches the sums that overflow 3
+    carry bits, and the witness replays."""
+    from tcsmt.properties.registry import get_property
+    from tcsmt.properties.run import hypotheses, resolve_base
+    from tcsmt.search.find import EQUAL, ask, differ_only_in
+    from tcsmt.search.vectors import separated_by
+    prop = get_property("carry-bits")
+    base = resolve_base(prop, "rtx-blackwell")
+    hyps = hypotheses(prop, base)
+    ids = [h.id for h in hyps]
+    pair = (ids.index("3"), ids.index("4"))
+    assert differ_only_in(hyps, [pair], "carry_bits")
+    assert not differ_only_in(hyps, [], "carry_bits")
+    rounding = get_property("final-rounding")
+    assert not differ_only_in(hypotheses(rounding, resolve_base(rounding, "volta")), [(0, 1)], "carry_bits")
+    out = ask(hyps, prop.k(base), prop.domain(base), [pair], "bitwuzla", 60, readable=False)
+    assert out.verdict == "sat" and out.tag == EQUAL
+    assert pair in separated_by(out.vectors[0], hyps)
