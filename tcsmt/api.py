@@ -29,7 +29,6 @@ from tcsmt.enums import Verdict
 from tcsmt.errors import (
     BadOption,
     FormatMismatch,
-    OutputRefused,
     ShapeError,
     SolverTimeout,
     UnknownModel,
@@ -682,49 +681,60 @@ def regen_check(archs=(), props=(), *, root: str | Path = "results", progress=No
 # Where results go, and writing them
 # ---------------------------------------------------------------------------
 
-def find_path(prop: str, arch: str, formats: str | None = None, overrides=()) -> Path:
-    """Where ``tcsmt find PROP --arch ARCH`` writes by default:
-    results/<model>/<property>.json."""
+def find_path(prop: str, arch: str, formats: str | None = None, overrides=(), *,
+              output: str | Path | None = None, force: bool = False):
+    """Where ``tcsmt find PROP --arch ARCH`` writes (tcsmt.report.where):
+    ``output``, else ARCH-PROP.json in the current directory (the model's
+    name for a model that is not the architecture's default), with the
+    earlier answer to the same question there, whose vectors are tried
+    first. Returns a tcsmt.report.where.Target (path, prior)."""
     from tcsmt.properties.registry import get_property
-    from tcsmt.properties.run import resolve_base, result_path
+    from tcsmt.properties.run import resolve_base, result_dir
+    from tcsmt.report.where import file_name, target
     p = get_property(prop)
-    return result_path(resolve_base(p, arch, formats, list(overrides)), p)
+    base = resolve_base(p, arch, formats, list(overrides))
+    return target(file_name(result_dir(base, p), p.name), output, force,
+                  {"schema": "tcsmt-result", "kind": p.name, "model": base.name})
 
 
-def proof_path(arch: str, formats: str | None = None, overrides=()) -> Path:
-    """Where ``tcsmt prove carry-bits`` writes by default."""
+def proof_path(arch: str, formats: str | None = None, overrides=(), *,
+               output: str | Path | None = None, force: bool = False):
+    """Where ``tcsmt prove carry-bits`` writes: ``output``, else
+    ARCH-carry-bits-proof.json in the current directory (see find_path)."""
+    from tcsmt.report.where import file_name, target
     base = choose(arch, formats, list(overrides))
-    return Path("results") / (base.arch if base.default else base.name) / "carry-bits-proof.json"
+    return target(file_name(base.arch if base.default else base.name, "carry-bits-proof"), output, force,
+                  {"schema": "tcsmt-result", "kind": "prove carry-bits", "model": base.name})
 
 
 def comparison_path(kind: str, doc: dict, output: str | Path | None = None, force: bool = False) -> Path:
     """Where a diff or equiv result goes: ``output`` (never over an existing
-    file without ``force``), else results/KIND/A--B.json, or the first of
-    A--B-2.json, -3... that does not exist."""
-    import re
-    if output:
-        if Path(output).exists() and not force:
-            raise OutputRefused(f"{output} exists: --force replaces it, or choose another -o")
-        return Path(output)
-    clean = lambda s: re.sub(r"[^A-Za-z0-9._=-]+", "_", s).strip("_")  # noqa: E731
-    path = Path("results") / kind / ("--".join(clean(h["id"]) for h in doc["hypotheses"]) + ".json")
-    out, n = path, 2
-    while out.exists() and not force:
-        out = path.with_name(f"{path.stem}-{n}{path.suffix}")
-        n += 1
-    return out
+    file without ``force``), else KIND-A--B.json in the current directory,
+    or the first of KIND-A--B-2.json, -3... that does not exist."""
+    from tcsmt.report.where import file_name, target
+    name = file_name(kind, "--".join(h["id"] for h in doc["hypotheses"]))
+    return target(name, output, force).path
 
 
-def compare_path(arch: str, k: int = 4, reproduce: bool = False) -> Path:
-    """Where ``tcsmt compare-algorithms`` writes by default."""
-    from tcsmt.cases import compare as cp
-    return cp.result_path(arch, k, reproduce)
+def compare_path(arch: str, k: int = 4, reproduce: bool = False, *, output: str | Path | None = None,
+                 force: bool = False):
+    """Where ``tcsmt compare-algorithms`` writes: ``output``, else
+    compare-algorithms-ARCH-kK.json in the current directory (see find_path)."""
+    from tcsmt.report.where import file_name, target
+    return target(file_name("compare-algorithms", f"{arch}-k{k}", "reproduce" if reproduce else ""),
+                  output, force,
+                  {"schema": "tcsmt-compare", "kind": "compare-algorithms", "arch": arch, "k": k})
 
 
-def coverage_path(suite: str, space: str = "properties") -> Path:
-    """Where ``tcsmt coverage`` writes by default."""
+def coverage_path(suite: str, space: str = "properties", *, output: str | Path | None = None,
+                  force: bool = False):
+    """Where ``tcsmt coverage`` writes: ``output``, else coverage-SUITE.json
+    in the current directory (see find_path)."""
     from tcsmt.cases import coverage as cv
-    return cv.result_path(suite, space)
+    from tcsmt.report.where import file_name, target
+    default = cv.result_path(suite, space)                     # results/coverage/NAME.json
+    return target(file_name("coverage", default.stem), output, force,
+                  {"schema": "tcsmt-coverage", "kind": "coverage"})
 
 
 def write(path: str | Path, doc: dict, replace_answers: bool = False) -> str:

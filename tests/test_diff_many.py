@@ -56,16 +56,19 @@ def test_identical_command_says_so(tmp_path):
 
 
 def test_a_rerun_never_replaces_the_file(tmp_path, monkeypatch):
+    """Without -o a diff goes into the current directory, never over a
+    file that is there (and never into results/: regen's to write)."""
     monkeypatch.chdir(tmp_path)
     first = run(["diff", "volta", "ampere"])
     second = run(["diff", "volta", "ampere"])
     assert first.exit_code == second.exit_code == 0
-    files = sorted(p.name for p in (tmp_path / "results" / "diff").iterdir())
-    assert files == ["volta-fp16-fp32--ampere-fp16-fp32-2.json", "volta-fp16-fp32--ampere-fp16-fp32.json"]
-    assert "-2.json" in second.output
-    explicit = run(["diff", "volta", "ampere", "-o", "results/diff/" + files[1]])
+    files = sorted(p.name for p in tmp_path.iterdir())
+    name = "diff-volta-fp16-fp32--ampere-fp16-fp32"
+    assert files == [f"{name}-2.json", f"{name}.json"]
+    assert "written to diff-volta-fp16-fp32--ampere-fp16-fp32-2.json" in second.output
+    explicit = run(["diff", "volta", "ampere", "-o", files[1]])
     assert explicit.exit_code == 2 and "--force" in explicit.output and explicit.output.count("\n") == 1
-    assert run(["diff", "volta", "ampere", "-o", "results/diff/" + files[1], "--force"]).exit_code == 0
+    assert run(["diff", "volta", "ampere", "-o", files[1], "--force"]).exit_code == 0
 
 
 def test_the_same_model_twice_gets_unique_ids():

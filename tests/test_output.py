@@ -7,14 +7,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from cli_run import tcsmt
+from rich.console import Console
 
 from tcsmt.report.tables import instruction_short, result_csv, separates_text
-from tcsmt.report.terminal import Column, fit_table, natural_width, wrap
+from tcsmt.report.terminal import Column, fit_table, wrap
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +64,7 @@ def test_find_rounding_fits_100_columns(narrow, rounding_file, capsys):
 def test_find_json_and_csv_hold_the_data_alone(rounding_file, capsys):
     code, out, err = tcsmt(["find", "rounding", "--arch", "ampere", "-o", rounding_file,
                             "--format", "json"], capsys)
-    assert code == 0 and "written to" in err
+    assert code == 0 and str(rounding_file) in err            # where it went, on stderr
     doc = json.loads(out)
     assert doc == json.loads(rounding_file.read_text()) | {"run": doc["run"]}
     rows = list(csv.reader(io.StringIO(result_csv(doc))))
@@ -100,13 +102,48 @@ def test_models_and_properties_json(capsys):
     assert "rounding" in {p["property"] for p in json.loads(out)}
 
 
-def test_fit_table_drops_columns_in_order_then_wraps():
+def test_fit_table_drops_columns_in_order_then_wraps_at_spaces_then_prints_records():
     cols = [Column("a"), Column("b", wrap=True), Column("c", 2), Column("d", 1)]
     rows = [["x" * 10, "word " * 10, "y" * 30, "z" * 30]]
     assert [c.header for c in fit_table(cols, rows, 200).columns] == ["a", "b", "c", "d"]
     assert [c.header for c in fit_table(cols, rows, 100).columns] == ["a", "b", "c"]
-    assert [c.header for c in fit_table(cols, rows, 60).columns] == ["a", "b"]
-    assert natural_width(fit_table(cols, rows, 30)) > 30          # rich wraps it at print time
+    assert [c.header for c in fit_table(cols, rows, 60).columns] == ["a", "b", "c"]   # b wrapped
+    assert [c.header for c in fit_table(cols, rows, 40).columns] == ["a", "b"]
+    narrow = printed(fit_table(cols, rows, 12), 12)
+    assert narrow.splitlines()[0] == "x" * 10 and "  b" in narrow         # a record per row
+    for width in (12, 30, 60):                                   # no word is ever cut
+        assert printed(fit_table(cols, rows, width), width).split().count("word") == 10
+
+
+def printed(renderable, width: int) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, highlight=False, markup=False).print(renderable)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("argv", [
+    ["diff", "ampere", "--formats", "bf16:fp32", "--set-a", "final_rounding=rz", "--set-b",
+     "final_rounding=rne"],
+    ["models", "--arch", "cdna3"], ["properties"], ["find", "rounding", "--arch", "ampere"],
+])
+def test_at_80_columns_no_word_is_cut(argv, tmp_path, monkeypatch, capsys):
+    """The issue's example: long hypothesis names get short labels with a
+    legend, the inputs column keeps its minimum width, and every word a
+    table holds is printed whole."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = tcsmt(argv, capsys)
+    assert code == 0, err
+    assert all(len(x) <= 80 or len(x.split()) == 1 for x in out.splitlines())   # a longer word alone
+    (tmp_path / "wide").mkdir()
+    monkeypatch.chdir(tmp_path / "wide")                     # the same file name written again
+    wide_code, wide_out, _ = tcsmt([*argv, "--wide"], capsys)
+    words = set(re.sub("[\u2500-\u257f]", " ", wide_out).split())    # box drawing is not a word
+    for w in set(re.sub("[\u2500-\u257f]", " ", out).split()):
+        if re.fullmatch(r"\(?\d+\.\d+", w):                   # seconds differ from run to run
+            continue
+        headers = {"*:", "*", "d", "hypothesis", "value", "vector", "separates"}     # of the long form
+        assert w in words or w in headers, f"{w!r} is not a word of the wide output"
 
 
 def test_wrap_indents_continuations():

@@ -13,7 +13,7 @@ from pathlib import Path
 from tcsmt.model import catalogue
 from tcsmt.observed.recorded import KNOWN_PROBLEMS
 from tcsmt.observed.validated import LIMITS
-from tcsmt.report.tables import MODEL_COLUMNS, model_rows
+from tcsmt.report.tables import MODEL_COLUMNS, model_rows, own_hypothesis
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -63,15 +63,6 @@ def models_table(models) -> list[str]:
 # ---------------------------------------------------------------------------
 # What the result files of one model say
 # ---------------------------------------------------------------------------
-
-def own_hypothesis(doc: dict) -> str | None:
-    """The id of the hypothesis whose parameters are the model's own."""
-    m = catalogue.by_name().get(doc["query"].get("model", ""))
-    if m is None:
-        return None
-    mine = m.parameter_dict()
-    return next((h["id"] for h in doc["hypotheses"] if h["parameters"] == mine), None)
-
 
 def _pairs(doc: dict) -> tuple[int, int, int, int]:
     """(pairs, separated by the vectors, proved inseparable, unknown)."""

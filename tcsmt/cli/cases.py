@@ -12,6 +12,7 @@ from tcsmt.cli import options
 from tcsmt.cli.progress import progress_bar
 from tcsmt.errors import AnswersLost, UserError
 from tcsmt.report.terminal import wrap
+from tcsmt.report.where import said
 
 
 @click.command("compare-algorithms")
@@ -28,9 +29,10 @@ from tcsmt.report.terminal import wrap
                    "paper's inputs or finding are reproduced.")
 @options.solver(timeout=280.0, cross_check=None, timeout_help="Seconds for the whole question.")
 @options.emit_smt2
-@options.output("results/compare-algorithms/ARCH-kK[-reproduce].json; one architecture only")
+@options.output("compare-algorithms-ARCH-kK[-reproduce].json; one architecture only")
 @options.replace_answers
-def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output, replace_answers):
+def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output, force,
+                       replace_answers):
     """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
     cores be less accurate than Markidis et al.'s, for one output element,
     on ARCH's tensor-core model? Prints the inputs, the true value, both
@@ -43,21 +45,21 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
         raise UserError("--output names one file: give one --arch")
     worst = 0
     for arch in names:
-        path = Path(output) if output else api.compare_path(arch, k, reproduce)
+        where = api.compare_path(arch, k, reproduce, output=output, force=force)
         doc = api.compare_algorithms(arch, k, reproduce=reproduce, solver=solver, timeout=timeout,
-                                     prior=path)
+                                     prior=where.prior)
         try:
-            api.write(path, doc, replace_answers)
+            status = api.write(where.path, doc, replace_answers)
         except AnswersLost:
-            print_compare(doc, Path(f"{path} kept"))
+            print_compare(doc, where.path, "kept")
             raise
-        print_compare(doc, path)
+        print_compare(doc, where.path, status)
         worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
     if worst:
         sys.exit(1)
 
 
-def print_compare(doc: dict, path: Path) -> None:
+def print_compare(doc: dict, path: Path, status: str = "new") -> None:
     q = doc["query"]
     click.echo(f"{doc['model']['name']}, k = {q['k']}: {q['question']}"
                f"{' with the outputs fixed to Table 5' if q['reproduce'] else ''}")
@@ -76,7 +78,7 @@ def print_compare(doc: dict, path: Path) -> None:
             "unsat": "no: proved for every input of the domain (" + ", ".join(run["proved_by"]) + ")",
             "unknown": "unknown: no answer in time"}[doc["verdict"]]
     who = f"{s['name']} ({s['formula']})" if s.get("name") else f"the {s.get('formula')}"
-    click.echo(f"  {what}; {who}, {run['seconds']:.2f} s; written to {path}")
+    click.echo(f"  {what}; {who}, {run['seconds']:.2f} s; {said(path, status)}")
     if q["reproduce"]:
         click.echo("  (the outputs were fixed to Table 5's values and the solver asked for inputs "
                    "that give them: " + ("the outcome is possible on this model" if doc["verdict"] == "sat"
@@ -96,11 +98,11 @@ def print_compare(doc: dict, path: Path) -> None:
               help="List every vector of the suite with each pair of hypotheses it separates.")
 @options.scheduler
 @options.emit_smt2
-@options.output("results/coverage/SUITE.json")
+@options.output("coverage-SUITE.json")
 @options.replace_answers
 @options.output_format()
-def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output, replace_answers,
-             out_format, wide):
+def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output, force,
+             replace_answers, out_format, wide):
     """Which pairs of hypotheses each vector of a published test SUITE (a
     file, or a shipped name: fasi-v100, fasi-t4, fasi-a100,
     khattak-mikaitis) separates, which of its claims hold, which pairs no
@@ -121,22 +123,25 @@ def coverage(suite, space, no_generate, solver, timeout, budget, verbose, output
                          a generated (replayed) vector, proved inseparable
                          (no input separates it), or left open/unknown"""
     from tcsmt.report.terminal import csv_text, terminal_width
-    path = Path(output) if output else api.coverage_path(suite, space)
+    where = api.coverage_path(suite, space, output=output, force=force)
+    path = where.path
     with progress_bar("coverage", out_format == "table") as progress:
         doc = api.coverage(suite, space=space, generate=not no_generate, solver=solver, timeout=timeout,
-                           budget=budget, prior=path, progress=progress)
+                           budget=budget, prior=where.prior, progress=progress)
     kept = None
     try:
-        api.write(path, doc, replace_answers)
+        status = api.write(path, doc, replace_answers)
     except AnswersLost as e:             # the report is still shown, then "lost" (exit 1)
-        kept = e
+        kept, status = e, "kept"
     if out_format == "json":
         options.echo_json(doc)
     elif out_format == "csv":
         click.echo(csv_text(["vector", "space", "pair"], coverage_rows(doc)), nl=False)
+    if out_format != "table":
+        click.echo(said(path, status), err=True)
     else:
         width = terminal_width(wide)
-        for line in coverage_lines(doc, Path(f"{path} kept") if kept else Path(path), verbose):
+        for line in coverage_lines(doc, path, verbose, status):
             text = line.lstrip()
             for part in wrap(text, width, line[:len(line) - len(text)]):
                 click.echo(part)
@@ -154,7 +159,7 @@ def coverage_rows(doc: dict) -> list[list[str]]:
     return rows
 
 
-def coverage_lines(doc: dict, path: Path, verbose: bool = False) -> list[str]:
+def coverage_lines(doc: dict, path: Path, verbose: bool = False, status: str = "new") -> list[str]:
     s = doc["summary"]
     out = [f"{doc['query']['suite']}: {s['vectors']} vectors, {s['spaces']} spaces "
            f"({', '.join(x['space'] + ' on ' + x['base'] for x in doc['spaces'])})"]
@@ -185,7 +190,7 @@ def coverage_lines(doc: dict, path: Path, verbose: bool = False) -> list[str]:
         if u["status"] not in ("closed", "inseparable"):
             reason = why.get((u["space"], u["pair"]), "") or "not asked: --no-generate"
             out.append(f"    {u['status']}: {u['space']} {u['pair']} ({reason})")
-    out.append(f"  verdict {doc['verdict']}, {doc['run']['seconds']:.2f} s; written to {path}")
+    out.append(f"  verdict {doc['verdict']}, {doc['run']['seconds']:.2f} s; {said(path, status)}")
     return out
 
 

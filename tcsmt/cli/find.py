@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -11,6 +10,9 @@ from tcsmt import api
 from tcsmt.cli import options
 from tcsmt.environment import MAX_WORKERS
 from tcsmt.errors import AnswersLost, UserError
+from tcsmt.report.sentences import answer_lines
+from tcsmt.report.terminal import terminal_width, wrap
+from tcsmt.report.where import said
 
 
 @click.command("find")
@@ -21,10 +23,10 @@ from tcsmt.errors import AnswersLost, UserError
               "non-zero terms and few significant bits.")
 @click.option("--no-pool", is_flag=True, help="Ask only the solvers (no candidate pool).")
 @options.emit_smt2
-@options.output("results/ARCH/PROPERTY.json")
+@options.output("ARCH-PROPERTY.json")
 @options.replace_answers
 @options.output_format()
-def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, no_pool, output,
+def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, no_pool, output, force,
              replace_answers, out_format, wide):
     """Find the fewest inputs that tell PROPERTY's hypotheses apart on ARCH,
     print them with each hypothesis's output, and write them to JSON. The
@@ -34,14 +36,25 @@ def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, 
     of hypotheses is separated by a vector on which their outputs differ.
     A pair no vector separates is proved inseparable (no input of the
     domain gives different bits) or left unknown. Run `tcsmt properties`
-    for the list."""
-    path = Path(output) if output else api.find_path(prop, arch, formats, overrides)
+    for the list. The answer ends in sentences: which hypothesis the
+    model takes, what the vectors separate, what is proved."""
+    where = api.find_path(prop, arch, formats, overrides, output=output, force=force)
     doc = api.find(prop, arch, formats=formats, overrides=overrides, solver=solver, timeout=timeout,
-                   readable=not raw, pool=not no_pool, cross_check=cross_check, prior=path)
+                   readable=not raw, pool=not no_pool, cross_check=cross_check, prior=where.prior)
     summary = (f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
                f"{doc['run']['seconds']:.2f} s")
-    write_and_say(path, doc, summary, err=not show_result(doc, out_format, wide),
-                  replace_answers=replace_answers)
+    people = show_result(doc, out_format, wide)
+    if people:
+        echo_wrapped(answer_lines(doc), wide)
+    write_and_say(where.path, doc, summary, err=not people, replace_answers=replace_answers)
+
+
+def echo_wrapped(lines: list[str], wide: bool = False) -> None:
+    """Sentences, each wrapped at spaces within the terminal's width."""
+    width = terminal_width(wide)
+    for line in lines:
+        for part in wrap(line, width, "", "  "):
+            click.echo(part)
 
 
 def write_and_say(path, doc: dict, summary: str, err: bool = False, replace_answers: bool = False) -> None:
@@ -58,8 +71,7 @@ def write_and_say(path, doc: dict, summary: str, err: bool = False, replace_answ
     except AnswersLost:
         click.echo(f"{summary}; {path} kept", err=err)
         raise
-    click.echo(f"{summary}; " + (f"{path} unchanged" if status == "unchanged" else f"written to {path}"),
-               err=err)
+    click.echo(f"{summary}; {said(path, status)}", err=err)
 
 
 def show_result(doc: dict, out_format: str, wide: bool) -> bool:
@@ -83,17 +95,17 @@ def show_result(doc: dict, out_format: str, wide: bool) -> bool:
 @options.model
 @options.solver(cross_check="--no-cross-check")
 @options.emit_smt2
-@options.output("results/ARCH/carry-bits-proof.json")
+@options.output("ARCH-carry-bits-proof.json")
 @options.replace_answers
 @options.output_format()
-def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output, replace_answers,
-              out_format, wide):
+def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, output, force,
+              replace_answers, out_format, wide):
     """Prove the fewest carry bits with which ARCH's block accumulator gives
     the same bits as an unbounded one for every finite input, with a
     replayed witness that one bit fewer is not enough."""
-    path = Path(output) if output else api.proof_path(arch, formats, overrides)
+    where = api.proof_path(arch, formats, overrides, output=output, force=force)
     doc = api.prove_carry_bits(arch, formats=formats, overrides=overrides, solver=solver,
-                               timeout=timeout, cross_check=not no_cross_check, prior=path)
+                               timeout=timeout, cross_check=not no_cross_check, prior=where.prior)
     q, run = doc["query"], doc["run"]
     people = show_result(doc, out_format, wide) if doc["vectors"] or out_format != "table" else True
     lines = [f"{q['model']}: {q['fewest']} carry bits suffice: no finite input overflows a "
@@ -104,7 +116,8 @@ def prove_cmd(what, arch, formats, overrides, solver, timeout, no_cross_check, o
                      f"(found by {how}, replayed)")
     for line in lines:
         click.echo(line, err=not people)
-    write_and_say(path, doc, f"{run['seconds']:.2f} s", err=not people, replace_answers=replace_answers)
+    write_and_say(where.path, doc, f"{run['seconds']:.2f} s", err=not people,
+                  replace_answers=replace_answers)
 
 
 @click.command("properties")

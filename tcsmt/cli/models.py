@@ -26,7 +26,7 @@ def models_cmd(out_format, wide, as_json, archs, scaled):
     bits, how the result is rounded, and block scales. A * marks the model
     `--arch ARCH` picks."""
     from tcsmt import api
-    from tcsmt.report.tables import MODEL_NOTE, models_csv, models_table
+    from tcsmt.report.tables import model_note_lines, models_csv, models_table
     from tcsmt.report.terminal import console, terminal_width
 
     ms = api.models(archs, scaled)
@@ -37,7 +37,8 @@ def models_cmd(out_format, wide, as_json, archs, scaled):
     else:
         width = terminal_width(wide)
         console(width).print(models_table(ms, width))
-        click.echo(MODEL_NOTE)
+        for line in model_note_lines(width):
+            click.echo(line)
 
 
 # ---------------------------------------------------------------------------

@@ -126,10 +126,19 @@ def checked_folder(ctx, param, value):
     return value
 
 
-def output(default: str):
-    """-o/--output FILE."""
-    return click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-                        callback=checked_output, help=f"Result file (default {default}).")
+def output(default: str, force: bool = True):
+    """-o/--output FILE, and --force (replace a FILE that holds something
+    else): where a result goes (tcsmt.report.where)."""
+    opts = [click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+                         callback=checked_output,
+                         help=f"Result file (default {default} in the current directory; an earlier "
+                              "answer to the same question there is rewritten, any other file is "
+                              "left alone).")]
+    if force:
+        opts.append(click.option("--force", is_flag=True,
+                                 help="Replace an existing -o FILE that holds no earlier answer to "
+                                      "this question."))
+    return lambda f: _apply(f, opts)
 
 
 def _choose_scheduler(ctx, param, value):

@@ -20,17 +20,18 @@ def print_separation(doc: dict, path, out_format: str = "table", wide: bool = Fa
     con = console(width)
     for line in separation_summary(doc):
         for part in wrap(line, width):
-            con.print(part)
+            con.print(part, soft_wrap=True)
     if doc["vectors"]:
         if "pairs" in doc:
             result_table(doc, width, pairs=False)
         else:
-            con.print(vector_table(doc))
+            con.print(vector_table(doc, width=width))
     notes = doc["run"].get("notes", []) + doc["run"].get("solver", {}).get("notes", [])
     for note in notes:
         for part in wrap(f"note: {note}", width):
-            con.print(part)
-    con.print(written(path))
+            con.print(part, soft_wrap=True)
+    for part in wrap(written(path), width):
+        con.print(part, soft_wrap=True)
 
 
 def written(path) -> str:

@@ -34,10 +34,7 @@ def _query(many: bool):
     def deco(f):
         f = options.output_format()(f)
         f = options.replace_answers(f)
-        f = click.option("--force", is_flag=True,
-                         help="Replace an existing result file (default: the default name gets a "
-                              "free numbered one, -2, -3...; an existing -o FILE is an error).")(f)
-        f = options.output("results/KIND/A--B.json")(f)
+        f = options.output("KIND-A--B.json, or -2, -3... when that exists")(f)
         f = options.emit_smt2(f)
         f = options.domain(f)
         f = options.solver()(f)

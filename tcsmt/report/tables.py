@@ -5,11 +5,21 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from rich import box
 from rich.table import Table
 
 from tcsmt.enums import Verdict
 from tcsmt.model.names import short_format
-from tcsmt.report.terminal import Column, console, csv_text, fit_table, print_fitting, terminal_width, wrap
+from tcsmt.report.terminal import (
+    Column,
+    console,
+    csv_text,
+    fit_table,
+    least_width,
+    records,
+    terminal_width,
+    wrap,
+)
 
 
 def short_value(text: str) -> str:
@@ -60,8 +70,10 @@ def inputs_text(v: dict) -> str:
     return "\n".join(parts)
 
 
-def separates_text(v: dict, ids: list[str]) -> str:
-    """The pairs a vector separates: "every pair", "every pair but a|b", or the list."""
+def separates_text(v: dict, ids: list[str], labels: dict[str, str] | None = None) -> str:
+    """The pairs a vector separates: "every pair", "every pair but a|b", or
+    the list (each hypothesis by its label)."""
+    name = (labels or {}).get
     seps = [tuple(p) for p in v["separates"]]
     if not seps:
         return "-"
@@ -69,9 +81,55 @@ def separates_text(v: dict, ids: list[str]) -> str:
     missing = [p for p in every if p not in seps]
     if len(every) > 1 and not missing:
         return "every pair"
-    if len(every) > 3 and len(missing) < len(seps) / 2:
-        return "every pair but " + ", ".join(f"{a}|{b}" for a, b in missing)
-    return ", ".join(f"{a}|{b}" for a, b in seps)
+    pairs = missing if len(every) > 3 and len(missing) < len(seps) / 2 else seps
+    text = ", ".join(f"{name(a, a)}|{name(b, b)}" for a, b in pairs)
+    return ("every pair but " + text) if pairs is missing else text
+
+
+LABEL_LIMIT = 12
+"""Hypothesis ids longer than this are shown by a short label, with a legend."""
+
+
+def own_hypothesis(doc: dict) -> str | None:
+    """The id of the hypothesis that is the asked model itself: the one
+    whose spec sets a subset of what every other's sets (the others each
+    change it), when there is exactly one."""
+    sets = {h["id"]: set(h.get("spec", "").split(" --set ")[1:]) for h in doc["hypotheses"]}
+    if len(sets) < 2 or doc["query"].get("kind") in ("diff", "equiv"):
+        return None
+    own = [i for i, s in sets.items() if all(s < t for j, t in sets.items() if j != i)]
+    return own[0] if len(own) == 1 else None
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[\[\],\s]+|(?<=[a-z0-9])-(?=[a-z])", text) if t]
+
+
+def hypothesis_labels(ids: list[str]) -> dict[str, str]:
+    """A short label for each hypothesis id: the ids themselves when all
+    are short; else what tells them apart (tokens every id shares left out,
+    and a key=value's key when every id sets that key); else A, B, C..."""
+    if all(len(i) <= LABEL_LIMIT for i in ids):
+        return {i: i for i in ids}
+    toks = [_tokens(i) for i in ids]
+    common = set.intersection(*map(set, toks)) if toks else set()
+    keys = [{t.split("=", 1)[0] for t in ts if "=" in t} for ts in toks]
+    shared = set.intersection(*keys) if keys else set()
+    short = ["-".join(t.split("=", 1)[1] if t.split("=", 1)[0] in shared else t
+                      for t in ts if t not in common) for ts in toks]
+    if all(short) and len(set(short)) == len(short) and all(len(x) <= LABEL_LIMIT + 4 for x in short):
+        return dict(zip(ids, short))
+    letters = [chr(ord("A") + n) if n < 26 else f"H{n}" for n in range(len(ids))]
+    return dict(zip(ids, letters))
+
+
+def legend_lines(doc: dict, labels: dict[str, str]) -> list[str]:
+    """What each short label stands for, and which hypothesis is the model's own."""
+    lines = [f"{lab}: {i}" for i, lab in labels.items() if lab != i]
+    own = own_hypothesis(doc)
+    if own is not None:
+        lines.append(f"*: the value of the model asked about ({doc['query'].get('model', '')})")
+    return lines
 
 
 def _title(doc: dict) -> str:
@@ -80,36 +138,39 @@ def _title(doc: dict) -> str:
     return f"{q.get('kind')}{on}  (k={q.get('k')})"
 
 
-def wide_result_table(doc: dict) -> Table:
+INPUTS = Column("inputs", wrap=True, min=24)
+
+
+def _shown(doc: dict, labels: dict[str, str]) -> dict[str, str]:
+    own = own_hypothesis(doc)
+    return {i: lab + (" *" if i == own else "") for i, lab in labels.items()}
+
+
+def wide_result_table(doc: dict, labels: dict[str, str]) -> tuple[list[Column], list[list[str]]]:
     """A column per hypothesis: its output (hex over value) for each vector."""
     ids = [h["id"] for h in doc["hypotheses"]]
-    t = Table(title=_title(doc), show_lines=True, header_style="bold")
-    t.add_column("#", justify="right")
-    t.add_column("inputs")
-    for hid in ids:
-        t.add_column(hid)
-    t.add_column("separates")
-    for n, v in enumerate(doc["vectors"]):
-        outs = [f"{v['outputs'][h]['hex']}\n{short_value(v['outputs'][h]['decimal'])}" for h in ids]
-        t.add_row(str(n), inputs_text(v), *outs, separates_text(v, ids))
-    return t
+    shown = _shown(doc, labels)
+    cols = [Column("#", justify="right"), INPUTS, *(Column(shown[h]) for h in ids),
+            Column("separates", wrap=True)]
+    rows = [[str(n), inputs_text(v),
+             *(f"{v['outputs'][h]['hex']}\n{short_value(v['outputs'][h]['decimal'])}" for h in ids),
+             separates_text(v, ids, labels)] for n, v in enumerate(doc["vectors"])]
+    return cols, rows
 
 
-def long_result_table(doc: dict) -> Table:
+def long_result_table(doc: dict, labels: dict[str, str]) -> tuple[list[Column], list[list[str]]]:
     """A line per hypothesis inside each vector's row: fits narrow
-    terminals whatever the number of hypotheses."""
+    terminals whatever the number of hypotheses (the value column goes first)."""
     ids = [h["id"] for h in doc["hypotheses"]]
-    t = Table(title=_title(doc), show_lines=True, header_style="bold")
-    t.add_column("#", justify="right")
-    t.add_column("inputs", overflow="fold")
-    t.add_column("hypothesis", no_wrap=True)
-    t.add_column("d", no_wrap=True)
-    t.add_column("value", no_wrap=True)
+    shown = _shown(doc, labels)
+    cols = [Column("#", justify="right"), INPUTS, Column("hypothesis"), Column("d"), Column("value", 1)]
+    rows = []
     for n, v in enumerate(doc["vectors"]):
         outs = [v["outputs"][h] for h in ids]
-        t.add_row(str(n), inputs_text(v) + "\n\nseparates " + separates_text(v, ids), "\n".join(ids),
-                  "\n".join(o["hex"] for o in outs), "\n".join(short_value(o["decimal"]) for o in outs))
-    return t
+        rows.append([str(n), inputs_text(v) + "\n\nseparates " + separates_text(v, ids, labels),
+                     "\n".join(shown[h] for h in ids), "\n".join(o["hex"] for o in outs),
+                     "\n".join(short_value(o["decimal"]) for o in outs)])
+    return cols, rows
 
 
 def pair_lines(doc: dict) -> list[str]:
@@ -124,18 +185,39 @@ def pair_lines(doc: dict) -> list[str]:
     return lines
 
 
+def result_renderable(doc: dict, width: int):
+    """The vectors of a result as the widest form that fits ``width``
+    without cutting a word: a column per hypothesis, a line per hypothesis
+    in each vector's row, or a few lines per vector."""
+    labels = hypothesis_labels([h["id"] for h in doc["hypotheses"]])
+    kw = {"title": _title(doc), "show_lines": True, "box": box.HEAVY_HEAD, "pad_edge": True}
+    cols, rows = wide_result_table(doc, labels)
+    if least_width(cols, rows, **kw) <= width:
+        return fit_table(cols, rows, width, **kw)
+    cols, rows = long_result_table(doc, labels)
+    for columns in ([*cols[:-1], Column("value")], cols):     # the value column wrapped around first
+        table = fit_table(columns, rows, width, **kw)
+        if isinstance(table, Table):
+            return table
+    return records([Column("vector"), *cols[1:]], [[f"vector {r[0]}", *r[1:]] for r in rows], width)
+
+
 def result_table(doc: dict, width: int | None = None, pairs: bool = True) -> None:
     """Each vector, the output each hypothesis predicts, and which pairs it
     separates (a column per hypothesis where that fits ``width``, else a
-    line per hypothesis); then (``pairs``) the pairs no vector separates,
-    with their verdicts."""
+    line per hypothesis, else lines per vector), the legend of the labels;
+    then (``pairs``) the pairs no vector separates, with their verdicts."""
     width = width or terminal_width()
-    if doc["vectors"]:
-        print_fitting([wide_result_table(doc), long_result_table(doc)], width)
     con = console(width)
+    if doc["vectors"]:
+        con.print(result_renderable(doc, width))
+        labels = hypothesis_labels([h["id"] for h in doc["hypotheses"]])
+        for line in legend_lines(doc, labels):
+            for part in wrap(line, width, "", "    "):
+                con.print(part, soft_wrap=True)
     for line in pair_lines(doc) if pairs else []:
         for part in wrap(line, width, "", "    "):
-            con.print(part)
+            con.print(part, soft_wrap=True)
 
 
 def result_csv(doc: dict) -> str:
@@ -147,23 +229,21 @@ def result_csv(doc: dict) -> str:
     return csv_text(["vector", "a", "b", "c", *ids, "separates"], rows)
 
 
-def vector_table(doc: dict, index: int = 0) -> Table:
-    """One vector: the inputs, then c and d under each hypothesis (exact
-    decimals, folded rather than cut when the terminal is narrow)."""
+def vector_table(doc: dict, index: int = 0, width: int | None = None):
+    """One vector: the inputs, then c and d under each hypothesis, with
+    their exact decimals (wrapped at spaces only: a table too narrow for
+    the decimals prints them as lines)."""
     v = doc["vectors"][index]
-    t = Table(show_header=True, header_style="bold")
-    t.add_column("")
-    for col in ("hex", "a", "hex", "b"):
-        t.add_column(col, overflow="fold")
-    for i, (x, y) in enumerate(zip(v["a"], v["b"])):
-        t.add_row(f"{i}", x["hex"], x["decimal"], y["hex"], y["decimal"])
-    for j, (x, y) in enumerate(zip(v.get("scale_a", []), v.get("scale_b", []))):
-        t.add_row(f"scale {j}", x["hex"], short_value(x["decimal"]), y["hex"], short_value(y["decimal"]))
-    t.add_row("c", v["c"]["hex"], v["c"]["decimal"], "", "", end_section=True)
+    cols = [Column(""), Column("hex"), Column("a", wrap=True), Column("hex"), Column("b", wrap=True)]
+    rows = [[f"{i}", x["hex"], x["decimal"], y["hex"], y["decimal"]]
+            for i, (x, y) in enumerate(zip(v["a"], v["b"]))]
+    rows += [[f"scale {j}", x["hex"], short_value(x["decimal"]), y["hex"], short_value(y["decimal"])]
+             for j, (x, y) in enumerate(zip(v.get("scale_a", []), v.get("scale_b", [])))]
+    rows.append(["c", v["c"]["hex"], v["c"]["decimal"], "", ""])
     for h in doc["hypotheses"]:
         d = v["outputs"][h["id"]]
-        t.add_row(f"d {h['id']}", d["hex"], d["decimal"], "", h["label"])
-    return t
+        rows.append([f"d {h['id']}", d["hex"], d["decimal"], "", h["label"]])
+    return fit_table(cols, rows, width or terminal_width(), show_header=True)
 
 
 def formula_words(tag: str) -> str:
@@ -265,15 +345,20 @@ def final_rounding_text(m) -> str:
     return m.final_rounding + (f" to e8m{m.final_frac_bits}" if m.final_frac_bits else "")
 
 
-MODEL_COLUMNS = [Column("model"), Column("instruction", wrap=True), Column("formats", wrap=True),
+MODEL_COLUMNS = [Column("model"), Column("instruction", 4, wrap=True), Column("formats", wrap=True),
                  Column("block", justify="right"), Column("align", justify="right"),
                  Column("carry", justify="right"), Column("rounding", wrap=True),
                  Column("scales", 3, wrap=True), Column("arch", 2), Column("devices", 1, wrap=True)]
-MODEL_NOTE = ("* the architecture's default model (--arch ARCH picks it; --formats IN:OUT another).\n"
-              "~ from sources, not measured: no run of the unit has checked it (docs/units-next.md).\n"
-              "block: products summed before one normalisation; align: fraction bits kept below the\n"
-              "accumulator's last bit when terms are aligned; carry: integer bits above the largest\n"
-              "term (- no limit); rounding: of the result; scales: scale format / terms per scale.")
+MODEL_NOTE = ["* the architecture's default model (--arch ARCH picks it; --formats IN:OUT another).",
+              "~ from sources, not measured: no run of the unit has checked it (docs/units-next.md).",
+              "block: products summed before one normalisation; align: fraction bits kept below the "
+              "accumulator's last bit when terms are aligned; carry: integer bits above the largest "
+              "term (- no limit); rounding: of the result; scales: scale format / terms per scale."]
+
+
+def model_note_lines(width: int) -> list[str]:
+    """The legend of the models' table, wrapped within ``width``."""
+    return [part for line in MODEL_NOTE for part in wrap(line, width, "", "")]
 
 
 def formats_text(m) -> str:
@@ -310,7 +395,7 @@ def model_rows(models) -> list[list[str]]:
 
 def models_table(models, width: int) -> Table:
     """The models' table within ``width`` (no scales column when no model has scales)."""
-    rows = model_rows(models)
+    rows = [[*r[:2], r[2].replace(",", ", "), *r[3:]] for r in model_rows(models)]   # wraps after a comma
     cols = MODEL_COLUMNS
     if all(r[7] == "-" for r in rows):
         cols, rows = cols[:7] + cols[8:], [r[:7] + r[8:] for r in rows]
