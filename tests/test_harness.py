@@ -176,7 +176,8 @@ def test_cli_writes_the_program(tmp_path, capsys):
     out = tmp_path / "probe.cu"
     main(["harness", str(path), "--target", "cuda", "-o", str(out), "--instruction", "m16n8k8"])
     assert "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32" in out.read_text()
-    assert "build: nvcc -O2 -arch=sm_75" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "build: nvcc -O2 -arch=sm_75" in err and ": 1 vector, mma.sync" in err
     with pytest.raises(SystemExit) as e:
         main(["harness", str(path), "-o", str(out), "--instruction", "m16n8k32"])
     assert e.value.code == 2

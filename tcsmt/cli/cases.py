@@ -31,8 +31,9 @@ from tcsmt.report.where import said
 @options.emit_smt2
 @options.output("compare-algorithms-ARCH-kK[-reproduce].json; one architecture only")
 @options.replace_answers
+@options.json_format()
 def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output, force,
-                       replace_answers):
+                       replace_answers, out_format):
     """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
     cores be less accurate than Markidis et al.'s, for one output element,
     on ARCH's tensor-core model? Prints the inputs, the true value, both
@@ -44,19 +45,34 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
     if output and len(names) > 1:
         raise UserError("--output names one file: give one --arch")
     worst = 0
+    docs: list[dict] = []
     for arch in names:
         where = api.compare_path(arch, k, reproduce, output=output, force=force)
         doc = api.compare_algorithms(arch, k, reproduce=reproduce, solver=solver, timeout=timeout,
                                      prior=where.prior)
         try:
             status = api.write(where.path, doc, replace_answers)
-        except AnswersLost:
-            print_compare(doc, where.path, "kept")
+        except AnswersLost:              # the answer is still shown, then "lost" (exit 1)
+            _show_compare(doc, where.path, "kept", out_format, docs)
+            if docs:
+                options.echo_json(docs[0] if len(docs) == 1 else docs)
             raise
-        print_compare(doc, where.path, status)
+        _show_compare(doc, where.path, status, out_format, docs)
         worst = max(worst, {"sat": 0, "unsat": 0}.get(doc["verdict"], 1))
+    if docs:
+        options.echo_json(docs[0] if len(docs) == 1 else docs)
     if worst:
         sys.exit(1)
+
+
+def _show_compare(doc: dict, path: Path, status: str, out_format: str, docs: list) -> None:
+    """One architecture's answer: its text, or (--format json) kept for the
+    JSON printed at the end, with what became of the file on stderr."""
+    if out_format == "json":
+        docs.append(doc)
+        click.echo(said(path, status), err=True)
+    else:
+        print_compare(doc, path, status)
 
 
 def print_compare(doc: dict, path: Path, status: str = "new") -> None:

@@ -45,9 +45,10 @@ EPILOG = (
                    "of A and block along K (ue8m0: float8_e8m0fnu; ue4m3: float8_e4m3fn).")
 @click.option("--scale-b", "sb_path", default=None, metavar="SB.npy",
               help="The scales of B, ceil(K / scale_block) x N, one per column of B and block.")
+@options.json_format()
 @options.scheduler
 def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, round_inputs, backend,
-         sa_path, sb_path):
+         sa_path, sb_path, out_format):
     """D = C + A @ B (A: M x K, B: K x N, C: M x N, zeros when left out)
     bit for bit as the modelled matrix unit computes it, blocks chained
     along K as the architecture does. A bar on stderr shows the tiles done
@@ -60,5 +61,8 @@ def gemm(a_path, b_path, c_path, out_path, arch, formats, overrides, round_input
         doc = api.gemm(a_path, b_path, c_path, output=out_path, arch=arch, formats=formats,
                        overrides=list(overrides), round_inputs=round_inputs, backend=backend,
                        scale_a=sa_path, scale_b=sb_path, progress=progress)
+    if out_format == "json":
+        options.echo_json(doc)
+        return
     m, n = doc["shape"]
     click.echo(f"{doc['model']}: D is {m}x{n} {doc['dtype']}, written to {doc['output']}")

@@ -28,7 +28,8 @@ from tcsmt.errors import UserError
               help="Which vectors of a file that holds several formats (a coverage file).")
 @click.option("--list-instructions", is_flag=True,
               help="List the supported instructions and exit.")
-def harness(vectors, target, output, instruction, models, formats, list_instructions):
+@options.json_format()
+def harness(vectors, target, output, instruction, models, formats, list_instructions, out_format):
     """Write a self-contained program that runs VECTORS on a GPU.
 
     \b
@@ -53,6 +54,9 @@ def harness(vectors, target, output, instruction, models, formats, list_instruct
     """
     from tcsmt import api
 
+    if list_instructions and out_format == "json":
+        options.echo_json(api.instructions(target))
+        return
     if list_instructions:
         for ins in api.instructions(target):
             mark = " (default)" if ins["default"] else ""
@@ -65,5 +69,9 @@ def harness(vectors, target, output, instruction, models, formats, list_instruct
         raise UserError("missing -o FILE: where to write the program (e.g. -o probe.cu)")
     doc = api.harness(vectors, output, target=target, instruction=instruction, expect=models,
                       formats=formats)
-    click.echo(f"wrote {output}: {doc['vectors']} vectors, {doc['instruction']} (k = {doc['k']})", err=True)
+    if out_format == "json":
+        options.echo_json(doc)
+        return
+    many = "vector" if doc["vectors"] == 1 else "vectors"
+    click.echo(f"wrote {output}: {doc['vectors']} {many}, {doc['instruction']} (k = {doc['k']})", err=True)
     click.echo(f"build: {doc['build']}", err=True)

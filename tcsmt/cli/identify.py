@@ -57,8 +57,8 @@ class _Bars:
               help="Instruction the vectors run on (its k is the plan's k); default: the usual "
                    "mma.sync for the formats.")
 @click.option("-o", "--output", metavar="PLAN.json", callback=options.checked_output,
-              help="Where to write the plan (default: results/plans/IN-OUT.json for the default "
-                   "space, else plan.json).")
+              help="Where to write the plan (default: plan-IN-OUT.json here for the default "
+                   "space, else plan.json; -2, -3... when that exists).")
 @click.option("--candidates", "pool", type=options.SIZE, default=4000, show_default=True,
               help="Candidate vectors every hypothesis is run on.")
 @click.option("--solver-budget", type=options.Finite(0, options.MAX_SECONDS), default=240.0,
@@ -66,9 +66,10 @@ class _Bars:
               help="Seconds the solvers may spend looking for inputs that split classes.")
 @click.option("--seed", type=options.SEED, default=0, show_default=True,
               help="Seed of the random candidate vectors.")
+@options.json_format()
 @options.scheduler
 @options.emit_smt2
-def plan(formats, space_file, scales, instruction, output, pool, solver_budget, seed):
+def plan(formats, space_file, scales, instruction, output, pool, solver_budget, seed, out_format):
     """Build a decision procedure that tells the hypotheses of a space apart.
 
     \b
@@ -87,9 +88,11 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
 
     \b
     The plan is also a vectors file:
-      tcsmt plan --formats fp16:fp32            (writes results/plans/fp16-fp32.json)
-      tcsmt harness results/plans/fp16-fp32.json --target cuda -o probe.cu
-      tcsmt identify observations.json --plan results/plans/fp16-fp32.json
+      tcsmt plan --formats fp16:fp32            (writes plan-fp16-fp32.json here)
+      tcsmt harness plan-fp16-fp32.json --target cuda -o probe.cu
+      tcsmt identify observations.json --plan plan-fp16-fp32.json
+    (the committed plans, results/plans/, are found by name: tcsmt harness
+    fp16-fp32)
     """
     from tcsmt import api
     from tcsmt.identify.workflow import plan_lines
@@ -97,6 +100,9 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
         doc = api.plan(formats, space=space_file, scales=scales, instruction=instruction,
                        output=output, candidates=pool, solver_budget=solver_budget, seed=seed,
                        log=bars.log, progress=bars)
+    if out_format == "json":
+        options.echo_json(doc)
+        return
     for line in plan_lines(doc):
         click.echo(line)
 
@@ -136,10 +142,11 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
                    "for --device, and for a class with several circuits).")
 @click.option("--timeout", type=options.SECONDS, default=600.0, show_default=True,
               help="Seconds for a proof.")
+@options.json_format()
 @options.scheduler
 @options.emit_smt2
 def identify(observations, plan_file, formats, space_file, device, instruction, observations_out,
-             batch, d_output, limit, report, model_file, no_model_file, prove, timeout):
+             batch, d_output, limit, report, model_file, no_model_file, prove, timeout, out_format):
     """Which hypotheses explain OBSERVATIONS, and what to run next.
 
     \b
@@ -170,13 +177,16 @@ def identify(observations, plan_file, formats, space_file, device, instruction, 
               instruction=instruction, observations_out=observations_out, output=d_output,
               limit=limit, report=report, model_file=model_file, no_model_file=no_model_file,
               prove=prove, timeout=timeout)
-    if device:              # the loop says what it runs, line by line
+    if device and out_format != "json":      # the loop says what it runs, line by line
         rec = api.identify(observations, log=_log, **kw)
     else:
         with _Bars() as bars:
             rec = api.identify(observations, log=bars.log, progress=bars, **kw)
-    for line in identify_lines(rec):
-        click.echo(line)
+    if out_format == "json":
+        options.echo_json(rec)
+    else:
+        for line in identify_lines(rec):
+            click.echo(line)
     if report:
         _log(f"wrote {report}")
     message = _failure(rec)

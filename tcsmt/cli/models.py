@@ -15,12 +15,11 @@ from tcsmt.errors import UserError
 
 @click.command("models")
 @options.output_format()
-@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json.")
 @click.option("--arch", "archs", multiple=True, metavar="ARCH",
               help="Only this architecture's models (repeatable).")
 @click.option("--scaled/--unscaled", default=None,
               help="Only block-scaled models, or only the others.")
-def models_cmd(out_format, wide, as_json, archs, scaled):
+def models_cmd(out_format, wide, archs, scaled):
     """List the shipped architecture models: instruction, formats, block
     size (products summed before one normalisation), alignment and carry
     bits, how the result is rounded, and block scales. A * marks the model
@@ -30,7 +29,7 @@ def models_cmd(out_format, wide, as_json, archs, scaled):
     from tcsmt.report.terminal import console, terminal_width
 
     ms = api.models(archs, scaled)
-    if as_json or out_format == "json":
+    if out_format == "json":
         options.echo_json([m.as_dict() for m in ms])
     elif out_format == "csv":
         click.echo(models_csv(ms), nl=False)
@@ -84,8 +83,9 @@ def optional_terms(text: str | None, name: str) -> list[str] | None:
               help="Sparse models: which terms the metadata selects, one 0 or 1 per term "
                    "(0110 1100 ...: two of every four for 2:4; spaces and commas ignored).")
 @click.option("--explain", is_flag=True, help="Print every stage of the datapath.")
+@options.json_format()
 def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_text, mask_text,
-                 explain):
+                 explain, out_format):
     """Compute d = c + sum a_i*b_i for one dot product under a model.
 
     `tcsmt params` lists every parameter --set can change, with its values
@@ -103,6 +103,9 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
                        scale_a=optional_terms(sa_text, "scale-a"),
                        scale_b=optional_terms(sb_text, "scale-b"),
                        mask=parse_mask(mask_text), explain=explain)
+    if out_format == "json":
+        options.echo_json(doc)
+        return
     for line in simulate_lines(doc):
         click.echo(line)
 
@@ -119,17 +122,22 @@ def simulate_cmd(arch, formats, overrides, a_text, b_text, c_text, sa_text, sb_t
               show_default=True, help="Batch (NumPy) or scalar (Python-int) interpreter.")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only the first N rows of each folder.")
-@click.option("--json", "json_path", type=click.Path(), default=None, callback=options.checked_output,
-              help="Also write the report as JSON.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              callback=options.checked_output, help="Also write the report as JSON to FILE.")
+@options.json_file_alias
+@options.json_format(json_flag=False)
 @options.scheduler
-def conformance_cmd(folder, arch, engine, limit, json_path):
+def conformance_cmd(folder, arch, engine, limit, output, out_format):
     """Replay recorded GPU outputs (DIR/DEVICE/FORMAT/{a,b,c,d}_*.txt) through
     the models; exit 0 only if every judged row matches bit for bit."""
     from tcsmt import api
     from tcsmt.judge.conformance import conformance_lines
 
-    doc = api.conformance(folder, arch, engine=engine, limit=limit, json=json_path)
-    for line in conformance_lines(doc):
-        click.echo(line)
+    doc = api.conformance(folder, arch, engine=engine, limit=limit, json=output)
+    if out_format == "json":
+        options.echo_json(doc)
+    else:
+        for line in conformance_lines(doc):
+            click.echo(line)
     if any(r["judged"] and r["matched"] != r["rows"] for r in doc["folders"]):
         sys.exit(1)

@@ -3,6 +3,7 @@ and its time, the input domain of a question, and the output file."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import click
@@ -165,16 +166,54 @@ def replace_answers(f):
                              "keep that file and exit 1, 'lost').")(f)
 
 
-def output_format(csv: bool = True):
-    """--format table|json[|csv] (on stdout, for scripts) and --wide."""
+def output_format(csv: bool = True, wide: bool = True, json_flag: bool = True):
+    """--format table|json[|csv]: what goes to stdout, on every command the
+    same: a table (or text) for people, JSON (the document the Python call
+    returns) or CSV of the table's rows, for scripts; and --wide. Files are
+    written with -o/--output. The old spelling --json (a flag) still works
+    as --format json, with a note."""
     choices = ["table", "json", "csv"] if csv else ["table", "json"]
     what = "JSON (the document the Python call returns)" + (", or CSV of the table's rows" if csv else "")
-    return lambda f: _apply(f, [
-        click.option("--format", "out_format", type=click.Choice(choices), default="table",
-                     show_default=True, help=f"What to print on stdout: a table for people, or {what}."),
-        click.option("--wide", is_flag=True,
-                     help="Print every column at full width (default: fit COLUMNS, or the terminal)."),
-    ])
+    opts = [click.option("--format", "out_format", type=click.Choice(choices), default="table",
+                         show_default=True, help=f"What to print on stdout: a table for people, or {what}.")]
+    if wide:
+        opts.append(click.option("--wide", is_flag=True,
+                                 help="Print every column at full width (default: fit COLUMNS, or the "
+                                      "terminal)."))
+    return lambda f: _json_flag(_apply(f, opts)) if json_flag else _apply(f, opts)
+
+
+def json_format(json_flag: bool = True):
+    """--format table|json for a command that prints text, not tables
+    (``json_flag``: with the old --json flag; a command whose --json named
+    a file takes json_file_alias instead)."""
+    return output_format(csv=False, wide=False, json_flag=json_flag)
+
+
+def _json_flag(f):
+    """The deprecated --json flag: --format json, said once on stderr."""
+    @functools.wraps(f)
+    def run(*args, json_flag: bool = False, **kw):
+        if json_flag:
+            click.echo("note: --json is deprecated: use --format json", err=True)
+            kw["out_format"] = "json"
+        return f(*args, **kw)
+    return click.option("--json", "json_flag", is_flag=True, hidden=True,
+                        help="Deprecated: --format json.")(run)
+
+
+def json_file_alias(f):
+    """The deprecated --json FILE (write the report as JSON): -o FILE now."""
+    @functools.wraps(f)
+    def run(*args, json_file=None, **kw):
+        if json_file is not None:
+            click.echo("note: --json FILE is deprecated: use -o FILE", err=True)
+            if kw.get("output") not in (None, json_file):
+                raise click.UsageError("--json FILE and -o FILE name different files: give -o alone")
+            kw["output"] = json_file
+        return f(*args, **kw)
+    return click.option("--json", "json_file", type=click.Path(dir_okay=False), hidden=True,
+                        metavar="FILE", help="Deprecated: -o FILE.")(run)
 
 
 def echo_json(doc) -> None:

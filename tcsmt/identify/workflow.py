@@ -17,10 +17,12 @@ def build(formats=None, space_file=None, scales=None, instruction=None, output=N
     """Build a plan for a space and write it (see tcsmt.identify.plan):
     {"output", "stats"} with the plan's statistics."""
     from tcsmt.identify.hypspace import space_for
-    from tcsmt.identify.plan import build_plan, plans_dir, space_plan_name, write_plan
+    from tcsmt.identify.plan import build_plan, space_plan_name, write_plan
+    from tcsmt.report.where import file_name, target
     space = space_for(formats, space_file, scales)
-    if output is None:
-        output = str(plans_dir() / space_plan_name(space.base)) if not space_file else "plan.json"
+    if output is None:                  # a free name here: a plan takes minutes to build again
+        name = "plan.json" if space_file else file_name("plan", Path(space_plan_name(space.base)).stem)
+        output = str(target(name).path)
     p = build_plan(space, instruction, pool, seed, solver_budget, log=log, progress=progress)
     write_plan(output, p)
     return {"output": str(output), "stats": p.stats}
