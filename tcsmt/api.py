@@ -253,12 +253,16 @@ def gemm(a: str | Path, b: str | Path, c: str | Path | None = None, *, output: s
     return {"model": p.name, "shape": list(D.shape), "dtype": str(D.dtype), "output": str(output)}
 
 
-def params() -> dict:
+def params(arch: str | None = None, *, formats: str | None = None, overrides=()) -> dict:
     """``tcsmt params``: every parameter of a model (its values, default and
     meaning) and the reference models: {"parameters": [...], "references":
-    [{"name", "meaning", "parameters"}]}."""
-    from tcsmt.model.paramdoc import parameter_docs
+    [{"name", "meaning", "parameters"}]}. With ``arch`` (an architecture,
+    model name or file, as --arch takes it), that model's values instead,
+    each with its source: tcsmt.model.paramdoc.model_values."""
+    from tcsmt.model.paramdoc import model_values, parameter_docs
     from tcsmt.model.reference import REFERENCES
+    if arch is not None:
+        return model_values(choose(arch, formats, list(overrides)), list(overrides))
     return {"parameters": parameter_docs(),
             "references": [{"name": n, "meaning": d, "parameters": v} for n, (d, v) in REFERENCES.items()]}
 

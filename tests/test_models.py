@@ -398,3 +398,32 @@ def test_params_documents_every_parameter_from_the_record():
     assert r.exit_code == 0 and "align_rounding" in r.output and "fma-chain" in r.output
     assert max(len(ln) for ln in r.output.splitlines()) <= 100
     assert "tcsmt params" in run(["simulate", "--help"]).output
+
+
+def test_params_of_one_model_say_each_value_and_its_source():
+    """tcsmt params --arch X: the model's values as its file writes them,
+    each with the `# source:` line of its file (or its base's), the
+    defaults marked, --set shown as the source of what it changed."""
+    import json
+
+    from cli_run import run
+
+    import tcsmt.api
+    from tcsmt.model.paramdoc import DESCRIPTIVE
+    doc = tcsmt.api.params("hopper", overrides=["align_bits=1"])
+    rows = {r["name"]: r for r in doc["parameters"]}
+    assert doc["model"] == "hopper-fp16-fp32[align_bits=1]"
+    assert set(rows) == set(FIELD_NAMES) - set(DESCRIPTIVE)
+    assert rows["carry_bits"]["value"] == "unbounded" and rows["block_size"]["value"] == "16"
+    assert rows["block_size"]["source"].startswith("KM-TC")
+    assert rows["align_bits"] == {"name": "align_bits", "section": "Inside one block", "value": "1",
+                                  "source": "changed by --set (overrides=)"}
+    assert rows["scale_format"]["source"] is None                    # a default the file leaves
+    r = run(["params", "--arch", "hopper", "--formats", "e4m3:fp32"])
+    assert r.exit_code == 0 and r.output.startswith("hopper-e4m3-fp32: ")
+    assert "  block_size         32\n" in r.output and "(default)" in r.output
+    assert max(len(ln) for ln in r.output.splitlines()) <= 100
+    r = run(["params", "--arch", "ampere", "--format", "json"])
+    assert json.loads(r.output)["model"] == "ampere-fp16-fp32"
+    r = run(["params", "--set", "align_bits=1"])
+    assert r.exit_code == 2 and "give --arch too" in r.output

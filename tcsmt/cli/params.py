@@ -3,31 +3,38 @@ model file that starts from another)."""
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from tcsmt.cli import options
+from tcsmt.errors import UserError
 
 
 @click.command("params")
-@click.option("--json", "as_json", is_flag=True, help="Print the parameters as JSON.")
-def params(as_json):
-    """Every parameter of a model: its values, its default and its meaning.
+@options.model(required=False)
+@options.json_format()
+def params(arch, formats, overrides, out_format):
+    """Every parameter of a model: its values, its default and its meaning;
+    with --arch, one model's values, each with its source.
 
     \b
     These are the keys of a model file (models/*.toml) and of --set
     KEY=VALUE on every command that takes a model. Reference models, usable
     wherever a model is (--arch fma-chain, tcsmt diff hopper fma-chain),
     are listed at the end.
+      tcsmt params --arch hopper                    hopper-fp16-fp32's values
+      tcsmt params --arch hopper --formats e4m3:fp32
     """
     from tcsmt import api
-    from tcsmt.model.paramdoc import params_lines
-    doc = api.params()
-    if as_json:
-        click.echo(json.dumps(doc, indent=2, default=str))
+    from tcsmt.model.paramdoc import model_values_lines, params_lines
+    from tcsmt.report.terminal import terminal_width
+    if arch is None and (formats or overrides):
+        raise UserError("--formats and --set choose a model: give --arch too")
+    doc = api.params(arch, formats=formats, overrides=overrides)
+    if out_format == "json":
+        options.echo_json(doc)
         return
-    for line in params_lines(doc):
+    lines = params_lines(doc) if arch is None else model_values_lines(doc, min(terminal_width(), 100))
+    for line in lines:
         click.echo(line)
 
 
