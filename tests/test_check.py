@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_run import run
+from cli_run import tcsmt as cli
 
 import tcsmt
 from tcsmt.errors import UserError
@@ -103,11 +104,36 @@ def test_bad_input_is_one_line_and_exit_2(args, match):
     assert r.exit_code == 2 and match in r.output and r.output.count("\n") == 1, r.output
 
 
-def test_json_output(tmp_path):
-    r = run(["check", H100 / "mma-bf16-f32.json", "--arch", "hopper", "--json", "--limit", "10"])
-    assert r.exit_code == 0
-    doc = json.loads(r.output)
+def test_json_output(tmp_path, capsys):
+    code, out, err = cli(["check", H100 / "mma-bf16-f32.json", "--arch", "hopper", "--format", "json",
+                            "--limit", "10"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
     assert doc["models"][0]["rows"] == 10 and doc["sets"][0]["what"] == "observations"
+    code, old, err = cli(["check", H100 / "mma-bf16-f32.json", "--arch", "hopper", "--json",
+                            "--limit", "10"], capsys)            # the old spelling, with a note
+    assert code == 0 and json.loads(old)["models"] == doc["models"] and "--format json" in err
+
+
+def test_all_ranks_every_model_of_the_rows_formats(capsys):
+    doc = check(H100 / "mma-f16-f32.json", ["all"], limit=200)
+    names = [m["model"] for m in doc["models"]]
+    fp16 = [m.name for m in tcsmt.all_models() if (m.fin.name, m.fb.name, m.fc.name, m.fout.name) ==
+            ("float16", "float16", "float32", "float32") and m.scale_format is None and m.sparsity == "dense"]
+    assert sorted(names) == sorted(fp16) and doc["ranked"]
+    matched = [m["matched"] for m in doc["models"]]
+    assert matched == sorted(matched, reverse=True) and matched[0] == 200
+    assert doc["models"][[m["model"] for m in doc["models"]].index("hopper-fp16-fp32")]["matched"] == 200
+    code, out, _ = cli(["check", H100 / "mma-f16-f32.json", "--arch", "all", "--limit", "200"], capsys)
+    assert code == 0 and "ranked by rows matched" in out and "1. " in out
+
+
+def test_several_models_skip_those_without_the_formats(capsys):
+    doc = check(H100 / "mma-bf16-f32.json", ["volta", "hopper"])
+    assert [m["model"] for m in doc["models"]] == ["hopper-bf16-fp32"]
+    assert doc["skipped"] and doc["skipped"][0].startswith("volta skipped: volta has no model")
+    code, out, _ = cli(["check", H100 / "mma-bf16-f32.json", "--arch", "volta", "--arch", "hopper"], capsys)
+    assert code == 0 and "note: volta skipped" in out
 
 
 def test_unknown_model_for_the_formats():

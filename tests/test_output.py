@@ -167,3 +167,30 @@ def test_separates_text_names_what_is_left():
     assert separates_text({"separates": every[1:]}, ids) == "every pair but a|b"
     assert separates_text({"separates": [["a", "b"]]}, ids) == "a|b"
     assert separates_text({"separates": []}, ids) == "-"
+
+
+def test_format_json_means_the_document_on_stdout_on_every_command(tmp_path, capsys):
+    """One JSON option with one meaning: --format json prints the document
+    of the command's Python call on stdout, whatever else it writes."""
+    import numpy as np
+    np.save(tmp_path / "A.npy", np.ones((4, 8), np.float16))
+    np.save(tmp_path / "B.npy", np.ones((8, 2), np.float16))
+    vectors = ROOT / "results" / "ampere" / "rounding.json"
+    runs = {
+        "simulate": ["simulate", "--arch", "ampere", "--a", "1,2", "--b", "1,1", "--c", "0"],
+        "params": ["params", "--arch", "volta"],
+        "check": ["check", ROOT / "results/hardware/H100/mma-f16-f32.json", "--limit", "5"],
+        "gemm": ["gemm", "--arch", "hopper", tmp_path / "A.npy", tmp_path / "B.npy",
+                 "-o", tmp_path / "D.npy"],
+        "harness": ["harness", vectors, "-o", tmp_path / "probe.cu"],
+        "conformance": ["conformance", ROOT / "data/hwdata/V100", "--limit", "5"],
+    }
+    docs = {}
+    for name, argv in runs.items():
+        code, out, err = tcsmt([*argv, "--format", "json"], capsys)
+        assert code == 0, (name, err)
+        docs[name] = json.loads(out)
+    assert docs["simulate"]["model"] == "ampere-fp16-fp32" and docs["params"]["model"] == "volta-fp16-fp32"
+    assert docs["check"]["models"][0]["rows"] == 5 and docs["harness"]["vectors"] >= 2
+    assert docs["gemm"]["shape"] == [4, 2] and np.load(tmp_path / "D.npy").shape == (4, 2)
+    assert docs["conformance"]["folders"]

@@ -31,6 +31,7 @@ CHECKED = [
     "tcsmt conformance data/hwdata/A100",
     "tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper",
     "tcsmt check results/hardware/H100/mma-e4m3-f32.json",
+    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch all",
     "tcsmt check results/hardware/H100/mma-f16-f32.json --arch exact",
     "tcsmt params",
     "tcsmt model save hopper-a1",

@@ -6,21 +6,23 @@ import sys
 
 import click
 
+from tcsmt.cli import options
+
 
 @click.command("check")
 @click.argument("source", metavar="OBSERVATIONS")
 @click.option("--arch", "models", multiple=True, metavar="MODEL",
               help="A model to check: an architecture (its model for the rows' formats), a "
                    "model name, a model file or a reference model (exact, fma-chain, fma-pairwise); "
-                   "repeat for several. Default: the architecture of the device that made "
-                   "the observations.")
+                   "repeat for several (one without the rows' formats is skipped with a note); "
+                   "'all': every shipped model of the rows' formats, ranked by rows matched. "
+                   "Default: the architecture of the device that made the observations.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a parameter of every model checked (repeatable); `tcsmt params` "
                    "lists them.")
 @click.option("--show", default=3, show_default=True, type=click.IntRange(0, 100_000),
               help="Mismatching rows to show per model, each with the model's stages.")
 @click.option("--limit", type=click.IntRange(min=1), help="Check only the first N rows.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--device", metavar="DEVICE",
               help="Run the vectors of OBSERVATIONS (any file of vectors) on a device first: "
                    "cuda[:N] or hip[:N] (a probe built with nvcc or hipcc, one launch on GPU N), "
@@ -34,8 +36,9 @@ import click
 @click.option("--observations", "observations_out", metavar="FILE.json",
               help="With --device: where the rows are kept (default observed-DEVICE-NAME.json "
                    "here; an existing file is never written over).")
-def check(source, models, overrides, show, limit, as_json, device, instruction, formats,
-          observations_out):
+@options.json_format()
+def check(source, models, overrides, show, limit, device, instruction, formats, observations_out,
+          out_format):
     """Check OBSERVATIONS against one or more models, bit for bit.
 
     \b
@@ -46,22 +49,25 @@ def check(source, models, overrides, show, limit, as_json, device, instruction, 
     file's hypotheses expect are compared with each model's.
     Every row runs through the batch simulator; the first mismatching rows
     are shown with every stage of the model's datapath (as simulate
-    --explain). Exit status 1 when a model misses an observed row.
+    --explain). Exit status 1 when a model misses an observed row (with
+    --arch all: when no model reproduces every row).
       tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper
       tcsmt check data/hwdata/A100/fp16 --arch ampere --arch volta
+      tcsmt check results/hardware/H100/mma-f16-f32.json --arch all
       tcsmt check obs.json --arch hopper --set align_bits=1
       tcsmt check results/ampere/rounding.json --arch ampere
       tcsmt check --device cuda vecs/wgmma-e4m3-f32.vectors.json --arch hopper
     """
     from tcsmt import api
     from tcsmt.cli.options import echo_json
-    from tcsmt.judge.check import all_matched, text_lines
+    from tcsmt.judge.check import all_matched
+    from tcsmt.judge.check_text import text_lines
     if device is None and (instruction or formats or observations_out):
         raise click.UsageError("--instruction, --formats and --observations go with --device")
     doc = api.check(source, list(models), overrides=list(overrides), show=show, limit=limit,
                     device=device, instruction=instruction, formats=formats,
                     observations=observations_out, log=lambda text: click.echo(text, err=True))
-    if as_json:
+    if out_format == "json":
         echo_json(doc)
     else:
         for line in text_lines(doc):

@@ -31,7 +31,7 @@ import numpy as np
 
 from tcsmt.errors import FormatMismatch, UserError
 from tcsmt.model.choose import Operands, choose_or_none, device_architecture, is_architecture
-from tcsmt.model.formats import Format, describe, format_value, get_format
+from tcsmt.model.formats import Format, format_value, get_format
 from tcsmt.model.integers import int_format
 from tcsmt.model.names import short_format
 from tcsmt.model.params import ModelParams
@@ -209,29 +209,49 @@ def arch_model(arch: str, rows: Rows) -> ModelParams | None:
 
 
 def pair_models(specs: list[str], sets: list[Rows], overrides: list[str]
-                ) -> list[tuple[str, ModelParams, Rows]]:
-    """(spec, model, rows) for every model and the rows it computes."""
+                ) -> tuple[list[tuple[str, ModelParams, Rows]], list[str]]:
+    """(spec, model, rows) for every model and the rows it computes, and a
+    note for each model skipped: with several models named, one that
+    computes none of the rows' formats is skipped, not an error. "all":
+    every shipped model of the rows' formats."""
+    from tcsmt.model.catalogue import all_models
+    from tcsmt.model.overrides import apply_overrides
+    out, skipped = [], []
+    for spec in specs:
+        if spec == "all":
+            out += [(m.name, apply_overrides(m, overrides), r) for r in sets for m in all_models()
+                    if operands(r).fits(m)]
+            continue
+        try:
+            out += _pairs_of(spec, sets, overrides)
+        except FormatMismatch as e:
+            if len(specs) == 1:
+                raise
+            skipped.append(f"{spec} skipped: {e}")
+    if not out:
+        raise FormatMismatch("no model named computes the rows' formats: " + "; ".join(skipped)
+                             if skipped else "no shipped model computes the rows' formats")
+    return out, skipped
+
+
+def _pairs_of(spec: str, sets: list[Rows], overrides: list[str]) -> list[tuple[str, ModelParams, Rows]]:
     from tcsmt.model.choose import choose
     from tcsmt.model.overrides import apply_overrides
-    out: list[tuple[str, ModelParams, Rows]] = []
-    for spec in specs:
-        if is_architecture(spec):
-            each = [(spec, arch_model(spec, r), r) for r in sets]
-            found = [(s, apply_overrides(m, overrides), r) for s, m, r in each if m is not None]
-            if not found:
-                have = ", ".join(sorted({r.formats_label() for r in sets}))
-                raise FormatMismatch(f"{spec} has no model for the formats of the rows ({have}); "
-                                "`tcsmt models` lists them")
-            out += found
-            continue
-        p = choose(spec, None, overrides)
-        match = [r for r in sets if _computes(p, r)]
-        if not match:
-            have = "; ".join(sorted({r.formats_text() for r in sets}))
-            raise FormatMismatch(f"model {p.name} computes {p.fin.name} x {p.fb.name} + {p.fc.name} -> "
-                            f"{p.fout.name}; the rows are {have}")
-        out += [(spec, p, r) for r in match]
-    return out
+    if is_architecture(spec):
+        each = [(spec, arch_model(spec, r), r) for r in sets]
+        found = [(s, apply_overrides(m, overrides), r) for s, m, r in each if m is not None]
+        if not found:
+            have = ", ".join(sorted({r.formats_label() for r in sets}))
+            raise FormatMismatch(f"{spec} has no model for the formats of the rows ({have}); "
+                                 "`tcsmt models` lists them")
+        return found
+    p = choose(spec, None, overrides)
+    match = [r for r in sets if _computes(p, r)]
+    if not match:
+        have = "; ".join(sorted({r.formats_text() for r in sets}))
+        raise FormatMismatch(f"model {p.name} computes {p.fin.name} x {p.fb.name} + {p.fc.name} -> "
+                             f"{p.fout.name}; the rows are {have}")
+    return [(spec, p, r) for r in match]
 
 
 # ---------------------------------------------------------------------------
@@ -351,12 +371,17 @@ def check(source: str | Path, models: list[str] | tuple = (), overrides: list[st
                             "(the rows name no device tcsmt knows)")
         specs = [arch]
     results = []
-    for spec, p, rows in pair_models(specs, sets, list(overrides)):
+    pairs, skipped = pair_models(specs, sets, list(overrides))
+    for spec, p, rows in pairs:
         rec = check_pair(spec, p, rows, show)
         rec["set"] = next(n for n, r in enumerate(sets) if r is rows)
         results.append(rec)
+    ranked = "all" in specs
+    if ranked:                         # most rows matched first; the order of the files beside
+        results.sort(key=lambda m: (m["set"], -m.get("matched", 0) / max(m["rows"], 1)))
     return {"schema": SCHEMA, "source": str(source), "sets": [rows_record(r) for r in sets],
-            "models": results, "seconds": round(time.monotonic() - t0, 3)}
+            "models": results, "skipped": skipped, "ranked": ranked,
+            "seconds": round(time.monotonic() - t0, 3)}
 
 
 def _first(rows: Rows, n: int) -> Rows:
@@ -371,86 +396,10 @@ def _first(rows: Rows, n: int) -> Rows:
 
 def all_matched(doc: dict) -> bool:
     """Whether every model reproduces every observed row (vector files,
-    which hold no observations, always pass)."""
-    return all(m["matched"] == m["rows"] for m in doc["models"] if "agrees_with" not in m)
-
-
-# ---------------------------------------------------------------------------
-# Text
-# ---------------------------------------------------------------------------
-
-def _inputs_text(fs: FormatSet, rec: dict) -> list[str]:
-    """The non-zero products and c of a row, in a few words."""
-    fa, fb, fc = fs.a, fs.b, fs.c
-    terms = []
-    for i, (x, y) in enumerate(zip(rec["a"], rec["b"])):
-        xa, yb = int(x, 16), int(y, 16)
-        xa, yb = fa.from_storage(xa), fb.from_storage(yb)
-        if fa.classify(xa) != "zero" and fb.classify(yb) != "zero":
-            terms.append(f"a{i}*b{i} = {describe(fa, xa)} x {describe(fb, yb)}")
-    c = fc.from_storage(int(rec["c"], 16))
-    return (terms or ["every product zero"]) + [f"c = {describe(fc, c)}"]
-
-
-def text_lines(doc: dict) -> list[str]:
-    """What ``tcsmt check`` prints."""
-    lines = []
-    for n, s in enumerate(doc["sets"]):
-        f = s["formats"]
-        fs = FormatSet(get_format(f.get("a") or f["in"]), get_format(f.get("b") or f["in"]),
-                       get_format(f["c"]), get_format(f["out"]))
-        where = " of " + s["device"] if s["device"] else ""
-        kind = {"observations": "observations", "recorded": "recorded rows",
-                "vectors": "vectors"}[s["what"]]
-        lines.append(f"{doc['source']}: {s['rows']} {kind}{where}, "
-                     f"{fs.a.name} x {fs.b.name} + {fs.c.name} -> {fs.out.name}, k = {s['k']}")
-        if s["instruction"]:
-            lines.append(f"  instruction {s['instruction']}")
-        lines += [f"  note: {x}" for x in s["notes"]]
-        mine = [m for m in doc["models"] if m["set"] == n]
-        for m in mine:
-            lines += _model_lines(m, fs)
-        if not mine:
-            lines.append("  no model checked computes these formats")
-    lines.append(f"checked in {doc['seconds']:.2f} s")
-    return lines
-
-
-def _model_lines(m: dict, fs: FormatSet) -> list[str]:
-    name = m["model"] + ("" if m["given_as"] == m["model"] else f" (for {m['given_as']})")
-    if "agrees_with" in m:
-        if not m["agrees_with"]:
-            return [f"{name}: the file holds no expected outputs to compare with"]
-        parts = ", ".join(f"{h} {n}/{m['rows']}" for h, n in m["agrees_with"].items())
-        head = [f"{name}: gives the output each hypothesis expects on: {parts}"]
-        if m["agrees_with_none"]:
-            head.append(f"  {m['agrees_with_none']} vectors agree with no hypothesis; the first:")
-        return head + [x for r in m["mismatches"] for x in mismatch_lines(r, fs, "expected")]
-    verdict = "every row matches" if m["matched"] == m["rows"] else "MISMATCH"
-    head = [f"{name}: {m['matched']}/{m['rows']} rows match ({verdict})"]
-    if m["mismatches"]:
-        head.append(f"  first mismatching rows ({len(m['mismatches'])} of "
-                    f"{m['rows'] - m['matched']}), each with the model's stages:")
-    return head + [x for r in m["mismatches"] for x in mismatch_lines(r, fs, "observed")]
-
-
-def mismatch_lines(r: dict, fs: FormatSet, what: str) -> list[str]:
-    """The text of one explain_row record: both outputs, the non-zero
-    products and c, and the model's stages (those of zero products left
-    out); ``what`` names the other output ("observed", "expected", "kernel")."""
-    ulps = "" if r["ulps"] is None else f", {r['ulps']} ulp{'s' if r['ulps'] != 1 else ''} apart"
-    lines = [f"  row {r['row']} (index {r['index']}): {what} {r[what]['hex']} = "
-             f"{r[what]['decimal']}, model {r['model']['hex']} = {r['model']['decimal']}{ulps}"]
-    lines += [f"    {x}" for x in _inputs_text(fs, r)]
-    stages = [(s, t) for s, t in r["explain"] if not _zero_product(s, t)]
-    lines += [f"      {stage:<20} {text}" for stage, text in stages]
-    if len(stages) < len(r["explain"]):
-        lines.append(f"      ({len(r['explain']) - len(stages)} stages of zero products left out)")
-    return lines
-
-
-def _zero_product(stage: str, text: str) -> bool:
-    """A stage line of a zero product (left out of the text)."""
-    return stage.startswith(("product ", "aligned product ")) and \
-        text.startswith(("0 x 2^", "-0 x 2^", "0  (0 x"))
-
+    which hold no observations, always pass); for a ranking (--arch all),
+    whether some model does, on every set of rows."""
+    judged = [m for m in doc["models"] if "agrees_with" not in m]
+    if doc.get("ranked"):
+        return all(any(m["matched"] == m["rows"] for m in judged if m["set"] == n)
+                   for n in {m["set"] for m in judged})
+    return all(m["matched"] == m["rows"] for m in judged)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt.errors import FormatMismatch, ShapeError
-from tcsmt.judge.check import Rows, explain_row, mismatch_lines, ulps_apart
+from tcsmt.judge.check import Rows, explain_row, ulps_apart
+from tcsmt.judge.check_text import mismatch_lines
 from tcsmt.observed.observations import FormatSet
 from tcsmt.sim.npio import dtype_of, to_bits
 from tcsmt.testing.product import Product, numpy_product
