@@ -818,11 +818,17 @@ def error(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), *, distribut
     The exact result comes from integer sums of the products (see
     tcsmt.accuracy.exact). ``inputs=(A, B[, C])`` measures given matrices
     instead (arrays, or paths of .npy files); ``plot`` writes a PNG of the
-    error against K (matplotlib), ``json`` the document.
+    error against K (matplotlib), ``json`` the document. "cancelled" in a
+    row is the share of elements whose exact sum cancelled below an ulp of
+    its terms (their ulps are huge); "notes" says where a model is used
+    beyond the inputs its recordings cover (tcsmt.observed.validated).
     ``progress(name, done, total)`` is called after each model's D."""
-    from tcsmt.accuracy.error import measure
+    import numpy as np
+
+    from tcsmt.accuracy.error import measure, resolve_models
     from tcsmt.accuracy.inputs import KINDS
     from tcsmt.fileio import write_json_atomic
+    from tcsmt.observed.validated import gemm_notes
     from tcsmt.report.accuracy import error_plot, pyplot
     from tcsmt.sim.npyfiles import load_npy
     if isinstance(models, str):
@@ -834,6 +840,8 @@ def error(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), *, distribut
         pyplot()                              # before the work: matplotlib is there
     doc = measure(list(models), m, n, ks, tuple(distributions or KINDS), seed, formats=formats,
                   overrides=overrides, inputs=inputs, backend=backend, progress=progress)
+    c_zero = inputs is None or len(inputs) < 3 or not np.any(np.asarray(inputs[2]))
+    doc["notes"] = gemm_notes(resolve_models(list(models), formats, overrides), doc["k"], c_zero)
     if plot:
         error_plot(doc, plot)
         doc["plot"] = str(plot)

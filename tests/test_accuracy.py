@@ -113,7 +113,7 @@ def test_command_prints_a_table_within_the_width_and_writes_the_plot(capsys, mon
     monkeypatch.setenv("COLUMNS", "100")
     png, js = tmp_path / "e.png", tmp_path / "e.json"
     code, out, err = run_cli(["error", "volta", "hopper", "--m", "4", "--n", "4", "--k", "8,32",
-                              "--plot", str(png), "--json", str(js)], capsys)
+                              "--plot", str(png), "-o", str(js)], capsys)
     assert code == 0, err
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "volta-fp16-fp32" in out and "cancelling" in out
@@ -123,6 +123,23 @@ def test_command_prints_a_table_within_the_width_and_writes_the_plot(capsys, mon
     code, out, _ = run_cli(["error", "volta", "--m", "2", "--n", "2", "--k", "4", "--dist", "normal",
                             "--format", "csv"], capsys)
     assert code == 0 and out.splitlines()[0].startswith("model,distribution,k,max_ulps")
+    code, _, err = run_cli(["error", "volta", "--m", "2", "--n", "2", "--k", "4", "--dist", "normal",
+                            "--json", str(js)], capsys)        # the old spelling of -o, with a note
+    assert code == 0 and "use -o FILE" in err and json.loads(js.read_text())["k"] == [4]
+
+
+def test_use_beyond_the_recordings_is_noted_and_cancelled_sums_are_counted():
+    """Hopper's fp8 wgmma rows were all recorded with c = 0: a K longer than
+    one block (32) chains blocks through c != 0, which no recording checks."""
+    doc = tcsmt.error(["hopper-e4m3-fp32", "hopper"], m=4, n=4, ks=[32, 64], distributions=["cancelling"])
+    assert len(doc["notes"]) == 1 and doc["notes"][0].startswith("hopper-e4m3-fp32 was validated only "
+                                                                  "with c = 0")
+    assert "K = 64 chains blocks of 32" in doc["notes"][0]
+    assert tcsmt.error("hopper-e4m3-fp32", m=2, n=2, ks=[32], distributions=["positive"])["notes"] == []
+    rows = {(r["model"], r["k"]): r for r in doc["rows"]}
+    assert rows[("hopper-e4m3-fp32", 64)]["cancelled"] > 0           # fp8: the sums cancel to ~0
+    positive = tcsmt.error("volta", m=4, n=4, ks=[16], distributions=["positive"])["rows"][0]
+    assert positive["cancelled"] == 0
 
 
 @pytest.mark.parametrize("args,words", [

@@ -13,6 +13,7 @@ rounding of the data into the input format.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -29,7 +30,7 @@ REFERENCE = ("the exact value of C + A @ B for the same (rounded) inputs, from i
              "of the products' significands, one per power of two (no floating-point sum)")
 
 
-def _models(specs, formats, overrides) -> list[ModelParams]:
+def resolve_models(specs, formats, overrides) -> list[ModelParams]:
     """The models; without ``formats``, a reference model (fma-chain...)
     takes the formats of the first model that is not one."""
     from tcsmt.model.overrides import apply_overrides
@@ -54,7 +55,19 @@ def _check_model(p: ModelParams) -> ModelParams:
     return p
 
 
-def _row(p: ModelParams, kind: str, k: int, e: Errors, elements: int) -> dict:
+def cancelled_share(A, B, C, exact, fout) -> float:
+    """The share of elements whose exact value lies below one unit in the
+    last place (of the output format) of the terms' magnitude |C| + |A| @
+    |B|: every significant bit cancelled, so an error of a few ulps of the
+    terms is a huge number of ulps of the result."""
+    mag = np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)) + np.abs(C.astype(np.float64))
+    values = np.array([math.ldexp(float(x), exact.scale) if abs(x).bit_length() < 1000 else math.inf
+                       for x in exact.ints])
+    small = np.abs(values) < mag.ravel() * 2.0 ** -(fout.precision - 1)
+    return float(small.mean()) if small.size else 0.0
+
+
+def _row(p: ModelParams, kind: str, k: int, e: Errors, elements: int, cancelled: float) -> dict:
     mag, rel = np.abs(e.ulps), np.abs(e.relative[~np.isnan(e.relative)])
     return {"model": p.name, "distribution": kind, "k": k, "elements": elements,
             "max_ulps": float(mag.max()) if mag.size else None,
@@ -64,7 +77,7 @@ def _row(p: ModelParams, kind: str, k: int, e: Errors, elements: int) -> dict:
             "mean_relative": float(rel.mean()) if rel.size else None,
             "inexact": e.inexact / elements,
             "towards_zero": e.towards_zero / e.inexact if e.inexact else None,
-            "nonfinite": e.nonfinite}
+            "nonfinite": e.nonfinite, "cancelled": cancelled}
 
 
 class _Exacts:
@@ -106,7 +119,8 @@ def _measure(params, exacts: _Exacts, kind: str, k: int, backend, tell) -> list[
         if key not in done:
             A, B, C = exacts.inputs(p)
             D = matmul(A, B, C, p, backend=backend)
-            done[key] = errors(D, exacts.exact(p, A, B, C), p.fout), D.size
+            exact = exacts.exact(p, A, B, C)
+            done[key] = errors(D, exact, p.fout), D.size, cancelled_share(A, B, C, exact, p.fout)
         rows.append(_row(p, kind, k, *done[key]))
         tell(len(rows))
     return rows
@@ -158,7 +172,7 @@ def measure(models, m: int = 64, n: int = 64, ks=(16, 64, 256, 1024), distributi
     """The error document: a row per model, distribution and K. ``inputs``
     (A, B[, C]) replaces the random matrices (one K: A's columns)."""
     t0 = time.monotonic()
-    params = _models(models, formats, overrides)
+    params = resolve_models(models, formats, overrides)
     if not params:
         raise UserError("name at least one model")
     tell = progress or (lambda name, done, total: None)

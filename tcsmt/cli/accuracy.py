@@ -43,12 +43,12 @@ def _ints(text: str, name: str) -> list[int]:
 @click.option("--plot", "plot", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
               callback=options.checked_output,
               help="Write a PNG of the error against K, a panel per distribution (matplotlib).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              callback=options.checked_output,
-              help="Also write the document as JSON.")
-@options.output_format()
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              callback=options.checked_output, help="Also write the document as JSON to FILE.")
+@options.json_file_alias
+@options.output_format(json_flag=False)
 def error_cmd(models, m, n, k_text, dists, seed, formats, overrides, a_path, b_path, c_path,
-              backend, plot, json_path, out_format, wide):
+              backend, plot, output, out_format, wide):
     """The error of D = C + A @ B under each MODEL against the exact result,
     on random inputs of several distributions (C = 0) or on given ones.
 
@@ -78,15 +78,21 @@ def error_cmd(models, m, n, k_text, dists, seed, formats, overrides, a_path, b_p
     with progress_bar("error", show=out_format == "table") as progress:
         doc = api.error(list(models), m, n, _ints(k_text, "--k"), distributions=dist or None, seed=seed,
                         formats=formats, overrides=list(overrides), inputs=inputs, backend=backend,
-                        plot=plot, json=json_path, progress=progress)
+                        plot=plot, json=output, progress=progress)
     if out_format == "json":
         options.echo_json(doc)
     elif out_format == "csv":
         click.echo(error_csv(doc), nl=False)
+    if out_format != "table":
+        for note in doc.get("notes", []):
+            click.echo(f"note: {note}", err=True)
     else:
         width = terminal_width(wide)
         console(width).print(error_table(doc, width))
         click.echo(NOTE)
+        for note in doc.get("notes", []):
+            for line in wrap(f"note: {note}", width, "", "  "):
+                click.echo(line)
         tail = f"exact reference: {doc['reference']}; {doc['seconds']:.1f} s" + \
             (f"; plot written to {plot}" if plot else "")
         for line in wrap(tail, width, "", "  "):

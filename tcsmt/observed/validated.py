@@ -68,3 +68,29 @@ def outside_notes(models: list[ModelParams], vectors: list[dict]) -> list[str]:
                              f"vector(s) {which} lie outside that, so what it predicts there is "
                              f"unchecked: {lim.option} keeps {lim.what}")
     return notes
+
+
+def gemm_notes(models: list[ModelParams], ks, c_zero: bool = True) -> list[str]:
+    """A note for each model used in a GEMM beyond the inputs it was
+    validated on: a limit of c = 0 is left when K is longer than one block
+    (each block's result is the next block's c) or when C is not zero; a
+    model written from sources has been checked by no run at all."""
+    notes = []
+    for m in models:
+        if m.from_sources:
+            notes.append(f"{m.name} is written from sources, not measured: no run of the unit has "
+                         "checked what it predicts")
+        for lim in LIMITS:
+            if not lim.covers(m) or lim.what != "c = 0":
+                continue
+            chained = [k for k in ks if k > m.block_size]
+            why = []
+            if chained:
+                why.append(f"K = {', '.join(map(str, chained))} chains blocks of {m.block_size} through "
+                           "c != 0 (each block's result is the next block's c)")
+            if not c_zero:
+                why.append("C is not zero")
+            if why:
+                notes.append(f"{m.name} was validated only with {lim.what} (recorded: {lim.recorded}); "
+                             f"{' and '.join(why)}, so what it predicts there is unchecked")
+    return notes

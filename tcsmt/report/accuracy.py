@@ -64,8 +64,11 @@ def pyplot():
 
 def error_plot(doc: dict, path: str | Path) -> None:
     """A PNG: one panel per distribution, the mean |error| in ulps against
-    K (solid) and the largest (dashed), one colour per model, both axes
-    logarithmic. A model with no error at all is named in the legend."""
+    K (solid) and the largest (dashed), one colour per model; K on a log
+    axis, the error on a symmetric log axis whose bottom line is 0, so an
+    exact result is drawn (at 0) rather than dropped. A model with no
+    error at all is named in the legend; a K where some exact sums cancelled
+    below an ulp of their terms (their ulps are huge) is marked with x."""
     from tcsmt.fileio import write_atomic
     plt = pyplot()
 
@@ -80,8 +83,8 @@ def error_plot(doc: dict, path: str | Path) -> None:
         _panel(ax, doc, kind, names, colours, twins)
     for ax in list(axes.flat)[len(kinds):]:
         ax.set_visible(False)
-    fig.suptitle(f"Error of D = C + A @ B against the exact result (M = {doc['m']}, N = {doc['n']}, "
-                 f"C = {doc['c']}; solid: mean, dashed: max)", fontsize=11)
+    fig.suptitle(f"Error of D = C + A @ B against the exact result{chr(10) if cols == 1 else ' '}"
+                 f"(M = {doc['m']}, N = {doc['n']}, C = {doc['c']}; solid: mean, dashed: max)", fontsize=11)
     fig.tight_layout()
     write_atomic(Path(path), lambda f: fig.savefig(f, format="png", dpi=110), binary=True)
     plt.close(fig)
@@ -90,8 +93,9 @@ def error_plot(doc: dict, path: str | Path) -> None:
 def _panel(ax, doc: dict, kind: str, names: list[str], colours: dict, twins: dict) -> None:
     """One distribution; a model with the same circuit as an earlier one is
     drawn under its colour and named beside it in the legend. The error axis
-    is logarithmic where some error is above zero (else linear: no error)."""
-    positive = False
+    is linear below 1 ulp and logarithmic above, so an exact result is drawn
+    at 0, not dropped."""
+    marked = False
     for name in names:
         if twins.get(name):
             continue
@@ -99,17 +103,23 @@ def _panel(ax, doc: dict, kind: str, names: list[str], colours: dict, twins: dic
         rows = sorted((r for r in doc["rows"] if r["model"] == name and r["distribution"] == kind),
                       key=lambda r: r["k"])
         ks = [r["k"] for r in rows]
-        mean = [r["mean_ulps"] or float("nan") for r in rows]
-        top = [r["max_ulps"] or float("nan") for r in rows]
+        mean = [r["mean_ulps"] if r["mean_ulps"] is not None else float("nan") for r in rows]
+        top = [r["max_ulps"] if r["max_ulps"] is not None else float("nan") for r in rows]
         exact = all(not r["mean_ulps"] for r in rows)
-        positive = positive or any(x > 0 for x in top + mean)
         ax.plot(ks, mean, "-o", color=colours[name], markersize=3,
                 label=" = ".join([name, *same]) + (" (exact: no error)" if exact else ""))
         ax.plot(ks, top, "--", color=colours[name], linewidth=0.8)
+        hit = [(k, t) for k, t, r in zip(ks, top, rows) if r.get("cancelled")]
+        if hit:
+            ax.plot(*zip(*hit), "x", color="black", markersize=7,
+                    label=None if marked else "x: some exact sums cancel below an ulp of their terms")
+            marked = True
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log" if positive else "linear")
+    ax.set_yscale("symlog", linthresh=1, linscale=0.4)
+    ax.set_ylim(bottom=0)
+    ax.axhline(0, color="grey", linewidth=0.6)
     ax.set_xlabel("K (products per element of D)")
-    ax.set_ylabel("|d - exact| in ulps of the output format")
+    ax.set_ylabel("|d - exact| in ulps of the output format (0: exact)")
     ax.set_title(f"{kind}: {doc['distributions'][kind]}", fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7)
