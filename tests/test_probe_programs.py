@@ -215,6 +215,7 @@ def test_linked_probe_without_a_gpu_says_so(tmp_path):
     else:
         assert run.stdout == "" and run.returncode == 1
         assert run.stderr.startswith("probe: ") and run.stderr.count("\n") == 1
+        assert "RT(" not in run.stderr and "cuda" in run.stderr      # the call by its own name
 
 
 # ---------------------------------------------------------------------------

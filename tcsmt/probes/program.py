@@ -85,11 +85,15 @@ MAIN = Template(r"""
 #include <cstdlib>
 #include <cstring>
 
+// the call as text with RT(...) expanded: "cudaGetDevice(&dev)", not "RT(GetDevice)(&dev)"
+#define EXPANDED_TEXT_(x) #x
+#define EXPANDED_TEXT(x) EXPANDED_TEXT_(x)
 #define CHECK(call)                                                              \
   do {                                                                           \
     RT(Error_t) err_ = (call);                                                   \
     if (err_ != RT(Success)) {                                                   \
-      fprintf(stderr, "probe: %s failed: %s\n", #call, RT(GetErrorString)(err_)); \
+      fprintf(stderr, "probe: %s failed: %s\n", EXPANDED_TEXT(call),             \
+              RT(GetErrorString)(err_));                                         \
       return 1;                                                                  \
     }                                                                            \
   } while (0)
