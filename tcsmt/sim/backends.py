@@ -9,10 +9,10 @@
 All three run the same recorded program and give the same bits (the tests
 compare them). Without a choice (``backend=None``) the fastest available
 for this call is taken: ``cuda`` where a CUDA device is present, else
-``cpu`` where Numba is installed and the product is large enough to repay
-compiling the kernel (AUTO_COMPILE_PRODUCTS), or not small
-(AUTO_CACHED_PRODUCTS) and the kernel is already compiled (in Numba's
-on-disk cache), else ``numpy``.
+``cpu`` (Numba comes with tcsmt) for every product that is not small
+(AUTO_CACHED_PRODUCTS), compiling its kernel the first time (said on
+stderr, with the seconds it took; Numba's on-disk cache keeps it for later
+processes), else ``numpy``.
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ from tcsmt.sim import kernels
 
 BACKENDS = ("numpy", "cpu", "cuda")
 
-AUTO_COMPILE_PRODUCTS = 1 << 32
-"""Products (M x N x K) past which compiling a kernel (10 to 40 s the first
-time) repays itself against the NumPy interpretation (about 10^8 products/s)."""
-
 AUTO_CACHED_PRODUCTS = 1 << 24
-"""Products past which a kernel already compiled is worth looking for (the
-look-up writes the kernel's source, about as long as recording the program;
-below this the NumPy interpretation is done sooner)."""
+"""Products past which the compiled kernel runs (the look-up writes the
+kernel's source, about as long as recording the program; below this the
+NumPy interpretation is done sooner). The first time a kernel is needed it
+is compiled (7 to 60 s, said on stderr); later processes load it in under
+a second."""
 
 
 def check_backend(backend: str | None) -> None:
@@ -48,7 +46,8 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
     if backend in ("cpu", "cuda"):
         kernels.need_numba(backend)
     if backend == "cuda" and not kernels.cuda_available():
-        raise UserError("backend 'cuda': no CUDA device is available (numba.cuda finds none)")
+        raise UserError("backend 'cuda': no CUDA device is available (numba.cuda finds none; a CUDA GPU "
+                        "needs its driver and pip install 'tcsmt[cuda]')")
     if backend is not None:
         return backend
     if not kernels.have_numba():
@@ -57,9 +56,7 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
         return "cuda"
     if products < AUTO_CACHED_PRODUCTS or not _compiles(p, k, kind):
         return "numpy"
-    if products >= AUTO_COMPILE_PRODUCTS or kernels.compiled_on_disk(kind, p, k):
-        return kind
-    return "numpy"
+    return kind
 
 
 def _compiles(p: ModelParams, k: int, kind: str) -> bool:

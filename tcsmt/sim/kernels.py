@@ -17,11 +17,13 @@ device.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +113,27 @@ def _load(source: str, kind: str):
     return module
 
 
+_COMPILED: set[tuple[str, str]] = set()
+"""(kind, source digest) of the kernels compiled or loaded in this process."""
+
+
+@contextlib.contextmanager
+def compiling(kind: str, p: ModelParams, k: int):
+    """Around a kernel's call: where this call compiles it (the kernel is
+    neither in this process nor in the on-disk cache), say so on stderr,
+    and how long the call took. Later processes load it from the cache."""
+    key = (kind, _digest(kernel_source_text(kind, p, k)))
+    fresh = key not in _COMPILED and not compiled_on_disk(kind, p, k)
+    if fresh:
+        print(f"tcsmt: compiling the {kind} kernel of {p.name} for K = {k} (once: it is kept in "
+              f"{cache_dir()})...", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    yield
+    _COMPILED.add(key)
+    if fresh:
+        print(f"tcsmt: compiled and ran in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
+
+
 def cpu_kernel(p: ModelParams, k: int):
     """The compiled CPU GEMM kernel of p for dot products of length k."""
     need_numba("cpu")
@@ -154,8 +177,9 @@ def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
     if threads is not None:
         set_num_threads(threads)
     try:
-        gemm(_u64(at), _u64(bt), _u64(ct), d, _scales(sa, at.shape[1]), _scales(sb, bt.shape[1]),
-             tile[0], tile[1], _group(d.shape, tile, get_num_threads()))
+        with compiling("cpu", p, at.shape[0]):
+            gemm(_u64(at), _u64(bt), _u64(ct), d, _scales(sa, at.shape[1]), _scales(sb, bt.shape[1]),
+                 tile[0], tile[1], _group(d.shape, tile, get_num_threads()))
     finally:
         set_num_threads(before)
     return d
@@ -189,7 +213,8 @@ def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
     if threads is not None:
         set_num_threads(threads)
     try:
-        dots(_u64(a.T), _u64(b.T), _u64(c), d, _scales(sa, len(c)), _scales(sb, len(c)), rows)
+        with compiling("rows", p, a.shape[1]):
+            dots(_u64(a.T), _u64(b.T), _u64(c), d, _scales(sa, len(c)), _scales(sb, len(c)), rows)
     finally:
         set_num_threads(before)
     return d
@@ -210,7 +235,8 @@ def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16), sa=None
         a, b, c = (cuda.to_device(_u64(x)) for x in (a, b, c))
     d = cuda.device_array((a.shape[0], b.shape[1]), dtype=np.uint64)
     grid = (-(-a.shape[0] // block[0]), -(-b.shape[1] // block[1]))
-    gemm[grid, block](a, b, c, d, sa, sb)
+    with compiling("cuda", p, a.shape[1]):
+        gemm[grid, block](a, b, c, d, sa, sb)
     return d.copy_to_host() if on_host else d
 
 

@@ -49,7 +49,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import torch
+try:
+    import torch
+except ModuleNotFoundError:
+    raise ModuleNotFoundError("tcsmt.torch needs PyTorch: pip install torch==2.13.0 (the CPU build), "
+                              "or pip install 'tcsmt[torch]'") from None
 from torch.overrides import TorchFunctionMode
 
 from tcsmt.errors import FormatMismatch, UserError
