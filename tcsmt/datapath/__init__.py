@@ -15,28 +15,32 @@ Stages, one module each, in the order data flows through them:
   register   align and block_sum: Terms -> a signed fixed-point sum with
              F fraction bits and the model's carry bits
   rounding   round_fixed: (sign, magnitude, scale) -> bits of a format
-  integer    int_block, int_dot: exact integer products and c summed,
+  integer    int_block: exact integer products and c summed,
              wrapped modulo 2^32 or saturated (s8/u8/s4/u4 inputs, s32 c, d)
   blocks     block (products and c -> a rounded result), the IEEE reference
-             orders, late c, and dot: blocks chained over a dot product
+             orders, late c
+  chain      dot: the products cut into blocks, each block's step, and the
+             blocks chained over a dot product (each block's result the
+             next block's c)
 """
 
-from tcsmt.datapath.blocks import (
-                                   add_ieee,
-                                   block,
-                                   by_leading_one,
-                                   dot,
-                                   dot_terms,
-                                   flush_in,
-                                   flush_out,
-                                   result_format,
-                                   split_step,
-)
+from tcsmt.datapath.blocks import add_ieee, block, by_leading_one
+from tcsmt.datapath.chain import dot, split_step
 from tcsmt.datapath.products import finish_product, multiply
 from tcsmt.datapath.register import alignment_point, block_sum
 from tcsmt.datapath.rounding import round_fixed
-from tcsmt.datapath.terms import Fixed, Term, exp_width, flush_ab, term_fixed, unpack
+from tcsmt.datapath.terms import (
+    Fixed,
+    Term,
+    exp_width,
+    flush_ab,
+    flush_in,
+    flush_out,
+    result_format,
+    term_fixed,
+    unpack,
+)
 
 __all__ = ["Fixed", "Term", "add_ieee", "alignment_point", "block", "block_sum", "by_leading_one",
-           "dot", "dot_terms", "exp_width", "finish_product", "flush_ab", "flush_in", "flush_out",
+           "dot", "exp_width", "finish_product", "flush_ab", "flush_in", "flush_out",
            "multiply", "result_format", "round_fixed", "split_step", "term_fixed", "unpack"]

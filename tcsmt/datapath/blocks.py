@@ -1,23 +1,17 @@
-"""Blocks and dot products: one block (products and c to a rounded
-result), the IEEE reference orders, late c placement, chaining of blocks
-along a dot product, and the final NaN."""
+"""One block: products and c to a rounded result, in the IEEE reference
+orders, with late c placement, exact sums or the block's register.
+(tcsmt.datapath.chain chains blocks along a dot product.)"""
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
-from tcsmt.datapath import bv, late, sparse
+from tcsmt.datapath import bv, late
 from tcsmt.datapath.exact import exact_sum
-from tcsmt.datapath.integer import int_dot
-from tcsmt.datapath.products import multiply
 from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
-from tcsmt.datapath.scales import block_terms
 from tcsmt.datapath.terms import (
     Term,
-    exp_width,
-    flush_in,
     flush_out,
     flush_steps,
     is_dead,
@@ -25,10 +19,8 @@ from tcsmt.datapath.terms import (
     result_format,
     term_fixed,
     unpack,
-    unpack_input,
-    widen,
 )
-from tcsmt.datapath.window import c_alone, window_block
+from tcsmt.datapath.window import c_alone
 from tcsmt.model.formats import Format, internal_format
 from tcsmt.model.params import ModelParams
 
@@ -200,149 +192,3 @@ def pair_terms(I, p: ModelParams, prods: list[Term], ew: int) -> list[Term]:
                         s.mag, p.F, s.nan, s.inf, live=live))
     return out
 
-
-def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None, mask=None):
-    """d = c + sum a_i b_i as bits of out_format, block after block.
-
-    ``a`` and ``b`` are lists of words in in_format and b_format, ``c`` a
-    word in c_format; with a scale format, ``sa`` and ``sb`` are the words
-    of the scales of a and b, one per scale_block products. A dot product
-    longer than block_size runs as consecutive blocks (see p.chaining).
-    Integer formats take the integer datapath (tcsmt.datapath.integer).
-    A sparse model (p.sparsity) takes ``mask``, one 1-bit word per product,
-    set where the metadata selects it (tcsmt.datapath.sparse)."""
-    if len(a) != len(b) or not a:
-        raise ValueError("a and b must be non-empty and of equal length")
-    live = None
-    if p.sparsity != "dense":
-        a, b, live = sparse.select(I, p, a, b, mask)
-    ew = exp_width(p)
-    ta = [unpack_input(I, p, p.fin, x, ew) for x in a]
-    tb = [unpack_input(I, p, p.fb, y, ew) for y in b]
-    prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
-    if p.fout.is_integer:
-        return int_dot(I, p, prods, c, trace, live)
-    c_term = unpack_input(I, p, p.fc, c, ew, is_c=True)
-    if p.scale_window_bits is not None:
-        return window_dot(I, p, prods, c_term, sa, sb, ew, trace)
-    if p.scale_format is not None or p.group_size > 1:
-        prods = block_terms(I, p, prods, sa, sb, ew, trace)
-    return dot_terms(I, p, prods, c_term, ew, trace, live)
-
-
-def window_dot(I, p: ModelParams, prods: list[Term], c_term: Term, sa: list, sb: list,
-               ew: int, trace=None):
-    """The raw-exponent window (tcsmt.datapath.window), block after block:
-    each block's rounded result is the next block's c."""
-    out, bs, per = result_format(p), p.block_size, p.block_size // p.scaling()[1]
-    bits = None
-    for n, i in enumerate(range(0, len(prods), bs)):
-        if n:
-            c_term = unpack(I, out, bits, ew, flush_in(p))
-        bits = window_block(I, p, prods[i:i + bs], c_term, (sa or [])[n * per:(n + 1) * per],
-                            (sb or [])[n * per:(n + 1) * per], out, ew, trace)
-    return finish(I, p, bits, out)
-
-
-def order_terms(p: ModelParams, prods: list) -> list:
-    """Products in the order the blocks take them (p.term_order)."""
-    if p.term_order == "pairs_mod4":
-        first = [t for k, t in enumerate(prods) if k % 4 < 2]
-        return first + [t for k, t in enumerate(prods) if k % 4 >= 2]
-    return list(prods)
-
-
-def dot_terms(I, p: ModelParams, prods: list[Term], c_term: Term, ew: int, trace=None,
-              live=None):
-    """The dot product from finished product Terms and the Term of c.
-
-    Blocks take the products in p.term_order, block_size at a time (with
-    exact groups, block_size / group_size group terms at a time). With c
-    placed "after", the blocks start from zero and c is added to their
-    result at the end with one IEEE addition rounded with p.c_rounding.
-    ``live`` (sparse models read compressed): one Bool per block, whether
-    it holds a selected product; a block that holds none leaves the result
-    of the block before it as it is."""
-    out = result_format(p)
-    prods = order_terms(p, prods)
-    label = "group" if p.group_size > 1 else "product"
-    if trace is not None:
-        for i, t in enumerate(prods):
-            trace.append((f"{label} {i}", t, "term"))
-    per = p.block_size // p.group_size
-    chunks = [prods[i:i + per] for i in range(0, len(prods), per)]
-    start = c_term
-    if p.c_placement == "after":
-        start = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
-    if p.chaining == "separate" and len(chunks) > 1:
-        bits = _separate_blocks(I, p, chunks, start, ew)
-    else:
-        bits = None
-        for k, chunk in enumerate(chunks):
-            if k:
-                start = unpack(I, out, bits, ew, flush_in(p))
-            new = block(I, p, chunk, start, ew, trace if k == len(chunks) - 1 else None)
-            bits = new if live is None or not k else I.ite(live[k], new, bits)
-            if trace is not None:
-                trace.append((f"block {k} result", bits, f"bits:{out.name}"))
-    if p.c_placement == "after":
-        bits = add_ieee(I, p, unpack(I, out, bits, ew, False), c_term, out, p.c_rounding, ew)
-        if trace is not None:
-            trace.append(("c added", bits, f"bits:{out.name}"))
-    return finish(I, p, bits, out)
-
-
-def split_step(p: ModelParams) -> int | None:
-    """The products (a multiple of) which a dot product may be cut into parts
-    so that each part, run by ``dot`` with the result of the part before as
-    its c, gives the bits of the whole: with recursive chaining
-    (``dot_terms``) block k + 1 starts from block k's result unpacked from
-    result_format; a part's d is that result (``finish`` widens nothing
-    when result_format, c_format and out_format are one format), and the
-    next part unpacks its c as that same format with the same flushing. A
-    cut at a block boundary (and at a scale block's) keeps every block's
-    products. None when no cut keeps the bits: c added after the blocks,
-    "separate" chaining (a part of one block adds c inside it), terms
-    reordered across the whole K (pairs_mod4), a sparse model (read
-    compressed, its slots span the whole K), or a block result held in
-    another format than c (e8m13 blocks of binary32 d)."""
-    fmt = result_format(p)
-    if p.chaining != "recursive" or p.c_placement == "after" or p.term_order != "sequential" \
-            or p.sparsity != "dense":
-        return None
-    if (fmt.name, fmt.exp_bits, fmt.frac_bits) != (p.fc.name, p.fc.exp_bits, p.fc.frac_bits) \
-            or p.fc.name != p.fout.name:
-        return None
-    step = p.block_size
-    if p.scale_format is not None:
-        step = math.lcm(step, p.scaling()[1])
-    return step
-
-
-def _separate_blocks(I, p: ModelParams, chunks, c_term: Term, ew: int):
-    """Every block summed from zero; the rounded block results added to c
-    one after another with IEEE additions rounded with p.c_rounding."""
-    out = result_format(p)
-    zero = unpack(I, p.fc, I.const(0, p.fc.bits), ew, False)
-    results = [block(I, p, chunk, zero, ew) for chunk in chunks]
-    acc, bits = c_term, None
-    for bits in results:
-        t = unpack(I, out, bits, ew, flush_in(p))
-        bits = add_ieee(I, p, acc, t, out, p.c_rounding, ew)
-        acc = unpack(I, out, bits, ew, flush_in(p))
-    return bits
-
-
-def finish(I, p: ModelParams, bits, out: Format):
-    """Result bits in out_format, with the model's NaN (nan_bits, else
-    out_format's: a NaN of a narrower result format, e8m13, is not widened
-    with zero fraction bits but replaced)."""
-    fout = p.fout
-    bits = widen(I, bits, out, fout)
-    nan = p.nan_bits if p.nan_bits is not None or out.bits == fout.bits or not fout.has_nan \
-        else fout.hex(fout.nan_bits())
-    if nan is not None:
-        nan_val = fout.from_storage(int(nan, 16))
-        is_nan = unpack(I, fout, bits, exp_width(p), False).nan
-        bits = I.ite(is_nan, I.const(nan_val, fout.bits), bits)
-    return bits

@@ -5,7 +5,8 @@ Every product is exact (tcsmt.datapath.products.multiply on the unpacked
 sign and magnitude: |a| * |b| in the sum of the widths). A block is c and
 up to block_size products (one instruction's K); its result is out_format's
 bits (two's complement), and a longer dot product runs block after block,
-each block's result the next block's c. What happens past the s32 range is
+each block's result the next block's c (tcsmt.datapath.chain, as for
+every model). What happens past the s32 range is
 p.overflow:
 
   wrap      every sum modulo 2^32 (the order of the additions is then
@@ -69,21 +70,3 @@ def int_block(I, p, prods: list[Term], c, trace=None):
         trace.append(("exact sum", total, "int"))
     return clamp(I, total, w)
 
-
-def int_dot(I, p, prods: list[Term], c, trace=None, live=None):
-    """The dot product from the product Terms and c's bits, block after
-    block (each block's result the next block's c; ``live``: whether each
-    block holds a selected product of a sparse model read compressed, a
-    block without one leaving c as it is)."""
-    bs = p.block_size
-    if trace is not None:
-        for i, t in enumerate(prods):
-            trace.append((f"product {i}", t, "term"))
-    bits = c
-    for k, i in enumerate(range(0, len(prods), bs)):
-        last = i + bs >= len(prods)
-        new = int_block(I, p, prods[i:i + bs], bits, trace if last else None)
-        bits = new if live is None or not k else I.ite(live[k], new, bits)
-        if trace is not None:
-            trace.append((f"block {k} result", bits, f"bits:{p.fout.name}"))
-    return bits

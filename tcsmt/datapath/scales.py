@@ -4,10 +4,10 @@ its blocks sum.
 Block-scaled instructions (MX, NVFP4) multiply every product by a scale of
 a (one per row of A and block of ``scale_block`` products along K) and one
 of b (per column of B and block). Some sum ``group_size`` products exactly
-before the block's window sees them. Both happen here, between the
-multipliers (tcsmt.datapath.products) and the block's register
-(tcsmt.datapath.register); with group_size 1 and no scale format the
-products pass through unchanged.
+before the block's window sees them. Both are defined here (group_sum,
+apply_scales) and applied to each block's products by
+tcsmt.datapath.chain, between the multipliers (tcsmt.datapath.products)
+and the block's register (tcsmt.datapath.register).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from tcsmt.datapath import bv
 from tcsmt.datapath.register import specials
-from tcsmt.datapath.terms import Term, is_dead, unpack
+from tcsmt.datapath.terms import Term, is_dead
 from tcsmt.model.params import ModelParams
 
 
@@ -70,34 +70,3 @@ def apply_scales(I, p: ModelParams, t: Term, sa: Term, sb: Term) -> Term:
         live = I.and_(live, I.not_(zero_scale))
     return replace(t, exp=exp, sig=sig, frac=frac, nan=nan, inf=I.and_(t.inf, I.not_(nan)),
                    live=live if t.live is not None or p.scale_zero != "dead" else None)
-
-
-def scale_terms(I, p: ModelParams, sa: list | None, sb: list | None, k: int, ew: int,
-                trace=None) -> tuple[list[Term], list[Term]]:
-    """The scale words of a and b for k products, unpacked (ValueError
-    when their number is not one per scale_block products)."""
-    n = p.scale_count(k)
-    if sa is None or sb is None or len(sa) != n or len(sb) != n:
-        raise ValueError(f"{p.name} needs {n} scales of a and {n} of b for {k} products")
-    fs = p.scaling()[0]
-    ta = [unpack(I, fs, x, ew, False) for x in sa]
-    tb = [unpack(I, fs, y, ew, False) for y in sb]
-    if trace is not None:
-        for j, (x, y) in enumerate(zip(ta, tb)):
-            trace.append((f"scales {j}", (x, y), "scales"))
-    return ta, tb
-
-
-def block_terms(I, p: ModelParams, prods: list[Term], sa: list | None, sb: list | None,
-                ew: int, trace=None) -> list[Term]:
-    """The products in groups of p.group_size (each group one exact sum),
-    each group times its scales of a and b (the words sa[j], sb[j] in
-    p.scale_format for products j * scale_block .. (j + 1) * scale_block - 1)."""
-    g = p.group_size
-    terms = prods if g == 1 else [group_sum(I, p, prods[i:i + g], ew)
-                                  for i in range(0, len(prods), g)]
-    if p.scale_format is None:
-        return terms
-    ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
-    per = p.scaling()[1] // g
-    return [apply_scales(I, p, t, ta[i // per], tb[i // per]) for i, t in enumerate(terms)]

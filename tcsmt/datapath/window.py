@@ -30,7 +30,7 @@ from dataclasses import replace
 from tcsmt.datapath import bv
 from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
-from tcsmt.datapath.scales import apply_scales, group_sum, scale_terms
+from tcsmt.datapath.scales import apply_scales, group_sum
 from tcsmt.datapath.terms import Term, is_dead, lead_exp
 from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
@@ -78,25 +78,24 @@ def c_alone(I, p: ModelParams, bits, fmt: Format, c: Term, terms: list[Term]):
 
 
 def groups(I, p: ModelParams, prods: list[Term], ta, tb, size: int, ew: int):
-    """Exact sums of ``size`` products, each times its scales, with the
-    scale pair's exponent of each group."""
-    per = p.scaling()[1] // size
+    """Exact sums of ``size`` products, each times its scales (those of its
+    first product: a group lies in one scale block), with the scale pair's
+    exponent of each group."""
     out, pair = [], []
-    for n, i in enumerate(range(0, len(prods), size)):
-        sa, sb = ta[n // per], tb[n // per]
+    for i in range(0, len(prods), size):
+        sa, sb = ta[i], tb[i]
         out.append(apply_scales(I, p, group_sum(I, p, prods[i:i + size], ew), sa, sb))
         pair.append(I.add(sa.exp, sb.exp))
     return out, pair
 
 
-def window_block(I, p: ModelParams, prods: list[Term], c: Term, sa: list, sb: list,
+def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], tb: list[Term],
                  out: Format, ew: int, trace=None):
     """One block of the raw-exponent window: products (unscaled, exact), c,
-    and the scale words of this block -> bits of ``out``."""
-    ta, tb = scale_terms(I, p, sa, sb, len(prods), ew, trace)
-    per = p.scaling()[1]
-    scaled = [apply_scales(I, p, t, ta[k // per], tb[k // per]) for k, t in enumerate(prods)]
-    pairs = [I.add(ta[k // per].exp, tb[k // per].exp) for k in range(len(prods))]
+    and the unpacked scales of each product, ta[k] and tb[k] -> bits of
+    ``out``."""
+    scaled = [apply_scales(I, p, t, ta[k], tb[k]) for k, t in enumerate(prods)]
+    pairs = [I.add(ta[k].exp, tb[k].exp) for k in range(len(prods))]
     R = max_live(I, scaled, [t.exp for t in scaled], ew)
     S = max_live(I, scaled, pairs, ew)
     c_live = I.not_(is_dead(I, c))
