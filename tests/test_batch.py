@@ -28,6 +28,7 @@ from model_sample import mask_rows
 
 from tcsmt.api import matmul
 from tcsmt.errors import UserError
+from tcsmt.interp import chain
 from tcsmt.interp import trace as interp_trace
 from tcsmt.judge import conformance
 from tcsmt.model.catalogue import all_models, arch_for_device
@@ -197,9 +198,9 @@ def test_recorded_program_equals_direct_run(name, monkeypatch):
     direct = dot_batch(p, a, b, c, engine="direct")
     assert np.array_equal(dot_batch(p, a, b, c, engine="replay"), direct)
     monkeypatch.setattr(interp_trace, "FUSE", False)
-    batch.record.cache_clear()
+    chain.clear()
     assert np.array_equal(dot_batch(p, a, b, c, engine="replay"), direct)
-    batch.record.cache_clear()
+    chain.clear()
 
 
 def test_models_wider_than_64_bits_are_refused():

@@ -1,12 +1,14 @@
-"""The compiled kernels (tcsmt.sim.kernels) against the NumPy interpretation,
-bit for bit: random GEMMs and every recorded row, the CPU kernel compiled by
-Numba and the CUDA kernel run by Numba's CUDA simulator.
+"""The compiled kernels (tcsmt.sim.cpu, tcsmt.sim.kernels) against the NumPy
+interpretation, bit for bit: random GEMMs of every kind of chaining (a
+partial last block, K = 1, long K, block 0 with its own program, products
+taken out of order, late c, exact sums, block scales) in skinny and wide
+shapes, every recorded row, the CPU kernels compiled by LLVM and the CUDA
+kernels run by Numba's CUDA simulator; and the plans and code of the
+kernels, which do not depend on K.
 
-Compiling a kernel takes 5 to 30 s, so the default run compiles two (one
-GEMM with a rolled loop and a partial last block, one recorded folder);
-every shipped model and every recorded folder are marked slow. Compiled
-kernels are cached on disk (tcsmt.sim.kernels.cache_dir), so a second run
-loads them.
+A kernel compiles in about a second per block shape and is cached on disk
+(tcsmt.sim.llvm.cache_dir), so a second run loads it. Every shipped model
+and every recorded folder are marked slow.
 """
 
 from __future__ import annotations
@@ -14,23 +16,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tracemalloc
 
 import numpy as np
 import pytest
 from checkout import hwdata_dir, hwdata_folders
 
+from tcsmt.datapath.chain import chain_order
 from tcsmt.errors import UserError
-from tcsmt.interp.kernel_source import _full_segment, cpu_segments, cpu_source
-from tcsmt.interp.program import record
-from tcsmt.interp.rolling import roll
+from tcsmt.interp.chain import plan
 from tcsmt.judge.conformance import model_for, prepare_c
 from tcsmt.model.catalogue import all_models
 from tcsmt.model.choose import choose
 from tcsmt.observed import recorded as hwdata
-from tcsmt.sim.batch import dot_batch, matmul, supported
+from tcsmt.sim import cpu, kernels
+from tcsmt.sim.batch import dot_batch, matmul, matmul_bits, supported
 from tcsmt.sim.npio import dtype_of, from_bits, to_bits
 
-numba = pytest.importorskip("numba")
+pytest.importorskip("llvmlite")
 
 
 def operands(p, m: int, k: int, n: int, seed: int):
@@ -43,7 +46,8 @@ def operands(p, m: int, k: int, n: int, seed: int):
     a = rng.standard_normal((m, k)) * 2.0 ** rng.integers(-10, 10, (m, k))
     b = rng.standard_normal((k, n)) * 2.0 ** rng.integers(-10, 10, (k, n))
     a[rng.random((m, k)) < 0.1] = 0.0
-    a[:, 1], b[1, :] = a[:, 0], -b[0, :]
+    if k > 1:
+        a[:, 1], b[1, :] = a[:, 0], -b[0, :]
     a[0, :] *= 2.0 ** (p.fin.emin - 2)
     c = rng.standard_normal((m, n)) * 2.0 ** rng.integers(-8, 9, (m, n))
     return (a.astype(np.float32).astype(dtype_of(p.fin)), b.astype(np.float32).astype(dtype_of(p.fb)),
@@ -95,108 +99,168 @@ def gemm_models():
 
 
 # ---------------------------------------------------------------------------
-# The loop found in a recorded program
+# Plans: which program runs which block, and which rows it reads
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "volta-fp16-fp16", "ada-e4m3-fp32",
-                                  "blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3"])
-def test_a_program_of_many_blocks_rolls_into_one_loop_per_block(name):
-    p = choose(name)
-    prog = record(p, 8 * p.block_size)
-    _, _, tile, _, _ = cpu_segments(prog, p.block_size)
-    loop = roll(tile.code, tile.sources, tile.sinks, tile.counts)
-    assert loop is not None and loop.count >= 7
-    # the kernel's size does not grow with K: 8 and 32 blocks give sources of about one size
-    small, large = (len(cpu_source(record(p, n * p.block_size), p.block_size)) for n in (8, 32))
-    assert large < 1.1 * small
-
-
-@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "blackwell-nvfp4", "blackwell-mxf8f6f4-e4m3"])
-def test_a_program_with_a_partial_last_block_rolls_over_the_whole_blocks(name):
-    p = choose(name)
-    prog = record(p, 8 * p.block_size + 5)
-    for seg in cpu_segments(prog, p.block_size)[:3]:
-        loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
-        assert loop is not None and loop.count == 8
-
-
-def test_a_program_taking_products_out_of_order_rolls_with_listed_rows():
-    """Hopper's mma.sync fp8 takes the products with k mod 4 in {0, 1}
-    first, then the others: A's words are read at rows that jump back at
-    the middle of K, so the loop reads them from a table of rows."""
-    p = choose("hopper-e4m3-fp32-mma")
-    prog = record(p, 8 * p.block_size)
-    segments = cpu_segments(prog, p.block_size)[:3] + (_full_segment(prog, p.block_size),)
-    listed = 0
-    for seg in segments:
-        loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
-        assert loop is not None and loop.count >= 7
-        listed += sum(len(kind) == 3 for args in loop.args for kind in args if kind[0] == "indexed")
-    assert listed > 0
-    assert "np.array([" in cpu_source(prog, p.block_size)
-
-
-def test_the_scales_are_read_once_per_block_in_the_loop():
-    """NVFP4: blocks of 64 products, one scale per 16: each repetition reads
-    scales 4j .. 4j + 3 of A (in the A part) and of B (in the B part)."""
-    p = choose("blackwell-nvfp4")
-    prog = record(p, 8 * p.block_size)
-    part_a, part_b, _, _, _ = cpu_segments(prog, p.block_size)
-    for seg, source in ((part_a, "sa"), (part_b, "sb")):
-        loop = roll(seg.code, seg.sources, seg.sinks, seg.counts)
-        reads = {kind[2] for args in loop.args for kind in args if kind[:2] == ("indexed", source)}
-        strides = {kind[3] for args in loop.args for kind in args if kind[:2] == ("indexed", source)}
-        assert reads == {0, 1, 2, 3} and strides == {4}
-
-
-def test_a_program_without_repetition_is_not_rolled():
+def test_the_full_blocks_share_one_program_and_the_partial_block_has_its_own():
     p = choose("hopper-fp16-fp32")
-    prog = record(p, p.block_size)
-    _, _, tile, _, _ = cpu_segments(prog, p.block_size)
-    assert roll(tile.code, tile.sources, tile.sinks, tile.counts) is None
+    pl = plan(p, 8 * 16 + 5)
+    assert [(r.j0, r.j1, r.key.n) for r in pl.runs] == [(0, 8, 16), (8, 9, 5)]
+    assert pl.order is None and list(pl.rows(8)) == list(range(128, 133))     # in order: no table
+
+
+def test_block_zero_has_its_own_program_where_its_c_is_another_format():
+    """hopper e4m3 -> fp32: blocks round to e8m13, so block 0's c (binary32)
+    and the others' (e8m13) are Terms of two shapes."""
+    pl = plan(choose("hopper-e4m3-fp32"), 5 * 32 + 1)
+    assert [(r.j0, r.j1, r.key.n) for r in pl.runs] == [(0, 1, 32), (1, 5, 32), (5, 6, 1)]
+    assert pl.runs[0].key.c != pl.runs[1].key.c
+
+
+def test_a_dot_product_of_one_block_or_less_is_one_program():
+    p = choose("hopper-fp16-fp32")
+    assert [(r.j0, r.j1, r.key.n) for r in plan(p, 1).runs] == [(0, 1, 1)]
+    assert [(r.j0, r.j1, r.key.n) for r in plan(p, 16).runs] == [(0, 1, 16)]
+
+
+def test_products_taken_out_of_order_are_read_through_the_datapaths_order():
+    """Hopper's mma.sync fp8 takes the products with k mod 4 in {0, 1}
+    first: the kernels read the rows of A and B the datapath's chain_order
+    gives (the one definition), blocks of 16 along it."""
+    p = choose("hopper-e4m3-fp32-mma")
+    pl = plan(p, 69)
+    assert list(pl.order) == chain_order(p, 69)
+    assert list(pl.rows(0)) == [0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29]
+
+
+def test_a_block_reads_its_scales_once_per_scale_block():
+    """NVFP4: blocks of 64 products, a scale per 16: block j reads scales
+    4j .. 4j + 3 (four slots, each shared by 16 products)."""
+    p = choose("blackwell-nvfp4")
+    pl = plan(p, 8 * 64 + 20)
+    assert pl.srows[:8].tolist() == [[4 * j + s for s in range(4)] for j in range(8)]
+    assert pl.runs[0].key.slots == tuple(i // 16 for i in range(64))
+    assert pl.runs[-1].key.slots == (0,) * 16 + (1,) * 4 and pl.srows[8, :2].tolist() == [32, 33]
+
+
+@pytest.mark.parametrize("name", ["hopper-fp16-fp32", "hopper-e4m3-fp32", "blackwell-nvfp4",
+                                  "hopper-e4m3-fp32-mma", "cdna3-e4m3fnuz-fp32"])
+def test_the_kernels_code_does_not_depend_on_k(name):
+    """Compiled once per model: the modules of K = 3 blocks + 5 and of
+    1000 blocks + 5 are the same code (the tail's shape is K mod the block
+    size, at most block_size - 1 small modules in all)."""
+    p = choose(name)
+    bs = p.block_size
+
+    def code(k):
+        return {cpu.module_text(m, p, key) for m, key in cpu.modules(p, k, "gemm")}
+    assert code(3 * bs + 5) == code(1000 * bs + 5)
+    assert code(2 * bs) == code(400 * bs)
 
 
 # ---------------------------------------------------------------------------
 # CPU kernels
 # ---------------------------------------------------------------------------
 
-def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75):
+def check_gemm(name: str, k: int, seed: int = 0, m: int = 21, n: int = 75, threads=None):
     p = choose(name)
     A, B, C = operands(p, m, k, n, seed)
     SA, SB = scales(p, m, k, n, seed) if p.scale_format else (None, None)
     want = matmul(A, B, C, p, backend="numpy", scale_a=SA, scale_b=SB)
-    got = matmul(A, B, C, p, backend="cpu", scale_a=SA, scale_b=SB)
+    got = matmul(A, B, C, p, backend="cpu", scale_a=SA, scale_b=SB, threads=threads)
     differ = np.sum(got.view(np.uint8) != want.view(np.uint8))
-    assert same_bits(got, want), f"{name}, K={k}: {differ} bytes differ"
+    assert same_bits(got, want), f"{name}, {m}x{k}x{n}: {differ} bytes differ"
 
 
-def test_cpu_gemm_equals_numpy_with_a_rolled_loop_and_a_partial_block():
-    check_gemm("hopper-fp16-fp32", 2 * 16 + 5)     # the K of test_mmasim: one kernel for both
+SHAPES = [  # model, M, K, N: what each case exercises
+    ("hopper-fp16-fp32", 21, 2 * 16 + 5, 75),        # full blocks and a partial one
+    ("hopper-fp16-fp32", 9, 1, 13),                  # K = 1
+    ("hopper-fp16-fp32", 3, 4000 + 3, 5),            # long K
+    ("hopper-fp16-fp32", 1, 50, 1),                  # one dot product
+    ("hopper-fp16-fp32", 1, 40, 300),                # a row
+    ("hopper-fp16-fp32", 70, 40, 2),                 # a column
+    ("hopper-e4m3-fp32", 10, 5 * 32 + 7, 10),        # block 0's own program (e8m13 results)
+    ("volta-fp16-fp32-cfp16", 6, 13, 9),             # c in fp16, d in fp32
+    ("hopper-e4m3-fp32-mma", 7, 69, 12),             # products out of order, c added after
+    ("blackwell-e4m3-fp32-mma", 7, 33, 12),
+    ("cdna3-fp16-fp32", 9, 2 * 8 + 3, 11),           # late c
+    ("cdna3-e4m3fnuz-fp32", 9, 16 + 11, 11),         # late c, two product groups
+    ("cdna1-fp16-fp32", 9, 11, 11),                  # exact sums
+    ("cdna2-fp16-fp32", 9, 11, 11),                  # IEEE additions in pairs
+    ("blackwell-nvfp4", 21, 2 * 64 + 20, 19),        # scales per 16, groups of 16
+    ("blackwell-nvfp4-sftensor", 9, 64 + 40, 11),    # the raw-exponent window
+    ("blackwell-mxf8f6f4-e4m3", 9, 3 * 32 + 1, 11),  # scales per 32
+    ("ampere-s8-u8-s32-satfinite", 9, 70, 11),       # integers, saturated
+    ("hopper-s4-s32", 7, 2 * 64 + 5, 12),            # integers, wrapped
+]
+
+
+@pytest.mark.parametrize("name,m,k,n", SHAPES, ids=[f"{s[0]}-{s[1]}x{s[2]}x{s[3]}" for s in SHAPES])
+def test_cpu_gemm_equals_numpy(name, m, k, n):
+    check_gemm(name, k, seed=k, m=m, n=n)
+
+
+def test_cpu_gemm_on_one_core_equals_numpy():
+    check_gemm("hopper-fp16-fp32", 37, m=10, n=10, threads=1)
 
 
 def test_cpu_gemm_in_small_tiles_and_tasks_of_several_tiles_equals_numpy():
-    """Tiles of 8 x 8 over a 37 x 300 D: each task runs B's part once for a
-    column of 5 tiles (the last one partial) and A's part for each tile."""
-    from tcsmt.sim import kernels
-    from tcsmt.sim.batch import matmul_bits
+    """Tiles of 8 x 8 over a 37 x 300 D: each task runs B's part once per
+    stretch of blocks for a column of 5 tiles (the last one partial) and
+    A's part for each tile."""
     p = choose("hopper-fp16-fp32")
     A, B, C = operands(p, 37, 2 * 16 + 5, 300, 4)
     at, bt, ct = to_bits(A, p.fin, "A").T, to_bits(B, p.fb, "B"), to_bits(C, p.fc, "C")
-    assert kernels._group((37, 300), (8, 8), 1) == 5
+    assert cpu.tiles(37, 300, 1, (8, 8)) == (8, 8, 5)
     want = matmul_bits(p, at, bt, ct, backend="numpy")
     assert np.array_equal(kernels.run_cpu(p, at, bt, ct, threads=1, tile=(8, 8)), want)
 
 
-def test_cpu_gemm_of_nvfp4_with_random_scales_equals_numpy():
-    check_gemm("blackwell-nvfp4", 256)     # the K of test_mmasim's NVFP4 GEMM: one kernel for both
+def test_a_skinny_product_is_split_among_the_threads():
+    """10 x K x 10: one tile of D would be one task; with two threads the
+    tiles get 5 rows, so each thread has one. A row of 16 columns is two
+    tiles of one vector; a row of 8 columns is one task (nothing to split)."""
+    assert cpu.tiles(10, 10, 2) == (5, 16, 1)
+    assert cpu.tiles(1, 16, 2) == (1, 8, 1) and cpu.tiles(1, 8, 2) == (1, 8, 1)
+    assert cpu.tiles(10, 10, 1) == (10, 16, 1)
+    assert cpu.tiles(512, 512, 2) == (32, 64, 16)
+
+
+def test_the_columns_after_the_last_whole_vector_go_along_the_rows():
+    """(B's vectors, vectors along the columns, columns along the rows): 10
+    columns of 10 rows are one vector of 8 columns per row and 2 columns
+    in vectors of rows (14 vectors of 8 lanes, not 20); one row keeps its
+    vectors along the columns."""
+    assert cpu.columns(10, 10) == (2, 1, 2)
+    assert cpu.columns(10, 1) == (2, 2, 0)
+    assert cpu.columns(64, 32) == (8, 8, 0)
+    assert cpu.columns(3, 13) == (1, 0, 3)
+
+
+def test_the_cpu_kernels_memory_does_not_grow_with_k():
+    """Beside A and B, a call holds its tiles' state and a stretch of
+    hoisted words (bounded by HOIST_BYTES): the same at K = 200 blocks and
+    at K = 2000 blocks."""
+    p = choose("hopper-fp16-fp32")
+    rng = np.random.default_rng(0)
+    peaks = []
+    for k in (200 * 16, 2000 * 16):
+        at, bt = (rng.integers(0, 1 << 16, (k, 8), dtype=np.uint64) for _ in range(2))
+        ct = np.zeros((8, 8), dtype=np.uint64)
+        kernels.run_cpu(p, at, bt, ct, threads=1)
+        tracemalloc.start()
+        kernels.run_cpu(p, at, bt, ct, threads=1)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.1 * peaks[0] + 4096, peaks
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", gemm_models())
 def test_cpu_gemm_equals_numpy_on_every_model(name):
     p = choose(name)
-    for k in (p.block_size - 1, 3 * p.block_size + 1):
-        check_gemm(name, k, seed=k)
+    for k in (1, p.block_size - 1, 3 * p.block_size + 1):
+        check_gemm(name, max(k, 1), seed=k, m=9, n=11)
 
 
 def recorded_cases():
@@ -233,6 +297,8 @@ def random_rows(p, n: int, k: int, seed: int):
     a = rng.integers(0, 1 << p.fin.bits, (n, k), dtype=np.uint64)
     b = rng.integers(0, 1 << p.fb.bits, (n, k), dtype=np.uint64)
     c = rng.integers(0, 1 << p.fc.bits, n, dtype=np.uint64)
+    if not p.scale_format:
+        return a, b, c, None, None
     sa, sb = scales(p, n, k, n, seed)
     fs = p.fscale
     return a, b, c, to_bits(sa, fs, "sa"), to_bits(sb, fs, "sb").T
@@ -256,6 +322,14 @@ def test_cpu_kernel_equals_numpy_on_the_recorded_h100_fp16_rows():
 @pytest.mark.parametrize("device,folder,out", recorded_cases())
 def test_cpu_kernel_equals_numpy_on_every_recorded_row(device, folder, out):
     check_recorded(device, folder, out)
+
+
+def test_rows_kernel_with_scales_at_k_one_and_a_partial_block_equals_numpy():
+    for name, k in (("blackwell-nvfp4", 1), ("hopper-e4m3-fp32-mma", 37)):
+        p = choose(name)
+        a, b, c, sa, sb = random_rows(p, 100, k, 5)
+        kw = dict(sa_bits=sa, sb_bits=sb) if p.scale_format else {}
+        assert np.array_equal(dot_batch(p, a, b, c, backend="cpu", **kw), dot_batch(p, a, b, c, **kw))
 
 
 def test_unknown_backend_is_a_user_error():
@@ -292,6 +366,7 @@ for name, k in {cases!r}:
 
 
 def run_cuda_simulator(cases, tmp_path):
+    pytest.importorskip("numba")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", TCSMT_KERNEL_CACHE=str(tmp_path))
     script = SIM_SCRIPT.format(tests=os.path.dirname(__file__), cases=cases)
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
@@ -301,11 +376,12 @@ def run_cuda_simulator(cases, tmp_path):
 
 
 def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
-    run_cuda_simulator([("hopper-fp16-fp32", 35), ("volta-fp16-fp16", 13), ("ada-e4m3-fp32", 40),
-                        ("cdna3-fp16-fp32", 80),     # cdna3 at 80: rolled after reordering
-                        ("blackwell-nvfp4", 144),    # scales in a rolled loop, a partial block
+    run_cuda_simulator([("hopper-fp16-fp32", 35), ("hopper-fp16-fp32", 1), ("volta-fp16-fp16", 13),
+                        ("ada-e4m3-fp32", 40),       # block 0's own program
+                        ("cdna3-e4m3fnuz-fp32", 40),   # late c, two product groups
+                        ("blackwell-nvfp4", 144),    # scales, a partial block
                         ("blackwell-mxf8f6f4-e4m3-e5m2", 40),
-                        ("hopper-e4m3-fp32-mma", 69),    # rows read from a table
+                        ("hopper-e4m3-fp32-mma", 69),    # rows read through the order
                         ("ampere-s8-u8-s32-satfinite", 70), ("blackwell-u8-s32", 33)], tmp_path)
 
 
@@ -313,3 +389,50 @@ def test_cuda_kernel_equals_numpy_under_the_simulator(tmp_path):
 def test_cuda_kernel_equals_numpy_under_the_simulator_on_every_model(tmp_path):
     cases = [(name, 2 * choose(name).block_size + 1) for name in gemm_models()]
     run_cuda_simulator(cases, tmp_path)
+
+
+# ---------------------------------------------------------------------------
+# The CUDA kernels compiled for a GPU (NVVM, no device needed), and run on
+# one where there is one
+# ---------------------------------------------------------------------------
+
+def ptx_or_skip(name: str, k: int) -> dict:
+    pytest.importorskip("numba")
+    from numba.cuda.cudadrv.error import NvvmSupportError
+    try:
+        return kernels.cuda_ptx(choose(name), k, cc=(9, 0))
+    except NvvmSupportError as e:
+        pytest.skip(f"NVVM (the CUDA toolkit's compiler library) not found: {e}")
+
+
+def test_cuda_kernels_compile_to_ptx_for_sm_90():
+    """Numba's typing and NVVM's code generation, which the simulator does
+    not run: every kernel of a call (start, the full blocks', the partial
+    block's, end) is PTX for sm_90 with its entry point. Volta's blocks of
+    4 keep this to seconds; the slow test below compiles longer blocks and
+    other chains (block 0's own program, scales, products out of order,
+    late c, the raw-exponent window)."""
+    ptx = ptx_or_skip("volta-fp16-fp32", 2 * 4 + 3)
+    assert sorted(ptx) == ["end", "start", "steps 0 (4 products)", "steps 1 (3 products)"]
+    for name, text in ptx.items():
+        assert ".target sm_90" in text and ".visible .entry" in text, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["hopper-e4m3-fp32", "blackwell-nvfp4", "hopper-e4m3-fp32-mma",
+                                  "cdna3-e4m3fnuz-fp32", "blackwell-nvfp4-sftensor"])
+def test_cuda_kernels_of_each_kind_of_chain_compile_to_ptx(name):
+    for text in ptx_or_skip(name, 3 * choose(name).block_size + 1).values():
+        assert ".visible .entry" in text
+
+
+def test_cuda_kernel_equals_numpy_on_a_gpu():
+    if not kernels.cuda_available():
+        pytest.skip("no CUDA device here (numba.cuda finds none): the kernels run under the "
+                    "simulator and compile to PTX above")
+    for name, k in (("hopper-fp16-fp32", 35), ("blackwell-nvfp4", 144), ("hopper-e4m3-fp32-mma", 69)):
+        p = choose(name)
+        A, B, C = operands(p, 40, k, 33, k)
+        SA, SB = scales(p, 40, k, 33, k) if p.scale_format else (None, None)
+        want = matmul(A, B, C, p, backend="numpy", scale_a=SA, scale_b=SB)
+        assert same_bits(matmul(A, B, C, p, backend="cuda", scale_a=SA, scale_b=SB), want), name

@@ -148,8 +148,12 @@ def _signed_extreme(fn: str, a, ws, K) -> str:
 
 def _extreme(fn: str, a, w: int) -> str:
     """max or min of two words of width w, both narrowed where w allows
-    (a max of a uint32 and a uint64 would be a 64-bit one)."""
-    return f"{fn}({narrow(a[0], w)}, {narrow(a[1], w)})"
+    (a max of a uint32 and a uint64 would be a 64-bit one), as a
+    conditional expression: Numba's CUDA max is an overload it compiles
+    for the current device, so a kernel that calls it cannot be compiled
+    to PTX without a GPU (LLVM makes either one machine max)."""
+    x, y = narrow(a[0], w), narrow(a[1], w)
+    return f"({x} if {x} {'>=' if fn == 'max' else '<='} {y} else {y})"
 
 
 def _not(x: str, K: Consts) -> str:

@@ -1,54 +1,47 @@
-"""The datapath as a straight-line program, run on the NumPy interpretation.
+"""Datapath pieces as straight-line programs, run on the NumPy interpretation.
 
-``record(p, k)`` runs ``datapath.dot`` once with the recording
-interpretation (tcsmt.interp.trace) for dot products of length k and turns
-the graph it leaves into a ``Program``: a list of instructions, each one
-primitive of the vocabulary with the slots of its arguments, its static
-parameters (extract's bit range, zext's count), the slot of its result and
-the slots to drop after it.
+A ``Program`` is a recorded piece of the datapath (tcsmt.interp.chain
+records the chain's: the c the first block starts from, one block's step,
+what follows the last block): the graph the recording interpretation
+(tcsmt.interp.trace) leaves, as a list of instructions, each one primitive
+of the vocabulary with the slots of its arguments, its static parameters
+(extract's bit range, zext's count), the slot of its result and the slots
+to drop after it. Inputs are named (a0.., b0.., the scales sa0.., sb0..,
+the fields of a Term c.sign, c.exp..., a block result d, the word c);
+outputs are named too.
 
-Order and memory: instructions run depth first from the result, in the
-datapath's argument order. The first thing a block needs is its c, which is
-the previous block's result, so blocks run one after another and each
-block's products are made just before that block uses them; every value is
-dropped right after its last use. The live data is about one block's worth,
-whatever K is.
+Order and memory: instructions run depth first from the outputs, in the
+datapath's argument order, and every value is dropped right after its last
+use.
 
-Hoisting, for matrix products: an instruction that depends only on A (the
-unpacking of a column of A: fields, flags) gives the same values for every
-tile in the same rows, and one that depends only on B the same for every
-tile in the same columns. ``run_hoisted`` runs those once on the whole of A
-([M, 1] words) and of B ([1, N] words), then runs only the rest per tile
-with slices of those values.
+Hoisting, for matrix products: an instruction that depends only on A's
+inputs (a{i}, sa{j}: the unpacking of A's words) gives the same values for
+every column of D, and one on B's alone the same for every row. ``hoisted``
+splits a program into those parts and the rest, which the NumPy engine
+(tcsmt.sim.replay) and the compiled kernels run apart.
 
 Running a program calls the very primitives of the interpretation it is
-given, in an order the datapath's data flow allows, so the result is the
-result of ``datapath.dot`` with that interpretation (tests compare both
-ways bit for bit).
+given, in an order the datapath's data flow allows, so its results are
+those of the datapath with that interpretation (tests compare both ways
+bit for bit).
 """
 
 from __future__ import annotations
 
-import functools
-
-from tcsmt import datapath
 from tcsmt.interp.arrays import NpBool, NpWord
 from tcsmt.interp.graph import postorder
-from tcsmt.interp.trace import Node, TraceInterp
-from tcsmt.model.params import ModelParams
+from tcsmt.interp.trace import Node
 
 A_DEP, B_DEP, C_DEP = 1, 2, 4
 
 
 class Program:
     """Instructions (op, argument slots, static parameters, result slot,
-    slots to drop) in run order, with constants preloaded in ``template``.
-    ``scale_block``: products per scale input (sa{j} and sb{j} apply to
-    products j * scale_block onwards), None without scales."""
+    slots to drop) in run order, with constants preloaded in ``template``;
+    ``inputs`` and ``outs`` map names to slots."""
 
-    def __init__(self, root: Node, name: str = "", scale_block: int | None = None):
+    def __init__(self, roots: dict[str, Node], name: str = ""):
         self.name = name
-        self.scale_block = scale_block
         template: list = []
         dep: list[int] = []
         widths: list[int] = []
@@ -56,99 +49,74 @@ class Program:
         self.inputs: dict[str, int] = {}
         slot: dict[Node, int] = {}
         width = 0
-        for node in postorder([root]) if not root.is_const else [root]:
+
+        def leaf(node: Node) -> int:
+            s = slot[node] = len(template)
+            template.append(const_value(node) if node.is_const else None)
+            widths.append(node.width)
+            dep.append(_input_dep(node.static[0]) if node.op == "input" else 0)
+            if node.op == "input":
+                self.inputs[node.static[0]] = s
+            return s
+        for node in postorder(list(roots.values())):
             width = max(width, node.width)
-            op = node.op
-            if op == "const" or op == "input":
-                slot[node] = len(template)
-                template.append(const_value(node) if op == "const" else None)
-                widths.append(node.width)
-                dep.append(0 if op == "const" else _input_dep(node.static[0]))
-                if op == "input":
-                    self.inputs[node.static[0]] = slot[node]
+            if node.op == "input":
+                leaf(node)
                 continue
-            args, d = [], 0
-            for a in node.args:
-                s = slot.get(a)
-                if s is None:                      # a constant, first seen here
-                    s = slot[a] = len(template)
-                    template.append(const_value(a))
-                    widths.append(a.width)
-                    dep.append(0)
-                    width = max(width, a.width)
-                args.append(s)
-                d |= dep[s]
+            args = [slot[a] if a in slot else leaf(a) for a in node.args]
+            width = max([width] + [a.width for a in node.args])
             slot[node] = len(template)
             template.append(None)
             widths.append(node.width)
-            dep.append(d)
-            code.append((op, tuple(args), node.static, slot[node]))
-        self.template, self._dep, self.code = template, dep, code
+            dep.append(_or(dep[s] for s in args))
+            code.append((node.op, tuple(args), node.static, slot[node]))
+        self.outs = {name: slot[r] if r in slot else leaf(r) for name, r in roots.items()}
+        self.template, self.dep, self.code = template, dep, code
         self.widths = widths                      # bits of every slot (0: a Bool)
-        self.max_width = width
-        self.out = slot[root]
-        self._run_code = self._with_drops(code)
-        self._hoisted: tuple[list, list, list[int]] | None = None
+        self.max_width = max([width] + widths)
+        self._run_code = with_drops(code, template, set(self.outs.values()))
 
-    # -- running ---------------------------------------------------------------
-
-    def run(self, I, inputs: dict):
-        """The recorded datapath's result for these input words."""
+    def run(self, I, inputs: dict) -> dict:
+        """The outputs, by name, for these input words."""
         env = list(self.template)
         for name, s in self.inputs.items():
             env[s] = inputs[name]
-        _execute(I, self._run_code, env)
-        return env[self.out]
+        execute(I, self._run_code, env)
+        return {name: env[s] for name, s in self.outs.items()}
 
-    def run_hoisted(self, I, a_inputs: dict, b_inputs: dict):
-        """Run the A-only and B-only instructions once (A's words [M, 1],
-        B's [1, N]); returns a function (rows, cols, c word) -> the tile's
-        result, which runs the remaining instructions on slices."""
-        env = list(self.template)
-        for name, s in self.inputs.items():
-            env[s] = a_inputs.get(name, b_inputs.get(name))
-        if self._hoisted is None:
-            self._hoisted = self._plan_hoisting()
-        pre, rest, shared = self._hoisted
-        _execute(I, pre, env)
-        c_slot = self.inputs.get("c")
-
-        def tile(rows: slice, cols: slice, c):
-            tenv = list(self.template)
-            for s in shared:
-                sl = (rows, slice(None)) if self._dep[s] == A_DEP else (slice(None), cols)
-                tenv[s] = _slice(env[s], sl)
-            if c_slot is not None:
-                tenv[c_slot] = c
-            _execute(I, rest, tenv)
-            return tenv[self.out]
-        return tile
-
-    def _plan_hoisting(self) -> tuple[list, list, list[int]]:
-        """(instructions on A or B alone, the others with their drops, the
-        slots of A-only or B-only values the others read)."""
-        pre = [(*ins, ()) for ins in self.code if self._dep[ins[3]] in (A_DEP, B_DEP)]
-        rest = [ins for ins in self.code if self._dep[ins[3]] not in (A_DEP, B_DEP)]
-        used = {a for ins in rest for a in ins[1]} | {self.out}
-        shared = sorted(s for s in used if self._dep[s] in (A_DEP, B_DEP))
-        return pre, self._with_drops(rest), shared
-
-    def _with_drops(self, code: list) -> list:
-        """code with, on each instruction, the slots it reads for the last
-        time (never constants, never the result)."""
-        last: dict[int, int] = {}
-        for i, ins in enumerate(code):
-            for a in ins[1]:
-                last[a] = i
-        drops: list = [()] * len(code)
-        template, out = self.template, self.out
-        for s, i in last.items():
-            if template[s] is None and s != out:
-                drops[i] += (s,)
-        return [(op, args, static, res, d) for (op, args, static, res), d in zip(code, drops)]
+    def hoisted(self) -> tuple[list, list, list]:
+        """(instructions on A's inputs alone, those on B's alone, the rest),
+        each instruction (op, argument slots, static, result slot)."""
+        part: dict[int, list] = {A_DEP: [], B_DEP: [], 0: []}
+        for ins in self.code:
+            d = self.dep[ins[3]]
+            part[d if d in (A_DEP, B_DEP) else 0].append(ins)
+        return part[A_DEP], part[B_DEP], part[0]
 
 
-def _execute(I, code: list, env: list) -> None:
+def _or(deps) -> int:
+    d = 0
+    for x in deps:
+        d |= x
+    return d
+
+
+def with_drops(code: list, template: list, keep: set) -> list:
+    """code with, on each instruction, the slots it reads for the last
+    time (never constants, never those in ``keep``)."""
+    last: dict[int, int] = {}
+    for i, ins in enumerate(code):
+        for a in ins[1]:
+            last[a] = i
+    drops: list = [()] * len(code)
+    for s, i in last.items():
+        if template[s] is None and s not in keep:
+            drops[i] += (s,)
+    return [(op, args, static, res, d) for (op, args, static, res), d in zip(code, drops)]
+
+
+def execute(I, code: list, env: list) -> None:
+    """Run instructions (op, args, static, result, drops) on ``env``."""
     fns = {op: getattr(I, op) for op in {ins[0] for ins in code}}
     for op, args, static, out, drops in code:
         env[out] = fns[op](*[env[a] for a in args], *static)
@@ -156,42 +124,15 @@ def _execute(I, code: list, env: list) -> None:
             env[s] = None
 
 
-def _slice(x, sl):
-    """A word or Bool of A's [M, 1] (or B's [1, N]) values cut to a tile."""
-    if isinstance(x, NpWord):
-        return x if type(x.v) is int else NpWord(x.v[sl], x.w, x.dirty)
-    return x if type(x.b) is bool else NpBool(x.b[sl])
-
-
 def _input_dep(name: str) -> int:
-    """a{i}, the scales of a (sa{j}) and a sparse model's mask bits (m{i},
-    the metadata of A's rows) follow the rows of A; b{i} and sb{j} the
-    columns of B; c the tile."""
-    return {"a": A_DEP, "b": B_DEP, "sa": A_DEP, "sb": B_DEP, "m": A_DEP}.get(
-        name[:2] if name[:1] == "s" else name[:1], C_DEP)
+    """a{i} and the scales of a (sa{j}) follow the rows of A; b{i} and sb{j}
+    the columns of B; everything else (c, a Term's fields, a block result)
+    the element of D."""
+    head = name.rstrip("0123456789")
+    return {"a": A_DEP, "b": B_DEP, "sa": A_DEP, "sb": B_DEP}.get(head, C_DEP)
 
 
 def const_value(node: Node):
     if node.width == 0:
         return NpBool(bool(node.value))
     return NpWord(node.value, node.width)
-
-
-
-
-@functools.lru_cache(maxsize=32)
-def record(p: ModelParams, k: int) -> Program:
-    """The program of ``datapath.dot`` under p for dot products of length k,
-    with inputs named a0..a{k-1}, b0..b{k-1} and c, for a block-scaled
-    model the scales sa0.., sb0.. (one per scale_block products), for a
-    sparse model the mask bits m0..m{k-1}."""
-    T = TraceInterp()
-    a = [T.input(f"a{i}", p.fin.bits) for i in range(k)]
-    b = [T.input(f"b{i}", p.fb.bits) for i in range(k)]
-    n = p.scale_count(k)
-    sw = p.scaling()[0].bits if n else 0
-    sa = [T.input(f"sa{j}", sw) for j in range(n)] if n else None
-    sb = [T.input(f"sb{j}", sw) for j in range(n)] if n else None
-    mask = [T.input(f"m{i}", 1) for i in range(k)] if p.sparsity != "dense" else None
-    out = datapath.dot(T, p, a, b, T.input("c", p.fc.bits), sa=sa, sb=sb, mask=mask)
-    return Program(out, p.name, p.scale_block if n else None)

@@ -1,18 +1,20 @@
 """Which engine runs a matrix product or a batch of dot products.
 
-* ``numpy``: the recorded program replayed by the NumPy interpretation
-  (tcsmt.interp.program), one array per instruction; no compilation.
-* ``cpu``: the program compiled by Numba into one fused kernel per model and
-  K (tcsmt.sim.kernels), on every core.
-* ``cuda``: the same program as a CUDA kernel, one thread per output.
+* ``numpy``: the chain of blocks replayed by the NumPy interpretation
+  (tcsmt.sim.replay), one array per instruction; no compilation.
+* ``cpu``: the chain's programs compiled (LLVM, through llvmlite) into
+  kernels once per model and block shape (tcsmt.sim.cpu), on every core.
+* ``cuda``: the same programs as CUDA kernels, one thread per output.
 
-All three run the same recorded program and give the same bits (the tests
-compare them). Without a choice (``backend=None``) the fastest available
-for this call is taken: ``cuda`` where a CUDA device is present, else
-``cpu`` (Numba comes with tcsmt) for every product that is not small
-(AUTO_CACHED_PRODUCTS), compiling its kernel the first time (said on
-stderr, with the seconds it took; Numba's on-disk cache keeps it for later
-processes), else ``numpy``.
+All three run the same recorded programs and give the same bits (the
+tests compare them). Without a choice (``backend=None``) the fastest
+available for this call is taken: ``cuda`` where a CUDA device is present,
+else ``cpu`` (llvmlite comes with tcsmt) for every product the NumPy
+interpretation would not finish in a few tenths of a second
+(AUTO_CACHED_PRODUCTS at its best rate; a D of few elements runs slower:
+numpy_work), compiling its kernels the first time (1 to 4 CPU-seconds,
+said on stderr; the on-disk cache keeps them for later processes), else
+``numpy``.
 """
 
 from __future__ import annotations
@@ -20,18 +22,29 @@ from __future__ import annotations
 import numpy as np
 
 from tcsmt.errors import UserError
-from tcsmt.interp.kernel_source import KernelTooLarge
 from tcsmt.model.params import ModelParams
 from tcsmt.sim import kernels
 
 BACKENDS = ("numpy", "cpu", "cuda")
 
 AUTO_CACHED_PRODUCTS = 1 << 24
-"""Products past which the compiled kernel runs (the look-up writes the
-kernel's source, about as long as recording the program; below this the
-NumPy interpretation is done sooner). The first time a kernel is needed it
-is compiled (7 to 60 s, said on stderr); later processes load it in under
-a second."""
+"""Products the NumPy interpretation runs (at its best rate) in about the
+time the kernels take to be looked up, and a fraction of what compiling
+them takes the first time (1 to 4 CPU-seconds): past this, the kernels."""
+
+NUMPY_RATE = 1e8
+"""Products per second of the NumPy interpretation at best (tiles of
+NUMPY_RATE / NUMPY_RATE_PER_OUTPUT outputs or more)."""
+
+NUMPY_RATE_PER_OUTPUT = 1e4
+"""Its products per second per element of D below that: its arrays are as
+wide as D, so a 1 x K x 1 product runs at about 10^4 products/s."""
+
+
+def numpy_work(products: int, outputs: int) -> float:
+    """The NumPy interpretation's time for this product, in products at its
+    best rate (what AUTO_CACHED_PRODUCTS counts)."""
+    return products * NUMPY_RATE / min(NUMPY_RATE, NUMPY_RATE_PER_OUTPUT * max(1, outputs))
 
 
 def check_backend(backend: str | None) -> None:
@@ -44,27 +57,18 @@ def choose(p: ModelParams, k: int, products: int, backend: str | None, kind: str
     available (see the module doc)."""
     check_backend(backend)
     if backend in ("cpu", "cuda"):
-        kernels.need_numba(backend)
+        kernels.need_compiler(backend)
     if backend == "cuda" and not kernels.cuda_available():
         raise UserError("backend 'cuda': no CUDA device is available (numba.cuda finds none; a CUDA GPU "
                         "needs its driver and pip install 'tcsmt[cuda]')")
     if backend is not None:
         return backend
-    if not kernels.have_numba():
-        return "numpy"
-    if kernels.cuda_available() and _compiles(p, k, "cuda"):
+    if kernels.cuda_available() and kind == "cpu":
         return "cuda"
-    if products < AUTO_CACHED_PRODUCTS or not _compiles(p, k, kind):
+    work = numpy_work(products, products // max(1, k))
+    if not kernels.have_compiler("cpu") or work < AUTO_CACHED_PRODUCTS:
         return "numpy"
-    return kind
-
-
-def _compiles(p: ModelParams, k: int, kind: str) -> bool:
-    try:
-        kernels.kernel_source_text(kind, p, k)
-    except KernelTooLarge:
-        return False
-    return True
+    return "cpu"
 
 
 def gemm_bits(p: ModelParams, backend: str, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,

@@ -4,9 +4,10 @@ The batch simulator is the datapath itself (``tcsmt.datapath.dot``) with
 the NumPy interpretation (``tcsmt.interp.arrays``): every word is an array of
 samples. Nothing here knows how a tensor core computes; it lays bits out as
 arrays, cuts the work into tiles and reads the results back. Two engines
-run the same datapath: "replay" (the default) runs the program recorded
-from ``datapath.dot`` once per model and K (tcsmt.interp.program), "direct" calls
-``datapath.dot`` with NumPy words for every tile; tests compare them.
+run the same datapath: "replay" (the default) runs the chain of blocks
+with one block's step recorded once per model and block shape
+(tcsmt.sim.replay), "direct" calls ``datapath.dot`` with NumPy words for
+every tile; tests compare them.
 
 ``dot_batch`` takes rows of bit patterns (the form of recorded data).
 ``matmul`` takes NumPy arrays of floats, D = C + A @ B, M x K times K x N.
@@ -15,10 +16,18 @@ K rows of B words of shape [1, N]: unpacking (fields, flags) is done on
 M + N values per k, once, and only the products and what follows broadcast
 to a tile of D. The datapath chains blocks along K as the model says.
 
-Memory: the replayed program keeps about one block of a tile alive (values
-are dropped after their last use), so a tile of ``tile_elements`` outputs
-needs about ``max_memory`` bytes at most, whatever K is; the peak of a
-1024 x 1024 x 1024 GEMM is near 115 MiB (tests/test_batch.py measures it).
+Memory: the replayed chain keeps about one block of a tile alive (values
+are dropped after their last use) and the hoisted unpacking of a stretch of
+blocks (tcsmt.sim.replay.HOIST_BYTES), so a tile of ``tile_elements``
+outputs needs about ``max_memory`` bytes at most, whatever K is; the peak
+of a 1024 x 1024 x 1024 GEMM is near 115 MiB (tests/test_batch.py
+measures it).
+
+Speed: every instruction of a block's step is one NumPy call over a tile,
+so a call costs a few microseconds however small the tile. With tiles of
+10^4 elements or more the NumPy engine runs about 10^8 products per
+second; a D of n elements in all (a 10 x 10 D: n = 100) runs at about
+n x 10^4 products per second (measured in benchmarks/bench_growth.py).
 """
 
 from __future__ import annotations
@@ -29,11 +38,12 @@ from tcsmt import datapath
 from tcsmt.budget import require
 from tcsmt.errors import ShapeError, UserError
 from tcsmt.interp.arrays import MAX_BITS, NpWord, NumpyInterp
-from tcsmt.interp.program import record
+from tcsmt.interp.chain import end_program, plan, start_program, step_program
 from tcsmt.model.params import ModelParams
 from tcsmt.sim.backends import BACKENDS, choose, dots_bits, gemm_bits
 from tcsmt.sim.memory import gemm_bytes, rows_bytes
 from tcsmt.sim.npio import from_bits, to_bits
+from tcsmt.sim.replay import dot_rows, gemm_tile
 
 DEFAULT_MEMORY = 256 << 20
 """Bytes of working arrays one tile may use (the peak stays below this)."""
@@ -60,11 +70,13 @@ def tile_elements(p: ModelParams, k: int, max_memory: int = DEFAULT_MEMORY,
 
 def check_supported(p: ModelParams, k: int = 1) -> None:
     """Raise WidthError (a UserError naming the model) if the model needs
-    words wider than 64 bits (it records the datapath for up to one block
-    and a chained one: widths do not grow with more blocks)."""
-    prog = record(p, min(k, p.block_size + 1))
-    if prog.max_width > MAX_BITS:
-        NumpyInterp(p.name).const(0, prog.max_width)      # raises WidthError
+    words wider than 64 bits (it records the chain's programs for up to one
+    full block and a chained one: widths do not grow with more blocks)."""
+    pl = plan(p, min(k, p.block_size + 1))
+    progs = [start_program(p), end_program(p)] + [step_program(p, r.key) for r in pl.runs]
+    width = max(prog.max_width for prog in progs)
+    if width > MAX_BITS:
+        NumpyInterp(p.name).const(0, width)      # raises WidthError
 
 
 def supported(p: ModelParams) -> bool:
@@ -86,23 +98,10 @@ def _check_bits(name: str, x: np.ndarray, bits: int, fmt_name: str) -> None:
                         f"not a {fmt_name} bit pattern ({bits} bits)")
 
 
-def run_dot(I, p: ModelParams, a: list, b: list, c, engine: str = "replay", sa=None, sb=None,
-            mask=None):
-    """datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=mask): run directly
-    ("direct"), or as the program recorded from it, replayed on I
-    ("replay", the same primitive calls with the datapath's Python work
-    done once; see tcsmt.interp.program)."""
-    if engine == "direct":
-        return datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=mask)
-    if engine != "replay":
-        raise ValueError(f"unknown engine {engine!r}")
-    inputs = {f"a{i}": x for i, x in enumerate(a)}
-    inputs.update({f"b{i}": y for i, y in enumerate(b)})
-    inputs.update({f"sa{j}": x for j, x in enumerate(sa or ())})
-    inputs.update({f"sb{j}": y for j, y in enumerate(sb or ())})
-    inputs.update({f"m{i}": m for i, m in enumerate(mask or ())})
-    inputs["c"] = c
-    return record(p, len(a)).run(I, inputs)
+def run_dot(I, p: ModelParams, a: list, b: list, c, sa=None, sb=None, mask=None):
+    """datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=mask), the datapath
+    run directly with the words of every product (the "direct" engine)."""
+    return datapath.dot(I, p, a, b, c, sa=sa, sb=sb, mask=mask)
 
 
 def _as_rows(name: str, x, n: int, k: int) -> np.ndarray:
@@ -151,8 +150,13 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
             _check_bits(name, x, sf.bits, sf.name)
     mt = _mask_rows(p, mask_bits, n, k)
     check_supported(p, k)
-    if mt is None and choose(p, k, n * k, backend, "rows") != "numpy":
-        return dots_bits(p, backend, a, b, c, sa=sat, sb=sbt)
+    chosen = choose(p, k, n * k, backend, "rows")
+    if mt is None and chosen != "numpy":
+        return dots_bits(p, chosen, a, b, c, sa=sat, sb=sbt)
+    if engine not in ("replay", "direct"):
+        raise ValueError(f"unknown engine {engine!r}")
+    if mt is not None:              # a sparse selection spans the whole K: no block's step alone
+        engine = "direct"
     out = np.empty(n, dtype=np.uint64)
     at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
     step = tile_elements(p, k, max_memory, engine)
@@ -162,8 +166,13 @@ def dot_batch(p: ModelParams, a_bits, b_bits, c_bits, max_memory: int = DEFAULT_
         return None if x is None else [I.array(x[i, r0:r1], bits) for i in range(x.shape[0])]
     for r0 in range(0, n, step):
         r1 = min(n, r0 + step)
+        part = (slice(None), slice(r0, r1))
+        if engine == "replay":
+            out[r0:r1] = dot_rows(p, at[part], bt[part], c[r0:r1], None if sat is None else sat[part],
+                                  None if sbt is None else sbt[part])
+            continue
         d = run_dot(I, p, words(at, r0, r1, p.fin.bits), words(bt, r0, r1, p.fb.bits),
-                    I.array(c[r0:r1], p.fc.bits), engine,
+                    I.array(c[r0:r1], p.fc.bits),
                     words(sat, r0, r1, sf and sf.bits), words(sbt, r0, r1, sf and sf.bits),
                     words(mt, r0, r1, 1))
         out[r0:r1] = I.value(d, (r1 - r0,))
@@ -323,10 +332,13 @@ def _tiles(m: int, n: int, elems: int):
 
 def _hoisted_tiles(p: ModelParams, at: np.ndarray, bt: np.ndarray, engine: str,
                    sa: np.ndarray | None = None, sb: np.ndarray | None = None):
-    """A function (rows, cols, c bits) -> d bits of that tile. With the
-    recorded program, the work on A alone and on B alone (and on their
-    scales) is done once here (see tcsmt.interp.program); the direct engine
-    runs the whole datapath per tile."""
+    """A function (rows, cols, c bits) -> d bits of that tile: the chain
+    replayed with the work on A alone and on B alone hoisted out of the
+    tile (tcsmt.sim.replay), or the whole datapath per tile ("direct")."""
+    if engine == "replay":
+        return lambda rows, cols, c: gemm_tile(p, at, bt, c, sa, sb, rows, cols)
+    if engine != "direct":
+        raise ValueError(f"unknown engine {engine!r}")
     I = NumpyInterp(p.name)
     k = at.shape[0]
     aw = [I.array(at[i][:, None], p.fin.bits) for i in range(k)]
@@ -334,24 +346,13 @@ def _hoisted_tiles(p: ModelParams, at: np.ndarray, bt: np.ndarray, engine: str,
     sw = 0 if sa is None else p.scaling()[0].bits
     saw = None if sa is None else [I.array(x[:, None], sw) for x in sa]
     sbw = None if sb is None else [I.array(y[None, :], sw) for y in sb]
-    if engine == "direct":
-        def direct_tile(rows, cols, c):
-            d = datapath.dot(I, p, [_rows(x, rows) for x in aw], [_cols(y, cols) for y in bw],
-                             I.array(c, p.fc.bits),
-                             sa=None if saw is None else [_rows(x, rows) for x in saw],
-                             sb=None if sbw is None else [_cols(y, cols) for y in sbw])
-            return I.value(d, c.shape)
-        return direct_tile
-    if engine != "replay":
-        raise ValueError(f"unknown engine {engine!r}")
-    a_in = {f"a{i}": x for i, x in enumerate(aw)}
-    b_in = {f"b{i}": y for i, y in enumerate(bw)}
-    a_in.update({f"sa{j}": x for j, x in enumerate(saw or ())})
-    b_in.update({f"sb{j}": y for j, y in enumerate(sbw or ())})
-    run = record(p, k).run_hoisted(I, a_in, b_in)
 
     def tile(rows, cols, c):
-        return I.value(run(rows, cols, I.array(c, p.fc.bits)), c.shape)
+        d = datapath.dot(I, p, [_rows(x, rows) for x in aw], [_cols(y, cols) for y in bw],
+                         I.array(c, p.fc.bits),
+                         sa=None if saw is None else [_rows(x, rows) for x in saw],
+                         sb=None if sbw is None else [_cols(y, cols) for y in sbw])
+        return I.value(d, c.shape)
     return tile
 
 

@@ -1,18 +1,18 @@
-"""Compiled GEMM kernels: the recorded datapath program (tcsmt.interp.program)
-turned into source by tcsmt.interp.kernel_source and compiled by Numba,
-for every core of the CPU ("cpu") and for CUDA devices ("cuda").
+"""Compiled kernels: the chain of blocks (tcsmt.interp.chain) compiled for
+every core of the CPU ("cpu": LLVM IR through llvmlite, tcsmt.sim.cpu) and
+for CUDA devices ("cuda": Python source through numba.cuda, this module).
 
-Kernels are cached twice: in this process by their source, and on disk
-(Numba's cache=True) next to the generated module, in
-``$TCSMT_KERNEL_CACHE`` or ``~/.cache/tcsmt/kernels``: the module's file
-name is the sha256 of its source, so a changed datapath gives a new file
-and a new compilation, and an unchanged one is loaded, not compiled.
+Kernels are compiled once per model and block shape, never per K, M or
+N, and cached twice: in this process, and on disk in
+``$TCSMT_KERNEL_CACHE`` or ``~/.cache/tcsmt/kernels`` (the CPU's object
+code as tcsmt_cpu_SHA.o; a CUDA module as tcsmt_cuda_SHA.py, where Numba
+keeps its own cache beside it): SHA is the sha256 of the generated code,
+so a changed datapath gives a new file and an unchanged one is loaded, not
+compiled.
 
-Memory: the CPU kernel holds, per thread, one tile's hoisted values
-(HA, HB: (TM + TN) x K x a few uint32, or uint64 where one is wider than
-32 bits) and its state arrays (a few x TM x TN uint64), beside A, B, C
-and D's bits; the CUDA kernel holds nothing but A, B, C and D on the
-device.
+Memory: the CPU kernels hold, per task, its tiles' state and a stretch
+of hoisted words (tcsmt.sim.cpu); the CUDA kernels hold A, B, C, D, the
+tables of rows and a state of 7 words per element of D on the device.
 """
 
 from __future__ import annotations
@@ -20,45 +20,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import importlib.util
-import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from tcsmt import environment
-from tcsmt.errors import BadOption, UserError
+from tcsmt.errors import UserError
 from tcsmt.fileio import text_or_none, write_atomic
-from tcsmt.interp.kernel_source import cpu_source, cuda_source, rows_source
-from tcsmt.interp.program import record
+from tcsmt.interp.chain import end_program, plan, start_program, step_program
+from tcsmt.interp.kernel_source import STATE, ends_source, steps_source
 from tcsmt.model.params import ModelParams
+from tcsmt.sim import cpu
+from tcsmt.sim.llvm import cache_dir, have_llvm, writable_cache
 
-TILE = (32, 64)
-"""Rows and columns of D per CPU tile: state arrays of a few x 16 KiB stay in
-the L2 cache and each tile's rows are long enough for SIMD."""
-
-
-def cache_dir() -> Path:
-    """$TCSMT_KERNEL_CACHE, else ~/.cache/tcsmt/kernels."""
-    env = environment.kernel_cache()
-    return Path(env) if env else Path.home() / ".cache" / "tcsmt" / "kernels"
-
-
-def _writable_cache() -> Path:
-    """cache_dir(), made if missing; BadOption (naming TCSMT_KERNEL_CACHE
-    when it is set) when it is not a folder this process can write."""
-    folder = cache_dir()
-    what = "TCSMT_KERNEL_CACHE" if environment.kernel_cache() else "the kernel cache"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise BadOption(f"{what} {folder}: not a folder tcsmt can make or write "
-                        f"({e.strerror or e})") from None
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise BadOption(f"{what} {folder}: not a folder tcsmt can write")
-    return folder
+__all__ = ["cache_dir", "compiled_on_disk", "cuda_available", "cuda_ptx", "have_compiler", "need_compiler",
+           "run_cpu", "run_cuda", "run_rows"]
 
 
 def have_numba() -> bool:
@@ -68,42 +46,88 @@ def have_numba() -> bool:
         return False
 
 
-def need_numba(backend: str) -> None:
-    """UserError naming the extra to install when Numba cannot be imported."""
-    extra = "kernels" if backend == "cpu" else "cuda"
+def have_compiler(backend: str) -> bool:
+    """Whether the backend's compiler is installed (llvmlite for cpu, Numba for cuda)."""
+    return have_llvm() if backend == "cpu" else have_numba()
+
+
+def need_compiler(backend: str) -> None:
+    """UserError naming the extra to install when the backend's compiler
+    (llvmlite for cpu, Numba for cuda) cannot be imported."""
+    package, extra = ("llvmlite", "kernels") if backend == "cpu" else ("numba", "cuda")
     try:
-        import numba  # noqa: F401
+        importlib.import_module(package)
     except ImportError as e:
-        why = "is not installed" if not have_numba() else f"cannot be imported ({e})"
-        raise UserError(f"the {backend} backend needs Numba, which {why}: pip install "
+        why = "is not installed" if not have_compiler(backend) else f"cannot be imported ({e})"
+        raise UserError(f"the {backend} backend needs {package}, which {why}: pip install "
                         f"'tcsmt[{extra}]' (or use the numpy backend)") from None
 
+
+def compiled_on_disk(kind: str, p: ModelParams, k: int) -> bool:
+    """Whether the cache already holds every CPU module this call needs."""
+    return cpu.compiled_on_disk(p, k, "rows" if kind == "rows" else "gemm")
+
+
+_COMPILED: set[tuple] = set()
+"""(kind, model, block shapes) of the kernels compiled or loaded in this process."""
+
+
+@contextlib.contextmanager
+def compiling(kind: str, p: ModelParams, k: int):
+    """Around a call: where it compiles kernels (neither in this process
+    nor, for the CPU, in the on-disk cache), say so on stderr, and how long
+    the call took. Kernels are compiled once per model and block shape."""
+    key = (kind, p, frozenset(run.key for run in plan(p, k).runs))
+    fresh = key not in _COMPILED and (kind == "cuda" or not compiled_on_disk(kind, p, k))
+    if fresh:
+        print(f"tcsmt: compiling the {kind} kernels of {p.name} for K = {k} (once per model and "
+              f"block shape: they are kept in {cache_dir()})...", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    yield
+    _COMPILED.add(key)
+    if fresh:
+        print(f"tcsmt: compiled and ran in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
+
+
+def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
+            threads: int | None = None, tile: tuple[int, int] = cpu.TILE,
+            sa: np.ndarray | None = None, sb: np.ndarray | None = None) -> np.ndarray:
+    """D's bits [M, N] (uint64) from A's bits transposed at [K, M], B's bits
+    bt [K, N], C's bits ct [M, N] and, for a block-scaled model, the
+    scales' bits sa [S, M] and sb [S, N], on ``threads`` cores (all by
+    default)."""
+    need_compiler("cpu")
+    with compiling("cpu", p, at.shape[0]):
+        return cpu.run_gemm(p, at, bt, ct, threads, tile, sa, sb)
+
+
+def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+             threads: int | None = None, sa: np.ndarray | None = None,
+             sb: np.ndarray | None = None) -> np.ndarray:
+    """d[r] bits (uint64) for rows of bits a [R, K], b [R, K] and c [R],
+    and the scales' bits transposed sa [S, R], sb [S, R] of a block-scaled
+    model."""
+    need_compiler("cpu")
+    with compiling("rows", p, a.shape[1]):
+        return cpu.run_rows(p, a, b, c, threads, sa, sb)
+
+
+# ---------------------------------------------------------------------------
+# CUDA
+# ---------------------------------------------------------------------------
 
 def _digest(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()[:24]
 
 
-@functools.lru_cache(maxsize=128)
-def kernel_source_text(kind: str, p: ModelParams, k: int) -> str:
-    make = {"cpu": cpu_source, "rows": rows_source, "cuda": cuda_source}[kind]
-    return make(record(p, k), p.block_size)
-
-
-def compiled_on_disk(kind: str, p: ModelParams, k: int) -> bool:
-    """Whether Numba's cache already holds this kernel (no compilation)."""
-    stem = f"tcsmt_{kind}_{_digest(kernel_source_text(kind, p, k))}"
-    return any((cache_dir() / "__pycache__").glob(f"{stem}.*.nbi"))
-
-
 @functools.lru_cache(maxsize=64)
-def _load(source: str, kind: str):
+def _load(source: str):
     """The module of this source, written under cache_dir() and imported."""
     digest = _digest(source)
-    folder = _writable_cache()
-    path = folder / f"tcsmt_{kind}_{digest}.py"
+    path = writable_cache() / f"tcsmt_cuda_{digest}.py"
     if text_or_none(path) != source:
         write_atomic(path, lambda f: f.write(source))
-    name = f"tcsmt_kernel_{kind}_{digest}"
+    name = f"tcsmt_kernel_cuda_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"{path}: not a Python module")
@@ -113,43 +137,11 @@ def _load(source: str, kind: str):
     return module
 
 
-_COMPILED: set[tuple[str, str]] = set()
-"""(kind, source digest) of the kernels compiled or loaded in this process."""
-
-
-@contextlib.contextmanager
-def compiling(kind: str, p: ModelParams, k: int):
-    """Around a kernel's call: where this call compiles it (the kernel is
-    neither in this process nor in the on-disk cache), say so on stderr,
-    and how long the call took. Later processes load it from the cache."""
-    key = (kind, _digest(kernel_source_text(kind, p, k)))
-    fresh = key not in _COMPILED and not compiled_on_disk(kind, p, k)
-    if fresh:
-        print(f"tcsmt: compiling the {kind} kernel of {p.name} for K = {k} (once: it is kept in "
-              f"{cache_dir()})...", file=sys.stderr, flush=True)
-    start = time.monotonic()
-    yield
-    _COMPILED.add(key)
-    if fresh:
-        print(f"tcsmt: compiled and ran in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
-
-
-def cpu_kernel(p: ModelParams, k: int):
-    """The compiled CPU GEMM kernel of p for dot products of length k."""
-    need_numba("cpu")
-    return _load(kernel_source_text("cpu", p, k), "cpu").gemm
-
-
-def rows_kernel(p: ModelParams, k: int):
-    """The compiled CPU kernel of p for rows of dot products of length k."""
-    need_numba("cpu")
-    return _load(kernel_source_text("rows", p, k), "rows").dots
-
-
-def cuda_kernel(p: ModelParams, k: int):
-    """The CUDA kernel of p for dot products of length k (a numba.cuda kernel)."""
-    need_numba("cuda")
-    return _load(kernel_source_text("cuda", p, k), "cuda").gemm
+@functools.lru_cache(maxsize=128)
+def cuda_module(kind: str, p: ModelParams, key=None):
+    if kind == "ends":
+        return _load(ends_source(start_program(p), end_program(p), f"{p.name} ends"))
+    return _load(steps_source(step_program(p, key), f"{p.name} steps {key.n}"))
 
 
 def cuda_available() -> bool:
@@ -162,62 +154,25 @@ def cuda_available() -> bool:
         return False
 
 
-def run_cpu(p: ModelParams, at: np.ndarray, bt: np.ndarray, ct: np.ndarray,
-            threads: int | None = None, tile: tuple[int, int] = TILE,
-            sa: np.ndarray | None = None, sb: np.ndarray | None = None) -> np.ndarray:
-    """D's bits [M, N] (uint64) from A's bits transposed at [K, M], B's bits
-    bt [K, N], C's bits ct [M, N] and, for a block-scaled model, the
-    scales' bits sa [S, M] and sb [S, N], on ``threads`` cores (all by
-    default)."""
-    need_numba("cpu")
-    from numba import get_num_threads, set_num_threads
-    gemm = cpu_kernel(p, at.shape[0])
-    d = np.empty((at.shape[1], bt.shape[1]), dtype=np.uint64)
-    before = get_num_threads()
-    if threads is not None:
-        set_num_threads(threads)
-    try:
-        with compiling("cpu", p, at.shape[0]):
-            gemm(_u64(at), _u64(bt), _u64(ct), d, _scales(sa, at.shape[1]), _scales(sb, bt.shape[1]),
-                 tile[0], tile[1], _group(d.shape, tile, get_num_threads()))
-    finally:
-        set_num_threads(before)
-    return d
-
-
-TASKS_PER_THREAD = 8
-"""Tasks of the CPU GEMM per thread, at least (where D has that many
-tiles): enough for the threads to share the work evenly."""
-
-
-def _group(shape: tuple, tile: tuple, threads: int) -> int:
-    """Tiles of a column of tiles per task: a whole column where there are
-    columns enough for every thread, else columns cut into as many tasks as
-    the threads need (B's part runs once per task)."""
-    ntm, ntn = (-(-x // t) for x, t in zip(shape, tile))
-    tasks = min(ntm, max(1, -(-TASKS_PER_THREAD * threads // ntn)))
-    return -(-ntm // tasks)
-
-
-def run_rows(p: ModelParams, a: np.ndarray, b: np.ndarray, c: np.ndarray,
-             threads: int | None = None, rows: int = 256,
-             sa: np.ndarray | None = None, sb: np.ndarray | None = None) -> np.ndarray:
-    """d[r] bits (uint64) for rows of bits a [R, K], b [R, K] and c [R],
-    and the scales' bits transposed sa [S, R], sb [S, R] of a block-scaled
-    model."""
-    need_numba("cpu")
-    from numba import get_num_threads, set_num_threads
-    dots = rows_kernel(p, a.shape[1])
-    d = np.empty(a.shape[0], dtype=np.uint64)
-    before = get_num_threads()
-    if threads is not None:
-        set_num_threads(threads)
-    try:
-        with compiling("rows", p, a.shape[1]):
-            dots(_u64(a.T), _u64(b.T), _u64(c), d, _scales(sa, len(c)), _scales(sb, len(c)), rows)
-    finally:
-        set_num_threads(before)
-    return d
+def cuda_ptx(p: ModelParams, k: int, cc: tuple[int, int] = (9, 0)) -> dict[str, str]:
+    """The PTX of every CUDA kernel a call of length k runs ("start", "end",
+    "steps I (N products)" per block shape), compiled by Numba and NVVM
+    for compute capability cc with the argument types run_cuda passes:
+    no GPU needed (NVVM, from the CUDA toolkit, is)."""
+    need_compiler("cuda")
+    from numba import cuda
+    from numba import types as nt
+    u2, u3 = nt.Array(nt.uint64, 2, "C"), nt.Array(nt.uint64, 3, "C")
+    i1, i2 = nt.Array(nt.int64, 1, "C"), nt.Array(nt.int64, 2, "C")
+    ends = cuda_module("ends", p)
+    out = {"start": cuda.compile_ptx(ends.start.py_func, (u2, u3), cc=cc)[0],
+           "end": cuda.compile_ptx(ends.end.py_func, (u2, u2, u3), cc=cc)[0]}
+    keys = list(dict.fromkeys(run.key for run in plan(p, k).runs))
+    for i, key in enumerate(keys):
+        fn = cuda_module("steps", p, key).steps.py_func
+        args = (u2, u2, u2, u2, i1, i2, u3) + (nt.int64,) * 4
+        out[f"steps {i} ({key.n} products)"] = cuda.compile_ptx(fn, args, cc=cc)[0]
+    return out
 
 
 def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16), sa=None, sb=None):
@@ -225,25 +180,31 @@ def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16), sa=None
     and, for a block-scaled model, the scales' bits sa [S, M], sb [S, N]:
     NumPy arrays (copied to the device and back) or device arrays (any
     object with the CUDA array interface; the result stays on the device)."""
-    need_numba("cuda")
+    need_compiler("cuda")
     from numba import cuda
-    gemm = cuda_kernel(p, a.shape[1])
+    m, k = a.shape
+    n = b.shape[1]
+    pl = plan(p, k)
     on_host = isinstance(a, np.ndarray)
     if sa is None or isinstance(sa, np.ndarray):
-        sa, sb = (cuda.to_device(_scales(x, n)) for x, n in ((sa, a.shape[0]), (sb, b.shape[1])))
+        sa, sb = (cuda.to_device(_scales(x, w)) for x, w in ((sa, m), (sb, n)))
     if on_host:
-        a, b, c = (cuda.to_device(_u64(x)) for x in (a, b, c))
-    d = cuda.device_array((a.shape[0], b.shape[1]), dtype=np.uint64)
-    grid = (-(-a.shape[0] // block[0]), -(-b.shape[1] // block[1]))
-    with compiling("cuda", p, a.shape[1]):
-        gemm[grid, block](a, b, c, d, sa, sb)
+        a, b, c = (cuda.to_device(np.ascontiguousarray(x, dtype=np.uint64)) for x in (a, b, c))
+    order, srows, _, size, ident = cpu.tables(pl)
+    order, srows = cuda.to_device(order), cuda.to_device(srows)
+    st = cuda.device_array((len(STATE), m, n), dtype=np.uint64)
+    d = cuda.device_array((m, n), dtype=np.uint64)
+    grid = (-(-n // block[0]), -(-m // block[1]))      # x along the columns of D
+    ends = cuda_module("ends", p)
+    with compiling("cuda", p, k):
+        ends.start[grid, block](c, st)
+        for run in pl.runs:
+            steps = cuda_module("steps", p, run.key).steps
+            steps[grid, block](a, b, sa, sb, order, srows, st, run.j0, run.j1, size, ident)
+        ends.end[grid, block](c, d, st)
     return d.copy_to_host() if on_host else d
 
 
 def _scales(x: np.ndarray | None, n: int) -> np.ndarray:
-    """A model's scales as uint64 [S, n]; [0, n] for a model without them."""
-    return np.zeros((0, n), dtype=np.uint64) if x is None else _u64(x)
-
-
-def _u64(x: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(x, dtype=np.uint64)
+    """A model's scales as uint64 [S, n]; [1, n] zeros for a model without them."""
+    return np.zeros((1, n), dtype=np.uint64) if x is None else np.ascontiguousarray(x, dtype=np.uint64)

@@ -2,69 +2,62 @@
 before a GEMM, a batch of dot products or an error study allocates.
 
 One function per kind of work, each a generous sum of what it holds at
-its peak; where a backend changes (tcsmt.sim.kernels), its term here
-changes with it:
+its peak; where an engine changes (tcsmt.sim.replay, tcsmt.sim.cpu,
+tcsmt.sim.kernels), its term here changes with it:
 
-* the recorded program of the datapath for dot products of length K
-  (tcsmt.interp.program.record): its instructions grow with K, about
-  PROGRAM_BYTES per instruction while it is built (the trace graph and
-  the program); the compiled kernels are generated from it too;
-* the operands as bits (uint64: A and B transposed, C, D) and D in its
-  format;
-* the NumPy interpretation's values of A alone and B alone, computed once
-  for the whole GEMM (``Program.run_hoisted``: kept for every k), and one
-  tile's working arrays (at most ``max_memory``);
-* the compiled CPU kernel's hoisted values per thread ((TM + TN) x K
-  words, tcsmt.sim.kernels) beside its state arrays.
+* the chain's recorded programs (tcsmt.interp.chain): one block's step
+  per block shape, recorded once per model, about PROGRAM_BYTES per
+  instruction while they are built; nothing grows with K;
+* the operands as bits (uint64: A and B transposed, C, D), D in its
+  format, and the plan's tables (the order of the products where they
+  are out of order, each block's scale rows): a word per product at most;
+* the NumPy engine: one tile's working arrays (at most ``max_memory``)
+  and the hoisted values of A and B for a stretch of blocks
+  (tcsmt.sim.replay.HOIST_BYTES);
+* the compiled CPU kernels: LLVM compiling the modules (KERNEL_COMPILE),
+  and per thread its tiles' state and a stretch of hoisted words
+  (tcsmt.sim.cpu.HOIST_BYTES).
 
-The counts per product come from recording the program for a few blocks
-(milliseconds), never for the whole K.
+The counts come from recording the steps of a few blocks (milliseconds),
+never the whole K.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import os
-from dataclasses import dataclass
 
 from tcsmt.model.params import ModelParams
 
 PROGRAM_BYTES = 1024
-"""Bytes per recorded instruction while the program is built (measured
-about 0.8 KiB held at K = 2048 on Volta, Hopper, CDNA3 and NVFP4 models)."""
+"""Bytes per recorded instruction while a program is built (measured
+about 0.8 KiB held on Volta, Hopper, CDNA3 and NVFP4 models)."""
 
 KERNEL_COMPILE = 1 << 30
-"""Numba and LLVM compiling one kernel (its source does not grow with K:
-the kernels loop over blocks)."""
+"""Compiling the kernels of a model (LLVM for the CPU, Numba and NVVM for
+CUDA): their code does not grow with K, M or N."""
 
-
-@dataclass(frozen=True)
-class ProgramShape:
-    """Per product of the dot product, rounded up: recorded instructions,
-    and those that depend on A alone and on B alone (hoisted in a GEMM).
-    Whole numbers, so that estimates for absurd sizes stay exact integers."""
-    instructions: int
-    a_only: int
-    b_only: int
+THREAD_BYTES = 8 << 20
+"""A CPU kernel thread's tiles' state (7 words per element of a tile of
+up to 32 x 64, a few tiles per task) and its stretch of hoisted words of
+A and B (tcsmt.sim.cpu.HOIST_BYTES each): generously."""
 
 
 @functools.lru_cache(maxsize=256)
-def program_shape(p: ModelParams) -> ProgramShape:
-    """Counts per product from the program of two chained blocks (the
-    block's fixed costs shared among its products: an overestimate)."""
-    from tcsmt.interp.program import A_DEP, B_DEP, record
-    step = max(p.block_size, p.scale_block or 1, getattr(p, "group_size", 1) or 1)
-    k = 2 * step
-    prog = record.__wrapped__(p, k)
-    deps = [prog._dep[ins[3]] for ins in prog.code]
-    return ProgramShape(*(math.ceil(x / k) for x in (len(prog.code), deps.count(A_DEP),
-                                                     deps.count(B_DEP))))
+def program_instructions(p: ModelParams) -> int:
+    """Instructions of the chain's programs for a dot product of three
+    blocks and a partial one (the start, every block shape's step, the
+    end): those of any K are these or fewer."""
+    from tcsmt.interp.chain import end_program, plan, start_program, step_program
+    step = max(p.block_size, p.scale_block or 1)
+    keys = dict.fromkeys(run.key for run in plan(p, 3 * step + 1).runs)
+    progs = [start_program(p), end_program(p)] + [step_program(p, key) for key in keys]
+    return sum(len(prog.code) for prog in progs)
 
 
-def program_bytes(p: ModelParams, k: int) -> int:
-    """The recorded program for dot products of length k, while it is built."""
-    return program_shape(p).instructions * k * PROGRAM_BYTES + (16 << 20)
+def program_bytes(p: ModelParams) -> int:
+    """The chain's recorded programs while they are built."""
+    return 2 * program_instructions(p) * PROGRAM_BYTES + (16 << 20)
 
 
 def gemm_bytes(p: ModelParams, m: int, n: int, k: int, backend: str | None = None,
@@ -72,17 +65,17 @@ def gemm_bytes(p: ModelParams, m: int, n: int, k: int, backend: str | None = Non
     """The peak of D = C + A @ B (M x K times K x N) under p with
     ``backend`` (None: the largest of the backends the choice may take),
     beside the operands the caller already holds."""
-    from tcsmt.sim.kernels import TILE
-    s = program_shape(p)
+    from tcsmt.sim.replay import HOIST_BYTES
     bits = 8 * (2 * (m * k + k * n) + 4 * m * n)          # to_bits and the transposed copies, C, D
-    hoisted = 8 * k * (s.a_only * m + s.b_only * n) + max_memory
+    tables = 8 * 2 * k                                    # the order and the scale rows, at most
     threads = threads or os.cpu_count() or 1
-    kernel = KERNEL_COMPILE + threads * 8 * k * (TILE[0] * max(1, s.a_only) + TILE[1] * max(1, s.b_only))
-    work = {"numpy": hoisted, "cpu": kernel, "cuda": KERNEL_COMPILE}.get(backend or "", max(hoisted, kernel))
-    return program_bytes(p, k) + bits + work
+    numpy = max_memory + HOIST_BYTES
+    kernel = KERNEL_COMPILE + threads * THREAD_BYTES
+    work = {"numpy": numpy, "cpu": kernel, "cuda": KERNEL_COMPILE}.get(backend or "", max(numpy, kernel))
+    return program_bytes(p) + bits + tables + work
 
 
 def rows_bytes(p: ModelParams, rows: int, k: int, max_memory: int = 256 << 20) -> int:
     """The peak of ``dot_batch``: rows dot products of length k (the bits
     of a and b copied twice, c and d) and one tile's working arrays."""
-    return program_bytes(p, k) + 8 * (4 * rows * k + 2 * rows) + max_memory
+    return program_bytes(p) + 8 * (4 * rows * k + 2 * rows) + max_memory
