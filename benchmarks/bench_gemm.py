@@ -6,12 +6,13 @@ For each case (256 x 256 x 256 by default: fp16 -> fp32 under Ampere and
 Hopper, fp8 e4m3 -> fp32 under Hopper) both tools compute D = C + A @ B
 from the same random inputs; the script prints products per second
 (M * N * K / seconds) for each, their ratio, and whether the outputs are
-bit for bit identical. tcsmt is timed twice: "first" is a call in a fresh
-cache (it records the datapath for this K, see tcsmt/program.py), "again"
-the best of the repeats after it. MMA-Sim is timed as the best of the
-repeats. Nothing here asserts a speed. The batch simulator is asked for by
-name (backend="numpy"): from 2^24 products (256^3) tcsmt.matmul's default
-is the compiled kernel, which benchmarks/bench_kernels.py times.
+bit for bit identical. tcsmt (its NumPy engine) is timed twice: "first"
+is a call in a fresh cache (it records the chain's programs, see
+tcsmt/interp/chain.py), "again" the best of the repeats after it. MMA-Sim
+is timed as the best of the repeats. Nothing here asserts a speed. The
+batch simulator is asked for by name (backend="numpy"): from 2^24
+products (256^3) tcsmt.matmul's default is the compiled kernel, which
+benchmarks/bench_kernels.py times.
 
 MMA-Sim: pip install torch==2.13.0 && pip install mmasim (torch first, or
 pip pulls a CUDA build of several GB).
@@ -32,7 +33,7 @@ import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tcsmt.api import matmul  # noqa: E402
-from tcsmt.interp import program  # noqa: E402
+from tcsmt.interp import chain  # noqa: E402
 
 CASES = [
     # (label, tcsmt model, MMA-Sim class, arch, shape_and_type, input dtype)
@@ -76,7 +77,7 @@ def run_mmasim(cls: str, arch: str, shape: str, a, b, c, repeat: int):
 
 
 def run_tcsmt(model: str, a, b, c, repeat: int):
-    program.record.cache_clear()
+    chain.clear()
     t = time.perf_counter()
     d = matmul(a, b, c, arch=model, backend="numpy")
     first = time.perf_counter() - t

@@ -128,8 +128,8 @@ def _chained(op, chunk: int, scale_block: int, ta, tb, tc, tsa, tsb):
 
 
 def kernels_threads() -> int:
-    from numba import config
-    return config.NUMBA_NUM_THREADS
+    from tcsmt.sim.cpu import cpu_count
+    return cpu_count()
 
 
 def rows_for(size: int, rate: float, limit: int | None) -> int:
