@@ -564,17 +564,21 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
              observations_out: str | Path | None = None, output: str = "fp32", limit: int | None = None,
              report: str | Path | None = None, model_file: str | Path | None = None,
              no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0,
-             log=None, progress=None) -> dict:
+             confirm: bool = True, log=None, progress=None) -> dict:
     """``tcsmt identify``: which hypotheses explain the observations (a
     probe's JSON, or a recorded DEVICE/FORMAT folder whose d ``output``,
     fp32 or fp16, is read), what to run next, and, when one class remains,
     its model file (``model_file``; none with ``no_model_file``); or, with
-    ``device``, the whole loop on a unit: "sim:ARCH" (a model plays it),
-    "cuda[:N]" or "hip[:N]" (probes built with nvcc or hipcc and run on the
-    GPU, on ``instruction`` if named; every row kept in ``observations_out``,
-    default observed-DEVICE-PLAN.json), "cuda-host:MODEL" or
-    "hip-host:MODEL" (the same probes run on this machine, d from MODEL);
-    ``batch`` says what one launch on it runs (one, frontier, plan). ``plan``
+    ``device``, the whole loop on a unit: "sim:FILE" or "sim:ARCH" (a model
+    plays the unit blind: the plan's adaptive search, ``batch`` saying what
+    one launch on it runs: one, frontier, plan; then, with ``confirm``,
+    confirmation parameter by parameter, the verdict "identified" with its
+    model file or "unexplained" with the rows, and the check against the
+    unit's own parameters, tcsmt.identify.blind), "cuda[:N]" or "hip[:N]"
+    (probes built with nvcc or hipcc and run on the GPU, on ``instruction``
+    if named; every row kept in ``observations_out``, default
+    observed-DEVICE-PLAN.json), "cuda-host:MODEL" or "hip-host:MODEL" (the
+    same probes run on this machine, d from MODEL). ``plan``
     or ``space`` choose the hypotheses (default: the committed plan of the
     observations' formats). The report document is returned (and written
     to ``report``); "failure" names the observation no hypothesis explains."""
@@ -592,7 +596,7 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
     rec = run(observations, plan_file=plan, formats=formats, space_file=space, device=device,
               batch=batch, instruction=instruction, observations_out=observations_out,
               d_output=output, limit=limit, model_file=model_file, no_model_file=no_model_file,
-              prove=prove, timeout=timeout, log=log, progress=progress)
+              prove=prove, timeout=timeout, confirm=confirm, log=log, progress=progress)
     if report:
         write_json_atomic(report, rec)
     return rec

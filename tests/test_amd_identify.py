@@ -48,20 +48,24 @@ def test_sim_recovers_each_amd_model(name, formats, part):
     device builds that hypothesis's circuit, and the class is proved one
     behaviour (one circuit), but for OPEN."""
     plan = plan_of(formats)
-    rec = run_sim(name, None, plan, prove=True, timeout=20)
-    assert rec["space_hypothesis"].startswith(part) and rec["outside_the_space"] == {}
-    assert rec["projection_in_class"] and rec["runs"] <= plan.stats["worst_case_runs"]
-    assert rec["device_proof"]["verdict"] == "unsat", rec
+    rec = run_sim(name, None, plan, prove=True, timeout=20, confirm=False)
+    c = rec["check"]
+    assert c["space_hypothesis"].startswith(part) and c["outside_the_space"] == {}
+    assert c["phase1_class_holds_unit"] and rec["phase1"]["runs"] <= plan.stats["worst_case_runs"]
+    assert c["unit_proof"]["verdict"] == "unsat", c
     if name in OPEN:
-        assert rec["verdict"] == "recovered, not proved" and rec["class_size"] > 1, rec
+        assert c["phase1_verdict"] == "recovered, not proved" and rec["phase1"]["class_size"] > 1, c
     else:
-        assert rec["verdict"] == "recovered" and rec["proof"]["verdict"] == "unsat", rec
+        assert c["phase1_verdict"] == "recovered" and c["class_proof"]["verdict"] == "unsat", c
 
 
-def test_cli_identifies_cdna1_and_cdna2(capsys):
+def test_cli_identifies_cdna1_and_cdna2(capsys, tmp_path, monkeypatch):
     """tcsmt identify --device sim:cdna1 / sim:cdna2 (their default models,
-    fp16 -> fp32) as a user runs it."""
+    fp16 -> fp32) as a user runs it: both phases, identified as the shipped
+    model itself, which the check after the verdict finds right; the model
+    file written where the user stands."""
     from tcsmt.cli.main import main
+    monkeypatch.chdir(tmp_path)
     for arch in ("cdna1", "cdna2"):
         try:
             main(["identify", "--device", f"sim:{arch}"])
@@ -70,7 +74,9 @@ def test_cli_identifies_cdna1_and_cdna2(capsys):
             code = e.code or 0
         out = capsys.readouterr().out
         assert code == 0, out
-        assert "verdict: recovered (" in out and "are in this class" in out
+        assert f"verdict: identified: {arch}-fp16-fp32 (" in out, out
+        assert "phase 1's class holds the unit's values" in out and "the verdict is right" in out
+        assert (tmp_path / f"identified-sim-{arch}-fp16-fp32.toml").exists()
 
 SMALL = """
 base = "hopper-fp16-fp32"
@@ -89,11 +95,12 @@ def test_no_prove_never_says_recovered_for_a_device_off_its_class(tmp_path):
     (tmp_path / "small.toml").write_text(SMALL)
     plan = build_plan(single(load_space(tmp_path / "small.toml")), pool_size=600, solver_budget=0)
     dev = choose("hopper-fp16-fp32").replace(subnormals="flush_inputs", name="flushing")
-    rec = run_sim(dev, None, plan, prove=False)
-    assert "cls" in rec, rec                       # the walk reaches a class
-    assert not rec["projection_in_class"]
-    assert not rec["verdict"].startswith("recovered"), rec
-    assert rec["outside_the_space"] == {"subnormals": "flush_inputs"}
+    rec = run_sim(dev, None, plan, prove=False, confirm=False)
+    c = rec["check"]
+    assert "class" in rec["phase1"], rec                       # the walk reaches a class
+    assert not c["phase1_class_holds_unit"]
+    assert not c["phase1_verdict"].startswith("recovered"), c
+    assert c["outside_the_space"] == {"subnormals": "flush_inputs"}
 
 
 def test_projection_is_the_closest_part_not_the_one_with_fewest_axes():
@@ -159,7 +166,8 @@ def test_fp8_plan_is_built_from_its_space_file(fp8_plan):
 def test_sim_recovers_cdna3_fp8_pair(fp8_plan):
     """CDNA3's fp8 x bf8 model as the device: the tree ends in the class of
     its values, and the class is proved one behaviour."""
-    rec = run_sim("cdna3-e4m3fnuz-e5m2fnuz-fp32", None, fp8_plan, prove=True, timeout=120)
-    assert rec["verdict"] == "recovered", rec
-    assert rec["projection_in_class"] and rec["outside_the_space"] == {}
-    assert rec["runs"] <= fp8_plan.stats["worst_case_runs"]
+    rec = run_sim("cdna3-e4m3fnuz-e5m2fnuz-fp32", None, fp8_plan, prove=True, timeout=120, confirm=False)
+    c = rec["check"]
+    assert c["phase1_verdict"] == "recovered", c
+    assert c["phase1_class_holds_unit"] and c["outside_the_space"] == {}
+    assert rec["phase1"]["runs"] <= fp8_plan.stats["worst_case_runs"]

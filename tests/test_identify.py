@@ -214,14 +214,16 @@ def test_simulated_probe_output_identifies_with_the_committed_plan(tmp_path, cap
 
 @pytest.mark.parametrize("arch", DEFAULT_ARCHS)
 def test_sim_recovers_every_default_model(arch, fp16_plan):
-    """The loop ends in the class that holds the model's values on the
-    space's axes (the proof that the class is the model is slow, below)."""
+    """Phase 1 alone (the plan's adaptive search) ends in the class that
+    holds the model's values on the space's axes (the proof that the class
+    is the model is slow, below)."""
     p = choose(arch)
     plan = fp16_plan
-    rec = run_sim(arch, None, plan, prove=False)
-    assert rec["runs"] <= plan.stats["worst_case_runs"]
-    assert rec["projection_in_class"], rec
-    members = [plan.models()[i] for i in plan.classes[rec["cls"]].members]
+    rec = run_sim(arch, None, plan, prove=False, confirm=False)
+    assert rec["verdict"] == "narrowed" and rec["phase1"]["runs"] == len(rec["phase1"]["steps"])
+    assert rec["phase1"]["runs"] <= plan.stats["worst_case_runs"] and rec["launches"]["phase2"] == 0
+    assert rec["check"]["phase1_class_holds_unit"], rec["check"]
+    members = [plan.models()[i] for i in plan.classes[rec["phase1"]["class"]].members]
     idx, outside = projection(plan.space, p)
     assert plan.models()[idx] in members
     assert set(outside) <= {"min_exponent", "carry_bits"}
@@ -229,22 +231,23 @@ def test_sim_recovers_every_default_model(arch, fp16_plan):
 
 def test_sim_recovers_cdna3_in_the_late_c_part(fp16_plan):
     p = choose("cdna3")
-    plan = fp16_plan
-    rec = run_sim("cdna3", None, plan, prove=False)
-    assert rec["outside_the_space"] == {} and rec["projection_in_class"], rec
-    assert rec["space_hypothesis"].startswith("c-late:")
+    rec = run_sim("cdna3", None, fp16_plan, prove=False, confirm=False)
+    c = rec["check"]
+    assert c["outside_the_space"] == {} and c["phase1_class_holds_unit"], c
+    assert c["space_hypothesis"].startswith("c-late:")
     assert p.c_placement == "late"
 
 
 def test_sim_device_outside_the_space_is_named(small):
     """A device the small space cannot explain (IEEE rounding of the
-    aligned terms): the loop stops at the run whose output no branch holds
-    and names the closest outputs."""
+    aligned terms): the plan's search stops at the run whose output no
+    branch holds."""
     _, plan = small
     dev = choose("hopper-fp16-fp32").replace(align_rounding="rne", name="odd")
-    rec = run_sim(dev, None, plan, prove=False)
-    assert rec["verdict"] == "outside the space", rec
-    assert rec["failure"]["closest"] and rec["outside_the_space"] == {"align_rounding": "rne"}
+    rec = run_sim(dev, None, plan, prove=False, confirm=False)
+    assert rec["verdict"] == "outside the plan's space", rec
+    assert rec["phase1"]["failure"]["run"] == rec["phase1"]["runs"]
+    assert rec["check"]["outside_the_space"] == {"align_rounding": "rne"}
 
 
 PROVE_FAST = ["volta", "hopper", "cdna3"]   # carry bits and a floor; a floor; the late-c part
@@ -253,13 +256,14 @@ PROVE_FAST = ["volta", "hopper", "cdna3"]   # carry bits and a floor; a floor; t
 @pytest.mark.parametrize("arch", [a if a in PROVE_FAST else pytest.param(a, marks=pytest.mark.slow)
                                   for a in DEFAULT_ARCHS])
 def test_sim_proves_the_class_is_the_model(arch, fp16_plan):
-    """The class is one behaviour and the device model is it: the
-    parameters outside the space proved irrelevant by lemmas, then the same
-    circuit."""
-    rec = run_sim(arch, None, fp16_plan, prove=True, timeout=300)
-    assert rec["verdict"] == "recovered", rec
-    assert rec["proof"]["verdict"] == "unsat" and rec["device_proof"]["verdict"] == "unsat"
-    for lem in rec["device_proof"]["lemmas"]:
+    """After phase 1, the check with the model's own parameters: the class
+    is one behaviour and the model is it, the parameters outside the space
+    proved irrelevant by lemmas, then the same circuit."""
+    rec = run_sim(arch, None, fp16_plan, prove=True, timeout=300, confirm=False)
+    c = rec["check"]
+    assert c["phase1_verdict"] == "recovered", c
+    assert c["class_proof"]["verdict"] == "unsat" and c["unit_proof"]["verdict"] == "unsat"
+    for lem in c["unit_proof"]["lemmas"]:
         assert lem["verdict"] == "unsat" and lem["parameter"] in ("min_exponent", "carry_bits")
         if lem["parameter"] == "min_exponent":
             assert len(lem["proved_by"]) >= 2
@@ -273,9 +277,9 @@ def test_sim_recovers_bf16_models(arch):
     if path is None:
         pytest.skip("no committed bf16:fp32 plan")
     plan = cached_plan("bf16:fp32")
-    rec = run_sim(arch, "bf16:fp32", plan, prove=True, timeout=300)
-    assert rec["verdict"] == "recovered", rec
-    assert rec["runs"] <= plan.stats["worst_case_runs"]
+    rec = run_sim(arch, "bf16:fp32", plan, prove=True, timeout=300, confirm=False)
+    assert rec["check"]["phase1_verdict"] == "recovered", rec["check"]
+    assert rec["phase1"]["runs"] <= plan.stats["worst_case_runs"]
 
 
 def test_floor_lemma_finds_a_floor_that_acts():
@@ -288,9 +292,11 @@ def test_floor_lemma_finds_a_floor_that_acts():
 
 
 def test_cli_sim_prints_runs(capsys):
-    code, out = run_cli(capsys, "identify", "--device", "sim:ampere", "--no-prove")
+    code, out = run_cli(capsys, "identify", "--device", "sim:ampere", "--no-prove", "--no-confirm")
     assert code == 0, out
-    assert "runs needed:" in out and "run 1:" in out
+    assert "phase 1, the plan's adaptive search (a run is one vector on the plan's path):" in out
+    assert "  run 1:" in out and "  4 runs in 4 launches of 4 vectors" in out
+    assert "launches of the unit: 4 (4 in phase 1, 0 in phase 2); 4 vectors in all" in out
 
 
 # ---------------------------------------------------------------------------

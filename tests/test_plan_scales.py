@@ -99,9 +99,9 @@ def test_scaled_observations_identify_the_model(scaled, model, tmp_path):
     p = choose(model)
     names = {plan.models()[i].name for i in res.consistent}
     assert res.verdict == "identified" and f"group_size=16,align_bits=12,zero_sign={p.zero_sign}" in names
-    rec = run_sim(model, None, plan, prove=False)
-    assert rec["projection_in_class"] and rec["outside_the_space"] == {}, rec
-    assert all("scale_a" in s for s in rec["steps"])
+    rec = run_sim(model, None, plan, prove=False, confirm=False)
+    assert rec["check"]["phase1_class_holds_unit"] and rec["check"]["outside_the_space"] == {}, rec
+    assert all("scale_a" in s for s in rec["phase1"]["steps"])
 
 
 def test_a_wrong_scale_is_seen(scaled):
@@ -209,11 +209,12 @@ def test_sim_recovers_both_nvfp4_readings(model):
     """The default (MMA-Sim's reading) and the sf-tensor reading each end in
     the class that holds their own values."""
     plan = committed("e2m1:fp32", "ue4m3/16")
-    rec = run_sim(model, None, plan, prove=False)
-    assert rec["projection_in_class"] and rec["outside_the_space"] == {}, rec
-    assert rec["runs"] <= plan.stats["worst_case_runs"]
+    rec = run_sim(model, None, plan, prove=False, confirm=False)
+    c = rec["check"]
+    assert c["phase1_class_holds_unit"] and c["outside_the_space"] == {}, c
+    assert rec["phase1"]["runs"] <= plan.stats["worst_case_runs"]
     part = "largest:" if model == "blackwell-nvfp4" else "raw-window:"
-    assert rec["space_hypothesis"].startswith(part)
+    assert c["space_hypothesis"].startswith(part)
 
 
 def test_committed_fp8_plan_covers_its_space():
@@ -225,9 +226,9 @@ def test_committed_fp8_plan_covers_its_space():
 @pytest.mark.parametrize("arch", FP8_DEFAULTS)
 def test_sim_recovers_the_fp8_defaults(arch):
     plan = committed("e4m3:fp32")
-    rec = run_sim(arch, "e4m3:fp32", plan, prove=False)
-    assert rec["projection_in_class"], rec
-    assert rec["runs"] <= plan.stats["worst_case_runs"]
+    rec = run_sim(arch, "e4m3:fp32", plan, prove=False, confirm=False)
+    assert rec["check"]["phase1_class_holds_unit"], rec["check"]
+    assert rec["phase1"]["runs"] <= plan.stats["worst_case_runs"]
 
 
 @pytest.mark.parametrize("arch", FP8_DEFAULTS)
@@ -236,9 +237,9 @@ def test_sim_proves_the_fp8_defaults(arch):
     (min_exponent, which the space does not vary) changes nothing on the
     plan's domain, by two solvers."""
     plan = committed("e4m3:fp32")
-    rec = run_sim(arch, "e4m3:fp32", plan, prove=True, timeout=300)
-    assert rec["verdict"] == "recovered", rec
-    lemmas = rec["device_proof"]["lemmas"]
+    rec = run_sim(arch, "e4m3:fp32", plan, prove=True, timeout=300, confirm=False)
+    assert rec["check"]["phase1_verdict"] == "recovered", rec["check"]
+    lemmas = rec["check"]["unit_proof"]["lemmas"]
     assert [lem["parameter"] for lem in lemmas] == ["min_exponent"]
     assert lemmas[0]["verdict"] == "unsat" and len(lemmas[0]["proved_by"]) >= 2
 

@@ -101,12 +101,12 @@ def test_every_document_tcsmt_writes_names_a_shipped_schema():
     """The "schema" value of every document kind finds its schema file."""
     from tcsmt.accuracy import error
     from tcsmt.cases import compare, coverage, suite_file
-    from tcsmt.identify import loop, plan, report
+    from tcsmt.identify import loop, plan, report, verdict
     from tcsmt.judge import check, conformance
     from tcsmt.observed import observations
     from tcsmt.peer import agreement
     from tcsmt.report import results
-    modules = (error, compare, coverage, suite_file, plan, report, loop, check, conformance,
+    modules = (error, compare, coverage, suite_file, plan, report, loop, verdict, check, conformance,
                observations, agreement, results)
     found = {m.__name__: schemas.name_for({"schema": m.SCHEMA}) for m in modules}
     assert None not in found.values(), found

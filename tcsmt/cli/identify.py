@@ -113,7 +113,8 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
 @click.option("--formats", metavar="IN:OUT", help="Format pair of the default space (and plan).")
 @click.option("--space", "space_file", metavar="FILE", help="A space file (TOML: base and axes).")
 @click.option("--device", metavar="DEVICE",
-              help="Run the whole loop on a device: sim:ARCH (a shipped model plays the unit), "
+              help="Run the whole loop on a device: sim:FILE or sim:ARCH (a model plays the "
+                   "unit, blind: its parameters are read only after the verdict), "
                    "cuda[:N] or hip[:N] (probes built with nvcc or hipcc and run on GPU N), "
                    "cuda-host:MODEL or hip-host:MODEL (the same probes run on this machine, "
                    "their d computed by MODEL: no GPU needed).")
@@ -126,27 +127,30 @@ def plan(formats, space_file, scales, instruction, output, pool, solver_budget, 
 @click.option("--batch", type=click.Choice(["one", "frontier", "plan"]), default=None,
               help="What one launch on the --device runs: the plan's next vector (one; the "
                    "default for sim:), that vector and every vector the plan may ask for right "
-                   "after it (frontier; the default for cuda and hip), or the whole plan. Runs "
-                   "count the vectors on the plan's path, whatever the batch.")
+                   "after it (frontier; the default for cuda and hip), or the whole plan, in "
+                   "phase 1. Its runs count the vectors on the plan's path, whatever the batch.")
 @click.option("--output", "d_output", type=click.Choice(["fp32", "fp16"]), default="fp32",
               show_default=True, help="Which recorded d of a hwdata folder to read.")
 @click.option("--limit", type=options.SIZE, help="Read only the first N rows.")
 @click.option("-o", "--report", metavar="FILE", callback=options.checked_output,
               help="Write the report as JSON.")
 @click.option("--model-file", metavar="FILE.toml", callback=options.checked_output,
-              help="Where to write the model when one class remains (default: "
-                   "identified-DEVICE-IN-OUT.toml).")
+              help="Where to write the model when one class remains, or with --device when the "
+                   "unit is identified (default: identified-DEVICE-IN-OUT.toml).")
 @click.option("--no-model-file", is_flag=True, help="Do not write a model file.")
 @click.option("--prove/--no-prove", default=None,
               help="Prove with the solvers that the class left is one behaviour (default: on "
                    "for --device, and for a class with several circuits).")
 @click.option("--timeout", type=options.SECONDS, default=600.0, show_default=True,
               help="Seconds for a proof.")
+@click.option("--no-confirm", is_flag=True,
+              help="With --device: stop after phase 1, the plan's adaptive search (no model file).")
 @options.json_format()
 @options.scheduler
 @options.emit_smt2
 def identify(observations, plan_file, formats, space_file, device, instruction, observations_out,
-             batch, d_output, limit, report, model_file, no_model_file, prove, timeout, out_format):
+             batch, d_output, limit, report, model_file, no_model_file, prove, timeout,
+             no_confirm, out_format):
     """Which hypotheses explain OBSERVATIONS, and what to run next.
 
     \b
@@ -157,8 +161,6 @@ def identify(observations, plan_file, formats, space_file, device, instruction, 
     class remains, and when one remains a model file for models/.
       tcsmt identify observations.json --plan results/plans/fp16-fp32.json
       tcsmt identify data/hwdata/A100/fp16
-      tcsmt identify --device sim:hopper     (a shipped model plays the unit:
-                                              the whole loop, runs counted)
       tcsmt identify --device cuda --formats fp16:fp32   (on GPU 0)
       tcsmt identify --device cuda-host:hopper --formats fp16:fp32
     A run is one vector on the plan's path; a launch is one probe built and
@@ -167,6 +169,25 @@ def identify(observations, plan_file, formats, space_file, device, instruction, 
     tcsmt identify FILE, or tcsmt check FILE (docs/gpu.md).
     Without --plan or --space, the committed plan of the observations'
     formats is used (results/plans/), else the default space.
+
+    \b
+    --device identifies a unit blind, in two phases, from its outputs alone:
+      tcsmt identify --device sim:unit.toml --model-file out.toml
+      1. the plan's adaptive search: run the plan's next vector, follow the
+         branch of the output, until one class of the plan's space is left;
+         a RUN is one vector on the plan's path (--batch says how many
+         vectors one launch of the unit holds);
+      2. confirmation: the models one and two parameters around the shipped
+         models and that class that reproduce every row; the best is checked
+         on its property vectors and random rows of every kind in one
+         LAUNCH of many vectors (a probe); rows it misses name the
+         parameters they are about and the search moves to the model that
+         explains every row; models one parameter away that still agree
+         are split by more rows or proved the same.
+    The verdict is "identified" (the model file starts from the nearest
+    shipped model and lists what differs, each value with the rows it was
+    read from) or "unexplained" (the rows the closest model misses). A
+    model playing the unit (sim:) is compared with the verdict afterwards.
     Exit status 0 when hypotheses remain; 2 with "error: no hypothesis in
     the space explains observation N" (after the closest hypotheses) when
     none does, and 2 with a one-line error for bad input.
@@ -176,7 +197,7 @@ def identify(observations, plan_file, formats, space_file, device, instruction, 
     kw = dict(plan=plan_file, formats=formats, space=space_file, device=device, batch=batch,
               instruction=instruction, observations_out=observations_out, output=d_output,
               limit=limit, report=report, model_file=model_file, no_model_file=no_model_file,
-              prove=prove, timeout=timeout)
+              prove=prove, timeout=timeout, confirm=not no_confirm)
     if device and out_format != "json":      # the loop says what it runs, line by line
         rec = api.identify(observations, log=_log, **kw)
     else:
@@ -197,6 +218,8 @@ def identify(observations, plan_file, formats, space_file, device, instruction, 
 def _failure(rec: dict) -> str | None:
     """The error an identification ends with when no hypothesis explains the
     unit (None when one does)."""
+    if rec.get("verdict") == "unexplained":
+        return f"nothing within two parameters of a known model explains {rec['device']}"
     fail = rec.get("failure")
     if not fail:
         return None

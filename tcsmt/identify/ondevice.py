@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from tcsmt.errors import UserError
-from tcsmt.identify.loop import run_loop
+from tcsmt.identify.loop import run_loop, runs_line
 from tcsmt.identify.plan import Plan
 from tcsmt.instructions.instruction import AMD_APIS, Instruction
 from tcsmt.version import __version__
@@ -87,8 +87,7 @@ def _model_file(plan: Plan, names: list[str], rec: dict, path: Path, model_file:
 def device_lines(rec: dict) -> list[str]:
     """What identify --device cuda prints: the loop's lines, then where the
     observations and the model went."""
-    from tcsmt.identify.simdevice import sim_lines
-    out = sim_lines(rec)
+    out = loop_lines(rec)
     tc = rec["toolchain"]
     extra = [f"instruction {rec['instruction']}, {tc['compiler']}"
              + (f", runtime {tc['runtime']}, driver {tc.get('driver_release', tc['driver'])}"
@@ -98,3 +97,34 @@ def device_lines(rec: dict) -> list[str]:
     if rec.get("model_file"):
         extra.append(f"model file: {rec['model_file']}")
     return out[:-1] + extra + out[-1:]
+
+
+def loop_lines(rec: dict) -> list[str]:
+    """The loop's record as lines: the runs, the class or the output no
+    branch holds, the proof, the verdict."""
+    from tcsmt.identify.report import proof_line, status_words
+    out = [f"device {rec['device']}, plan {rec['plan']}"]
+    for s in rec["steps"]:
+        src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
+        scales = (f", scale_a = [{' '.join(s['scale_a'])}], scale_b = [{' '.join(s['scale_b'])}]"
+                  if "scale_a" in s else "")
+        out.append(f"  run {s['run']}{src}: a = [{' '.join(s['a'])}], b = [{' '.join(s['b'])}], "
+                   f"c = {s['c']}{scales} -> d = {s['d']}")
+    out.append(runs_line(rec))
+    if rec.get("failure"):
+        f = rec["failure"]
+        out.append(f"no hypothesis in the space explains run {f['run']} (d = {f['d']}); closest outputs:")
+        for c in f["closest"]:
+            out.append(f"  {c['d']}: {c['ulps']} ulp, {c['bits_differing']} bits off "
+                       f"({c['classes']} classes, e.g. {c['example']})")
+    else:
+        n = rec["class_size"]
+        out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}; "
+                   f"{status_words(rec['class_status'])}): {rec['members'][0]}"
+                   + (f" and {n - 1} more" if n > 1 else ""))
+    if rec.get("proof"):
+        out.append("  class " + proof_line(rec["proof"]))
+    if rec.get("class_left") and len(rec["class_left"]) < rec["class_size"]:
+        out.append(f"  left after the witnesses: {len(rec['class_left'])} of {rec['class_size']}")
+    out.append(f"verdict: {rec['verdict']} ({rec['seconds']} s)")
+    return out

@@ -1,152 +1,152 @@
-"""``tcsmt identify --device sim:ARCH``: a shipped model plays the unknown unit.
+"""``tcsmt identify --device sim:FILE|ARCH``: a model plays the unknown unit, blind.
 
-The loop is the one a real device runs (``tcsmt.identify.loop``): take the
-plan's first vector, run it on the device (here: the model), follow the
-branch of the output it returns, until one class of hypotheses remains.
-Then the class is checked against the device's model with the solvers:
-one formula holds the device's model and one member per distinct circuit
-of the class, and asks for an input of the plan's domain on which
-some member's output differs from the device's (run_diff, cross-checked).
-UNSAT proves that the class is the device's behaviour on that domain, also
-where the device's model has parameters the space does not vary
-(min_exponent floors, carry_bits = 3 on Volta). SAT means the device is
-outside the space: its witness is replayed and reported.
+The model (a model file, a shipped model's name, or an architecture) runs
+the vectors the loop asks for (tcsmt.identify.loop.ModelDevice) and is read
+by nothing else until the verdict is in (tcsmt.identify.blind: the plan's
+adaptive search, then confirmation). Then, apart from the verdict, the
+check says whether the verdict was right:
+
+* identified: the model written has the unit's own circuit (every
+  parameter that changes the arithmetic equal, or the very same circuit
+  by the recording interpretation), or the solvers prove the two compute
+  the same on every finite input (tcsmt.identify.rivals.settle), or they
+  find an input on which they differ (the verdict was wrong);
+* unexplained: how far the unit is from the shipped models;
+* phase 1 alone (``confirm=False``): whether the class the plan's search
+  ended in holds the unit's values on the space's axes, and which of its
+  parameters the space does not vary.
 """
 
 from __future__ import annotations
 
-import time
-
-from tcsmt.enums import Verdict
 from tcsmt.errors import UserError
-from tcsmt.identify.loop import ModelDevice, run_loop, runs_line
-from tcsmt.identify.plan import Plan, formats_record
-from tcsmt.identify.report import projection, prove_class
+from tcsmt.identify.blind import identify_blind
+from tcsmt.identify.loop import ModelDevice
+from tcsmt.identify.neighbours import differs
+from tcsmt.identify.plan import Plan
+from tcsmt.identify.report import projection
+from tcsmt.identify.setting import setting, shipped_like
 from tcsmt.model.choose import choose
 from tcsmt.model.params import ModelParams
 
-NOT_IN_CLASS = ("not recovered: the device's values are not in the class it ends in "
-                "(not proved: --no-prove)")
-
 
 def parse_device(text: str) -> str:
-    kind, sep, arch = text.partition(":")
-    if kind != "sim" or not sep or not arch.strip():
-        raise UserError(f"--device {text!r}: expected sim:ARCH (such as sim:hopper), cuda[:N], "
-                        "hip[:N], cuda-host:MODEL or hip-host:MODEL")
-    return arch.strip()
+    """sim:SPEC -> SPEC (a model file, model name or architecture)."""
+    kind, sep, spec = text.partition(":")
+    if kind != "sim" or not sep or not spec.strip():
+        raise UserError(f"--device {text!r}: expected sim:FILE or sim:ARCH (such as sim:hopper or "
+                        "sim:unit.toml), cuda[:N], hip[:N], cuda-host:MODEL or hip-host:MODEL")
+    return spec.strip()
 
 
-def run_sim(arch, formats: str | None, plan: Plan, prove: bool = True, timeout: float = 600.0,
-            log=None, batch: str = "one") -> dict:
-    """The loop with ``arch`` (an architecture or model name, or a
-    ModelParams) as the device."""
-    p = arch if isinstance(arch, ModelParams) else choose(arch, formats)
-    arch = p.arch if isinstance(arch, ModelParams) else arch
-    scales = (p.scale_block if p.fscale else 0, plan.scale_block)
-    if formats_record(p) != formats_record(plan.space.base) or scales[0] != scales[1]:
-        def label(q, block):
-            return q.formats_label + (f" with {q.fscale.name} scales per {block}" if block else "")
-        raise UserError(f"{p.name} computes {label(p, scales[0])}; the plan is for "
-                        f"{label(plan.space.base, scales[1])}")
-    t0 = time.monotonic()
-    models = plan.models()
-    idx, outside = projection(plan.space, p)
-    rec: dict = {"device": f"sim:{arch}", "model": p.name,
-           "space_hypothesis": models[idx].name if idx is not None else None,
-           "outside_the_space": {k: getattr(p, k) for k in outside}}
-    rec.update(run_loop(ModelDevice(p, f"sim:{arch}"), plan, prove, timeout, log, batch))
-    if "cls" in rec:
-        rec["projection_in_class"] = idx in plan.classes[rec["cls"]].members
-        if not prove:
-            rec["verdict"] = ("recovered (not proved: --no-prove)" if rec["projection_in_class"]
-                              else NOT_IN_CLASS)
-        elif rec["class_left"]:
-            _prove_device(rec, p, plan, idx, outside, timeout)
-    rec["seconds"] = round(time.monotonic() - t0, 1)
+def run_sim(spec, formats: str | None = None, plan: Plan | str | None = None, prove: bool = True,
+            timeout: float = 600.0, log=None, confirm: bool = True, batch: str = "one") -> dict:
+    """The blind loop with ``spec`` (a model file, a model or architecture
+    name, or a ModelParams) as the unit, then the check of the verdict."""
+    p = spec if isinstance(spec, ModelParams) else choose(spec, formats)
+    label = p.name if isinstance(spec, ModelParams) else spec
+    st = setting(p, plan, confirm)        # from p's formats and scales alone
+    plan = st.plan
+    rec = identify_blind(ModelDevice(p, f"sim:{label}"), st.fmt, st.k, plan, st.shipped, log,
+                         confirm=confirm, prove=prove, batch=batch)
+    rec["check"] = check(rec, p, plan, prove, timeout)
     return rec
 
 
-def _prove_device(rec, p, plan: Plan, idx, outside, timeout) -> None:
-    """The device: equal to the space's hypothesis with its values (same
-    circuit, after lemmas for the parameters the space does not vary;
-    tcsmt.identify.lemmas), else the solvers on the device against the
-    class left."""
-    from tcsmt.identify.lemmas import same_circuit, settle_outside
-    models = plan.models()
-    members = [m for m in models if m.name in set(rec["class_left"])]
-    if idx is not None and models[idx].name in rec["class_left"]:
-        hyp = models[idx]
-        if outside:
-            dev = settle_outside(p, hyp, outside, plan.k, plan.domain, min(timeout, 300.0))
-        else:
-            same = same_circuit(p, hyp, plan.k)
-            dev = {"verdict": "unsat" if same else "unknown", "lemmas": [],
-                   "same_circuit_after_lemmas": same}
-        dev["hypothesis"] = hyp.name
-    else:
-        dev = prove_class(members, plan.k, plan.domain, p, timeout)
-    rec["device_proof"] = dev
-    verdicts = {rec["proof"]["verdict"], dev["verdict"]}
-    rec["verdict"] = ("outside the space" if "sat" in verdicts else
-                      "recovered" if verdicts == {"unsat"} else "recovered, not proved")
-
-
-def sim_lines(rec: dict) -> list[str]:
-    """What identify --device prints: the runs, the class, the proofs, the
-    verdict (a simulated device's own values and proof where it has them)."""
-    model = f" ({rec['model']})" if "model" in rec else ""
-    out = [f"device {rec['device']}{model}, plan {rec['plan']}"]
-    for s in rec["steps"]:
-        src = "" if isinstance(s["vector"], int) else f" ({s['vector']})"
-        scales = (f", scale_a = [{' '.join(s['scale_a'])}], scale_b = [{' '.join(s['scale_b'])}]"
-                  if "scale_a" in s else "")
-        out.append(f"  run {s['run']}{src}: a = [{' '.join(s['a'])}], b = [{' '.join(s['b'])}], "
-                   f"c = {s['c']}{scales} -> d = {s['d']}")
-    out.append(runs_line(rec))
-    if rec.get("failure"):
-        f = rec["failure"]
-        out.append(f"no hypothesis in the space explains run {f['run']} (d = {f['d']}); closest outputs:")
-        for c in f["closest"]:
-            out.append(f"  {c['d']}: {c['ulps']} ulp, {c['bits_differing']} bits off "
-                       f"({c['classes']} classes, e.g. {c['example']})")
-    else:
-        n = rec["class_size"]
-        from tcsmt.identify.report import status_words
-        out.append(f"class {rec['cls']} ({n} hypothes{'is' if n == 1 else 'es'}; "
-                   f"{status_words(rec['class_status'])}): "
-                   f"{rec['members'][0]}"
-                   + (f" and {rec['class_size'] - 1} more" if rec["class_size"] > 1 else ""))
-        if "projection_in_class" in rec:
-            out.append(f"  the device model's values on the space's axes "
-                       f"{'are' if rec['projection_in_class'] else 'are NOT'} in this class")
-    if rec.get("outside_the_space"):
-        out.append("  parameters outside the space: " +
-                   ", ".join(f"{k}={v}" for k, v in rec["outside_the_space"].items()))
-    if rec.get("proof"):
-        from tcsmt.identify.report import proof_line
-        out.append("  class " + proof_line(rec["proof"]))
-    if rec.get("device_proof"):
-        out += device_proof_lines(rec["device_proof"])
-    if rec.get("class_left") and len(rec["class_left"]) < rec["class_size"]:
-        out.append(f"  left after the witnesses: {len(rec['class_left'])} of {rec['class_size']}")
-    out.append(f"verdict: {rec['verdict']} ({rec['seconds']} s)")
+def check(rec: dict, truth: ModelParams, plan: Plan | None, prove: bool, timeout: float) -> dict:
+    """Whether the verdict was right, with the unit's own parameters (read
+    only here, after the verdict)."""
+    out: dict = {"unit": truth.name}
+    if plan is not None:
+        alone = rec["verdict"] in ("narrowed", "outside the plan's space")
+        p1 = phase1_check(rec["phase1"], truth, plan, prove and alone, timeout)
+        out.update(p1 if alone else {k: v for k, v in p1.items() if k != "phase1_verdict"})
+    if rec["verdict"] == "identified":
+        out.update(_compare(rec["phase2"]["model"], truth, rec["k"], prove, timeout))
+    elif rec["verdict"] == "unexplained":
+        from tcsmt.identify.neighbours import distance
+        near = min(shipped_like(truth), key=lambda m: distance(m, truth), default=None)
+        out["right"] = None
+        out["how"] = (f"the unit differs from the nearest shipped model, {near.name}, in "
+                      f"{distance(near, truth)} parameters" if near else "no shipped model of its formats")
     return out
 
 
-def device_proof_lines(dev: dict) -> list[str]:
-    from tcsmt.identify.report import proof_line
-    if "lemmas" not in dev:
-        return ["  device " + proof_line(dev)]
-    out = []
-    for lem in dev["lemmas"]:
-        by = ", ".join(lem.get("proved_by", [])) or lem.get("how", "")
-        what = {"unsat": "changes nothing", "sat": "CHANGES outputs", "unknown": "undecided"}[lem["verdict"]]
-        extra = (f"; {lem['fewest_that_suffice']} carry bits suffice" if "fewest_that_suffice" in lem else "")
-        out.append(f"  device's {lem['parameter']} = {lem.get('value')}: {what} "
-                   f"on the plan's domain ({by}{extra})")
-    same = dev["same_circuit_after_lemmas"]
-    out.append(f"  device model {'builds the same circuit as' if same else 'differs from'} "
-               f"{dev['hypothesis']}" + (" once those are set to the space's values" if dev["lemmas"] else "")
-               + (": proved equal" if dev["verdict"] == Verdict.UNSAT else ""))
+NOT_IN_CLASS = "not recovered: the unit's values are not in the class it ends in (not proved: --no-prove)"
+MAX_REFINE = 8
+
+
+def phase1_check(p1: dict, truth: ModelParams, plan: Plan, prove: bool, timeout: float) -> dict:
+    """Where phase 1 ended against the unit's own values: whether its class
+    holds them (and, with ``prove``, proofs that the class is one behaviour
+    on the plan's domain and that the unit is it): phase1_verdict
+    recovered, recovered (not proved), recovered, not proved, outside the
+    space."""
+    models = plan.models()
+    idx, outside = projection(plan.space, truth)
+    out: dict = {"space_hypothesis": models[idx].name if idx is not None else None,
+           "outside_the_space": {key: getattr(truth, key) for key in outside}}
+    if "failure" in p1:
+        return {**out, "phase1_verdict": "outside the space"}
+    members = [models[i] for i in plan.classes[p1["class"]].members]
+    out["phase1_class_holds_unit"] = idx in plan.classes[p1["class"]].members
+    if not prove:
+        return {**out, "phase1_verdict": "recovered (not proved: --no-prove)"
+                if out["phase1_class_holds_unit"] else NOT_IN_CLASS}
+    return {**out, **_prove_class(truth, plan, members, idx, outside, timeout)}
+
+
+def _prove_class(truth, plan: Plan, members, idx, outside, timeout) -> dict:
+    """1. The class: its members equal on the plan's domain (one circuit:
+    nothing to prove; else the solvers; a witness that splits it keeps the
+    members that give the unit's d on it). 2. The unit: the space's
+    hypothesis with its values after lemmas for the parameters the space
+    does not vary (tcsmt.identify.lemmas), else the solvers on the unit
+    against the class."""
+    from tcsmt.identify.lemmas import same_circuit, settle_outside
+    from tcsmt.identify.report import prove_class
+    from tcsmt.sim.dot import dot_bits
+    models = plan.models()
+    for _ in range(MAX_REFINE):
+        proof = prove_class(members, plan.k, plan.domain, None, timeout)
+        if proof["verdict"] != "sat":
+            break
+        w = proof["witness"]
+        a, b, c = [int(x, 16) for x in w["a"]], [int(x, 16) for x in w["b"]], int(w["c"], 16)
+        sa, sb = (([int(x, 16) for x in w[key]] if key in w else None) for key in ("scale_a", "scale_b"))
+        members = [m for m in members if dot_bits(m, a, b, c, sa, sb) == dot_bits(truth, a, b, c, sa, sb)]
+        if not members:
+            return {"class_proof": proof, "phase1_verdict": "outside the space"}
+    names = {m.name for m in members}
+    if idx is not None and models[idx].name in names:
+        hyp = models[idx]
+        if outside:
+            dev = settle_outside(truth, hyp, outside, plan.k, plan.domain, min(timeout, 300.0))
+        else:
+            same = same_circuit(truth, hyp, plan.k)
+            dev = {"verdict": "unsat" if same else "unknown", "lemmas": [], "same_circuit_after_lemmas": same}
+        dev["hypothesis"] = hyp.name
+    else:
+        dev = prove_class(members, plan.k, plan.domain, truth, timeout)
+    verdicts = {proof["verdict"], dev["verdict"]}
+    return {"class_proof": proof, "unit_proof": dev, "class_left": [m.name for m in members],
+            "phase1_verdict": ("outside the space" if "sat" in verdicts else
+                               "recovered" if verdicts == {"unsat"} else "recovered, not proved")}
+
+
+def _compare(m: ModelParams, truth: ModelParams, k: int, prove: bool, timeout: float) -> dict:
+    from tcsmt.identify.lemmas import same_circuit
+    diff = differs(truth, m)
+    if not diff or same_circuit(m, truth, k):
+        return {"right": True, "how": "the same circuit" if diff else "every parameter equal",
+                "differs": diff}
+    if not prove:
+        return {"right": None, "how": "not proved (--no-prove)", "differs": diff}
+    from tcsmt.identify.rivals import settle
+    got = settle(m, truth, k, timeout)
+    right = {"unsat": True, "sat": False}.get(got["verdict"])
+    out = {"right": right, "how": got["how"], "proved_by": got.get("proved_by", []), "differs": diff}
+    if got["verdict"] == "sat":
+        from tcsmt.identify.plan import vector_json
+        out["witness"] = vector_json(m.fin, m.fc, got["witness"], m.fb, m.fscale)
     return out

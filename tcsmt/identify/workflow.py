@@ -45,10 +45,11 @@ def identify(observations=None, *, plan_file=None, formats=None, space_file=None
              batch: str | None = None, instruction: str | None = None, observations_out=None,
              d_output: str = "fp32", limit: int | None = None, model_file=None,
              no_model_file: bool = False, prove: bool | None = None, timeout: float = 600.0,
-             log=None, progress=None) -> dict:
-    """The identification report of OBSERVATIONS (or of the loop with
+             confirm: bool = True, log=None, progress=None) -> dict:
+    """The identification report of OBSERVATIONS (or of the blind loop on
     ``device``): the document ``tcsmt identify`` prints; it has "failure"
-    when no hypothesis explains an observation."""
+    when no hypothesis explains an observation, verdict "unexplained" when
+    nothing explains the device."""
     from tcsmt.probes.device import is_probe_device
     if device and observations:
         raise UserError("give OBSERVATIONS or --device, not both")
@@ -61,7 +62,8 @@ def identify(observations=None, *, plan_file=None, formats=None, space_file=None
     if device and (instruction or observations_out):
         raise UserError("--instruction and --observations go with --device cuda or hip")
     if device:
-        return identify_sim(device, formats, plan_file, prove, timeout, log, batch or "one")
+        return identify_sim(device, formats, plan_file, prove, timeout, log, batch or "one",
+                            model_file, no_model_file, confirm)
     if not observations:
         raise UserError("missing OBSERVATIONS (a JSON file or a DEVICE/FORMAT folder), or --device sim:ARCH")
     from tcsmt.identify.narrow import identify as run
@@ -148,32 +150,32 @@ def finish_identified(res, prove, timeout, model_file, no_model_file, log=None) 
     return out
 
 
-def identify_sim(device, formats, plan_file, prove, timeout, log=None, batch: str = "one") -> dict:
-    """The loop with a simulated device (``sim:ARCH``) on the plan of its
-    formats: the record of tcsmt.identify.simdevice.run_sim, with
-    "failure" when the device leaves the plan's tree."""
-    from tcsmt.identify.plan import committed_plan, read_plan
+def identify_sim(device, formats, plan_file, prove, timeout, log=None, batch: str = "one",
+                 model_file=None, no_model_file: bool = False, confirm: bool = True) -> dict:
+    """Blind identification of a simulated unit (``sim:FILE`` or
+    ``sim:ARCH``): both phases on the plan of its formats
+    (tcsmt.identify.blind; phase 1 alone without ``confirm``), then the
+    check against its own parameters; the model file written when it is
+    identified. The document of tcsmt.identify.verdict."""
+    from tcsmt.fileio import refuse_overwriting
     from tcsmt.identify.simdevice import parse_device, run_sim
-    from tcsmt.model.choose import choose
-    from tcsmt.model.names import short_format
-    arch = parse_device(device)
-    p = choose(arch, formats)
-    fmts = f"{short_format(p.in_format)}:{short_format(p.out_format)}"
-    scales = f"{short_format(p.fscale.name)}/{p.scale_block}" if p.fscale is not None else None
-    path = plan_file or committed_plan(fmts, scales)
-    if path is None:
-        how = f"--formats {fmts}" + (f" --scales {scales}" if scales else "")
-        raise UserError(f"no committed plan for {fmts}{' with ' + scales + ' scales' if scales else ''}: "
-                        f"make one with tcsmt plan {how} (or pass --plan PLAN.json)")
-    return run_sim(arch, formats, read_plan(path), prove=prove is not False, timeout=timeout, log=log,
-                   batch=batch)
+    from tcsmt.identify.verdict import document, write_model_file
+    spec = parse_device(device)
+    refuse_overwriting(model_file, {"--device": spec}, "--model-file")
+    rec = run_sim(spec, formats, plan_file, prove=prove is not False, timeout=timeout, log=log,
+                  confirm=confirm, batch=batch)
+    if rec["verdict"] == "identified" and not no_model_file:
+        rec["model_file"] = write_model_file(rec, model_file)
+    return document(rec)
 
 
 def identify_lines(rec: dict) -> list[str]:
     """What ``tcsmt identify`` prints of its document."""
-    from tcsmt.identify.report import text_lines
-    from tcsmt.identify.simdevice import sim_lines
     if "device_spec" in rec:
         from tcsmt.identify.ondevice import device_lines
         return device_lines(rec)
-    return sim_lines(rec) if "steps" in rec else text_lines(rec)
+    if "phase1" in rec:
+        from tcsmt.identify.verdict import lines
+        return lines(rec)
+    from tcsmt.identify.report import text_lines
+    return text_lines(rec)

@@ -131,16 +131,29 @@ def derived_text(name: str, base: ModelParams, base_ref: str, overrides: list[st
                         f"{base.name}'s own value: a saved model lists only what differs")
     desc = description or f"{base.name} with " + ", ".join(
         f"{k} = {toml_value(k, getattr(changed, k)).strip(chr(34))}" for k in keys)
+    source = " ".join(source.split())
+    text = starts_from(name, base, base_ref, changed, {k: source for k in keys}, "tcsmt model save", desc)
+    return text, changed.replace(name=name, description=desc, default=False)
+
+
+def starts_from(name: str, base: ModelParams, base_ref: str, model: ModelParams, sources: dict[str, str],
+                made_by: str, description: str, header: tuple[str, ...] = ()) -> str:
+    """Model file text: ``base = "BASE_REF"``, name and description, then
+    every key where ``model`` differs from ``base``, each after its
+    ``# source:`` line (``sources[key]``)."""
+    keys = [k for k in KEY_ORDER if k not in ("name", "description", "default", "arch", "devices",
+                                             "instruction") and getattr(model, k) != getattr(base, k)]
     lines = [f"# {name}: starts from {base.name} and changes {', '.join(keys) or 'nothing'}",
+             *(f"# {h}" for h in header),
              "# Model file of tcsmt: keys are ModelParams fields; every value names its source.",
              "",
              "# source: the model this one starts from; every key not below is its value",
              f"base = {json.dumps(base_ref)}",
-             "# source: tcsmt model save", f"name = {json.dumps(name)}",
-             "# source: tcsmt model save", f"description = {json.dumps(desc)}"]
+             f"# source: {made_by}", f"name = {json.dumps(name)}",
+             f"# source: {made_by}", f"description = {json.dumps(description)}"]
     for k in keys:
-        lines += [f"# source: {' '.join(source.split())}", f"{k} = {toml_value(k, getattr(changed, k))}"]
-    return "\n".join(lines) + "\n", changed.replace(name=name, description=desc, default=False)
+        lines += [f"# source: {' '.join(sources[k].split())}", f"{k} = {toml_value(k, getattr(model, k))}"]
+    return "\n".join(lines) + "\n"
 
 
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")

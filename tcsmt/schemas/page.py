@@ -13,8 +13,8 @@ from pathlib import Path
 from tcsmt.schemas import FOLDER, SUFFIX, load, names
 
 ORDER = ("result", "plan", "observations", "vectors", "check", "conformance", "identification",
-         "identify-loop", "compare", "coverage", "suite", "error", "agreement", "model", "space",
-         "regen-cache", "common")
+         "identify-loop", "identify-blind", "compare", "coverage", "suite", "error", "agreement", "model",
+         "space", "regen-cache", "common")
 
 INTRO = """\
 # File formats
