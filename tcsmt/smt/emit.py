@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 
-from tcsmt.errors import UserError
+from tcsmt.errors import OutputRefused, UserError
 
 ENV = "TCSMT_EMIT_SMT2"
 _written: dict[str, str] = {}          # sha256 -> file, in this process
@@ -52,6 +53,7 @@ def emitting(path: str | Path | None):
         yield
         return
     path = Path(path)
+    _refuse_what_is_not_ours(path)
     try:
         (path.parent if _is_file(path) else path).mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -70,6 +72,25 @@ def emitting(path: str | Path | None):
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = old
+
+
+def _refuse_what_is_not_ours(path: Path) -> None:
+    """OutputRefused, before any work, unless ``path`` is (or may become) a
+    folder (DIR) or a regular file (FILE): a device, pipe or socket there,
+    a folder where a .smt2 file is named, or a file where a folder is, is
+    not the command's to write into or replace."""
+    if not os.path.lexists(path):
+        return
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise OutputRefused(f"--emit-smt2 {path}: cannot be read ({e.strerror})") from None
+    if _is_file(path) and not stat.S_ISREG(st.st_mode):
+        raise OutputRefused(f"--emit-smt2 {path}: not a regular file (queries are written as "
+                            "files; name a folder or a new .smt2 file)")
+    if not _is_file(path) and not stat.S_ISDIR(st.st_mode):
+        raise OutputRefused(f"--emit-smt2 {path}: not a folder (a path not ending in .smt2 "
+                            "is a folder the queries go into)")
 
 
 def _is_file(path: Path) -> bool:
