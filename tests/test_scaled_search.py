@@ -34,8 +34,9 @@ def test_diff_of_scaled_models_finds_a_witness_with_scales(tmp_path):
     assert len(vec.sa) == len(vec.sb) == 1
     outs = outputs(vec, hs)
     assert outs["A"] != outs["B"]
-    doc = results.make_result({"kind": "diff", "k": 16, "domain": Domain().describe()}, hs,
-                              [vec], "sat", results.run_record(out.seconds))
+    query = {"kind": "diff", "description": "a window one bit narrower", "k": 16,
+             "domain": Domain().describe(), "command": ""}
+    doc = results.make_result(query, hs, [vec], "sat", results.run_record(out.seconds))
     assert doc["formats"]["scale"] == hs[0].params.scale_format
     assert [x["hex"] for x in doc["vectors"][0]["scale_a"]] == [f"{vec.sa[0]:#04x}"]
     path = tmp_path / "r.json"
