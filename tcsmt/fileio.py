@@ -70,6 +70,13 @@ def guard_inputs() -> None:
         _INPUTS = {}
 
 
+def stop_guarding_inputs() -> None:
+    """Forget the inputs read and stop guarding them (guard_inputs undone):
+    for a process that runs one command after another, such as a test run."""
+    global _INPUTS
+    _INPUTS = None
+
+
 def _remember(st: os.stat_result, path) -> None:
     if _INPUTS is not None and stat.S_ISREG(st.st_mode):
         _INPUTS.setdefault((st.st_dev, st.st_ino), str(path))

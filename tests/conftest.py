@@ -9,4 +9,17 @@ turns it off."""
 
 import os
 
+import pytest
+
 os.environ.setdefault("TCSMT_CHECK_SCHEMAS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _inputs_unguarded_between_tests():
+    """A command run in this process guards the files it read against being
+    written over, for the rest of the process (tcsmt.fileio.guard_inputs);
+    each test starts unguarded, so a file a later test makes (maybe on a
+    freed inode) is not taken for an input of an earlier command."""
+    yield
+    from tcsmt.fileio import stop_guarding_inputs
+    stop_guarding_inputs()

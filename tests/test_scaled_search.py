@@ -47,8 +47,9 @@ def test_diff_of_scaled_models_finds_a_witness_with_scales(tmp_path):
     assert back == vec
     assert results.replay(path).ok
     doc["vectors"][0]["scale_a"][0] = results.number(hs[0].params.fscale, (vec.sa[0] + 1) % 0xff)
-    results.write_result(path, doc)
-    assert not results.replay(path).ok           # the file's outputs need its scales
+    changed = tmp_path / "r-other-scale.json"    # a new file: r.json has been read in this process
+    results.write_result(changed, doc)
+    assert not results.replay(changed).ok        # the file's outputs need its scales
 
 
 def test_decode_reads_the_scales_and_fills_absent_ones_with_one():
