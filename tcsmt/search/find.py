@@ -124,13 +124,33 @@ def differ_only_in(hyps, pairs: list[Pair], name: str) -> bool:
     return bool(pairs)
 
 
+def simulated(hyps, k, domain, pairs: list[Pair]) -> Vector | None:
+    """A vector of the candidate pool (tcsmt.search.pool: readable inputs
+    run through the batch simulator) that separates every pair in
+    ``pairs`` on the concrete model, or None."""
+    for vec in pool.search(hyps, k, domain, pairs)[:1]:
+        if set(pairs) <= separated_by(vec, hyps):
+            return vec
+    return None
+
+
 def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readable: bool,
-        cross_check: bool = False, lemma=None) -> sep.Outcome:
+        cross_check: bool = False, lemma=None, simulate: bool = False) -> sep.Outcome:
     """One vector separating every pair in ``pairs``, or a proof there is
     none. Proofs come from the full formula, from the same question with
     free products (an over-approximation: its UNSAT is a proof, its SAT is
     ignored), or, for one pair, from the property's lemma (a formula whose
-    UNSAT implies the pair agrees everywhere; its SAT is ignored too)."""
+    UNSAT implies the pair agrees everywhere; its SAT is ignored too).
+    ``simulate``: first the candidate pool (``simulated``), replayed on the
+    concrete model; the solvers are asked only when it separates nothing,
+    that is mostly for proofs (find_vectors runs the pool itself)."""
+    if simulate:
+        t0 = time.monotonic()
+        vec = simulated(hyps, k, domain, pairs)
+        if vec is not None:
+            full = sep.separation_formula(hyps, k, domain, pairs, every=True)
+            return sep.Outcome(Verdict.SAT, full, [], [vec], tag="pool", source="pool",
+                               seconds=time.monotonic() - t0)
     forms = sep.formulations(hyps, k, domain, pairs, every=True, readable=readable)
     full = forms[-1][1]
     if full.trivially_unsat:

@@ -309,6 +309,7 @@ class Outcome:
     reason: str = ""
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    source: str = ""          # a witness found without a solver: where ("pool")
 
     @property
     def vector(self) -> Vector | None:
@@ -328,7 +329,9 @@ class Outcome:
 
     @property
     def found_by(self) -> str:
-        """"solver (formula)" of a witness, else ""."""
+        """"solver (formula)" of a witness (or its ``source``), else ""."""
+        if self.source and self.verdict == Verdict.SAT:
+            return self.source
         w = self.winner
         return f"{w.solver} ({w.tag})" if w is not None and self.verdict == Verdict.SAT else ""
 
