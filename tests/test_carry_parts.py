@@ -90,3 +90,33 @@ def test_register_widths_are_told_apart_by_equal_products():
     out = ask(hyps, prop.k(base), prop.domain(base), [pair], "bitwuzla", 60, readable=False)
     assert out.verdict == "sat" and out.tag == EQUAL
     assert pair in separated_by(out.vectors[0], hyps)
+
+
+def test_terms_the_largest_inputs_leave_at_zero_get_the_room_left():
+    """NVFP4 sf-tensor: the four c-dominant groups of 16 products are zero on
+    the largest inputs; the terms seen are bounded by 2^n - 1 at least 16
+    times their largest, the unseen share the rest, and the bounds still sum
+    inside the register. Without unseen terms the equal share is kept."""
+    p = choose("blackwell-nvfp4-sftensor")
+    est = ov.estimate(p, p.block_size, MAX_CARRY)
+    bounds = est.bounds(0)
+    assert est.register is not None and bounds is not None
+    unseen = [i for i, m in enumerate(est.largest) if m == 0]
+    assert unseen == [17, 18, 19, 20]
+    assert sum(bounds) < 1 << est.register.top(0)
+    for m, a in zip(est.largest, bounds):
+        if m:
+            assert a >= 16 * m and (a + 1) & a == 0
+    room = (1 << est.register.top(0)) - 1 - sum(est.largest)
+    assert all(bounds[i] > room // len(bounds) for i in unseen)
+    plain = ov.estimate(choose("blackwell-nvfp4"), 64, MAX_CARRY)
+    equal = (1 << plain.register.top(0)) - 1 - sum(plain.largest)
+    assert plain.bounds(0) == [m + equal // len(plain.largest) for m in plain.largest]
+
+
+def test_parts_are_proved_by_the_first_two_provers():
+    """Z3 and cvc5 are asked only about a part the first two leave open: the
+    solvers a committed part names do not depend on which finished first."""
+    proof = prove_carry_bits(choose("blackwell-nvfp4"), timeout=120)
+    assert all(sorted(set(part.answer.proved_by)) == ["bitwuzla", "boolector"] for part in proof.parts)
+    assert all(r.solver in ("bitwuzla", "boolector") for part in proof.parts for r in part.answer.runs)

@@ -184,17 +184,40 @@ def prove_in_parts(base: ModelParams, k: int, domain: Domain, est: ov.Estimate, 
     formulas.append(ov.sum_formula(est.register, bounds, carry, base.name))
     names = _provers(solver)
     votes = 2 if cross_check and len(names) > 1 else 1
+    t0 = time.monotonic()
+    tags = [tag for tag, _ in statements]
+    runs = _race_parts(tags, formulas, names[:votes], timeout, votes)
+    left = [i for i, tag in enumerate(tags) if not _unsat(runs, tag, votes)]
+    if left and not any(r.status == Status.SAT for r in runs) and len(names) > votes:
+        runs += _race_parts([tags[i] for i in left], [formulas[i] for i in left], names,
+                            timeout - (time.monotonic() - t0), votes, done=runs)
+    parts = [Part(tag, what, f, service.verdict([r for r in runs if r.tag == tag], cross_check))
+             for (tag, what), f in zip(statements, formulas)]
+    return parts if all(p.answer.status == Verdict.UNSAT for p in parts) else []
+
+
+def _unsat(runs, tag: str, votes: int) -> bool:
+    return len({r.solver for r in runs if r.tag == tag and r.status == Status.UNSAT}) >= votes
+
+
+def _race_parts(tags: list[str], formulas: list[Formula], names: list[str], timeout: float,
+                votes: int, done=()) -> list:
+    """The parts' formulas raced on ``names`` (the first provers: the other
+    solvers are asked only about a part they leave unsettled, so which
+    solvers prove a part does not depend on timing); a solver that already
+    proved a part (in ``done``) is not asked again."""
+    if timeout <= 0:
+        return []
+    proved = {(r.tag, r.solver) for r in done if r.status == Status.UNSAT}
+    need = {tag: votes - sum(1 for t, _ in proved if t == tag) for tag in tags}
     settled: set[str] = set()
 
     def stop(run) -> bool:
         settled.add(run.tag)
-        return run.status == Status.SAT or len(settled) == len(formulas)
+        return run.status == Status.SAT or len(settled) == len(tags)
 
-    jobs = [Job(f, s, tag) for s in names for (tag, _), f in zip(statements, formulas)]
-    runs = service.race(jobs, timeout, stop=stop, unsat_votes=votes)
-    parts = [Part(tag, what, f, service.verdict([r for r in runs if r.tag == tag], cross_check))
-             for (tag, what), f in zip(statements, formulas)]
-    return parts if all(p.answer.status == Verdict.UNSAT for p in parts) else []
+    jobs = [Job(f, s, tag) for s in names for tag, f in zip(tags, formulas) if (tag, s) not in proved]
+    return service.race(jobs, timeout, stop=stop, unsat_votes=need)
 
 
 def _provers(solver: str) -> list[str]:
