@@ -3,7 +3,8 @@
 Before a property asks the solvers anything, ``search`` builds a few
 thousand inputs of the kind the papers' hand-made tests use (few non-zero
 products; values 2^e, (1 + 2^-j) 2^e, (2 - 2^-j) 2^e, (1 - 2^-j) 2^e, their
-negatives; c near a product or far below it), runs them through every
+negatives; c near a product or far below it; signed zeros, ``zero_rows``),
+runs them through every
 hypothesis with the batch simulator (the datapath with the NumPy
 interpretation) and picks, greedily, vectors that separate the most pairs.
 What it separates is read off the concrete model, like any witness; the
@@ -97,6 +98,21 @@ def candidates(fin: Format, fc: Format, k: int, domain: Domain, size: int = POOL
     return a, b, c
 
 
+def zero_rows(fin: Format, fb: Format, fc: Format, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of signed zeros: every product -0 (a = -0, b = +0) or +0, the
+    first product's sign flipped, c = +0 or -0 (where the formats have a
+    -0): the sign of a zero sum tells apart models that read a zero input's
+    sign differently (flushing every step reads every zero as +0)."""
+    za, zb, zc = (1 << (f.bits - 1) if f.has_negative_zero else 0 for f in (fin, fb, fc))
+    rows = []
+    for prods in ([za] * k, [0] * k, [za] + [0] * (k - 1), [0] + [za] * (k - 1)):
+        for c in (zc, 0):
+            rows.append((prods, [0] * k, c))
+    rows.append(([za] * k, [zb] * k, zc))
+    return (np.array([r[0] for r in rows], dtype=np.uint64), np.array([r[1] for r in rows], dtype=np.uint64),
+            np.array([r[2] for r in rows], dtype=np.uint64))
+
+
 def scale_candidates(fs: Format | None, rows: int, n: int, seed: int = 0):
     """[rows, n] scale bit patterns (None without a scale format): mostly
     2^-2..2^2, now and then the smallest and largest scales, never NaN."""
@@ -152,6 +168,9 @@ def search(hyps: list[Hypothesis], k: int, domain: Domain, pairs: list[tuple[int
     yet separated; only vectors inside the domain are taken."""
     p = hyps[0].params
     a, b, c = candidates(p.fin, p.fc, k, domain, size, seed, p.fb)
+    if not p.fin.is_integer and not p.fc.is_integer:
+        a, b, c = (np.concatenate([x, y]) for x, y in zip((a, b, c), zero_rows(p.fin, p.fb, p.fc, k)))
+        size = a.shape[0]
     sa = scale_candidates(p.fscale, size, p.scale_count(k), seed)
     sb = scale_candidates(p.fscale, size, p.scale_count(k), seed + 7)
     if p.fscale is not None:
