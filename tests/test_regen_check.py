@@ -111,3 +111,14 @@ def test_cli_exit_status_names_the_file(root):
     edit(root / "volta" / "block-size.json", lambda doc: doc["query"].update(k=99))
     r = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "block-size.json" in r.stdout and "query.k" in r.stdout, r.stdout
+
+
+def test_a_pair_listed_unknown_that_a_vector_of_the_file_separates_is_named(root):
+    """The file's own vectors are replayed: a pair it lists as unknown (or
+    as proved inseparable) that one of them separates makes it stale."""
+    def change(doc):
+        doc["pairs"].append({"pair": ["block", "sequential"], "verdict": "unknown", "same_as": None})
+    edit(root / "volta" / "order.json", change)
+    got = stale(root, ["order"])
+    assert list(got) == ["volta/order.json"]
+    assert "block|sequential is listed unknown" in got["volta/order.json"]

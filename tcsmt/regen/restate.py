@@ -63,7 +63,17 @@ def _restate_search(prop, base, command: str, doc: dict) -> dict:
              for p in doc.get("pairs", [])]
     out = FindOutcome(hyps, prop.k(base), prop.domain(base), prior_vectors(doc), pairs,
                       Verdict(doc["query"]["one_vector_for_all_pairs"]))
+    separated = out.separated
+    for pv in pairs:
+        if pv.pair in separated:
+            raise Inconsistent(f"pair {ids[pv.pair[0]]}|{ids[pv.pair[1]]} is listed {pv.verdict.value}, "
+                               "yet a vector of the file separates it on the concrete model")
     return document(prop, base, out, command)
+
+
+class Inconsistent(ValueError):
+    """A file whose answers contradict each other (a pair listed unknown or
+    proved inseparable that one of its own vectors separates)."""
 
 
 def _restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
@@ -167,6 +177,8 @@ def stale_reason(restate, doc: dict | None) -> str | None:
         return "no file (or not a JSON object)"
     try:
         new = restate(doc)
+    except Inconsistent as e:
+        return f"its answers disagree: {e}"
     except WitnessError as e:
         return f"a witness no longer holds: {e}"
     except (UserError, KeyError, ValueError, TypeError, IndexError) as e:
