@@ -13,8 +13,8 @@ A fenced block is one of:
 
 Shown output is split at its "..." lines; each part must appear as
 consecutive lines of what ran, the parts in order. Times ("1.43 s") are
-compared as "T s", the solvers a race named ("(bitwuzla, z3)") as
-"(SOLVERS)".
+compared as "T s", the solvers a race named ("bitwuzla, z3", "boolector
+and bitwuzla") as "SOLVERS".
 
 Markers are HTML comments on the lines right before a fence, several in
 one comment separated by ";":
@@ -54,7 +54,9 @@ KINDS = ("console", "python", "pycon")
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>```+)(?P<lang>[\w-]*)\s*$")
 _MARK = re.compile(r"^\s*<!--\s*test:(.*?)-->\s*$")
 _TIME = re.compile(r"\b\d+(\.\d+)? s\b")
-_SOLVERS = re.compile(r"\((bitwuzla|cvc5|z3)(, (bitwuzla|cvc5|z3))*\)")
+# which solvers answered first (a race) varies from run to run: a list of
+# solver names, "(bitwuzla, z3)", "by boolector and bitwuzla", "bitwuzla+z3"
+_SOLVERS = re.compile(r"\b(bitwuzla|boolector|cvc5|z3)((, | and |\+)(bitwuzla|boolector|cvc5|z3))*\b")
 
 
 @dataclass
@@ -168,7 +170,7 @@ def reasons_missing(page: Path) -> list[str]:
 
 def same_run(line: str) -> str:
     """A line as any run prints it: times and the solvers of a race left out."""
-    return _SOLVERS.sub("(SOLVERS)", _TIME.sub("T s", line.rstrip()))
+    return _SOLVERS.sub("SOLVERS", _TIME.sub("T s", line.rstrip()))
 
 
 def parts(shown: str) -> list[list[str]]:
@@ -271,6 +273,7 @@ def run_pycon(block: Block, space: dict, cwd: Path) -> None:
     out = io.StringIO()
     with contextlib.chdir(cwd):
         runner.run(test, out=out.write, clear_globs=False)
+    space.update(test.globs)     # doctest ran on a copy: later blocks see its names
     assert not runner.failures, f"{block.where}: doctest failed:\n{out.getvalue()}"
 
 

@@ -1,156 +1,78 @@
-"""The README's tour shows real output: each command below is run as the
-README writes it, and the lines the README shows must be what it prints.
+"""The README shows real output and says true things.
 
-A README block is split at its "..." lines; each part must appear as
-consecutive lines of the command's output, the parts in order. Times
-("1.43 s") are compared as "T s", the solvers a race named ("(bitwuzla, z3)")
-as "(SOLVERS)". Commands that ask a solver (their
-vectors and times depend on which solver answers first), build plans or
-run for minutes are not run here; their figures are checked by the tests
-of their own commands."""
+Its short tour runs as written: every ```console block is run by
+tests/docblocks.py as the documentation's pages are (the lines the README
+shows must be what the command prints; times compared as "T s", the
+solvers of a race as "SOLVERS"). The longer tour it once held lives in the
+documentation under docs/, where tests/test_docs.py runs it. The two
+commands of a fresh machine are held to what .ci/run does, and every link
+into docs/ names a page that exists and is in the site."""
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import shlex
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
+import yaml
 from checkout import ROOT
+from docblocks import blocks, commands, reasons_missing, run_page, unaccounted
 
 README = ROOT / "README.md"
-
-# the tour's commands whose output does not depend on a solver's timing
-CHECKED = [
-    "tcsmt models",
-    "tcsmt simulate --arch ampere",
-    "tcsmt conformance data/hwdata/A100",
-    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper",
-    "tcsmt check results/hardware/H100/mma-e4m3-f32.json",
-    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch all",
-    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch exact",
-    "tcsmt params",
-    "tcsmt model save hopper-a1",
-    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper-a1.toml",
-    "tcsmt diff volta turing ampere hopper",
-    "tcsmt diff hopper blackwell",
-    "tcsmt identify --device sim:ampere",
-]
-
-_TIME = re.compile(r"\b\d+(\.\d+)? s\b")
-# which solvers answered first (a race) varies from run to run
-_SOLVERS = re.compile(r"\((bitwuzla|boolector|cvc5|z3)(, (bitwuzla|boolector|cvc5|z3))*\)")
+INSTALL = ("python3 -m venv .venv && . .venv/bin/activate && pip install . "
+           "&& tcsmt find rounding --arch ampere")
+TESTS = 'pip install torch==2.13.0 && pip install ".[dev]" && ruff check . && mypy && pytest -q'
 
 
-def _same_run(line: str) -> str:
-    """A line as any run prints it: times and the solvers of a race left out."""
-    return _SOLVERS.sub("(SOLVERS)", _TIME.sub("T s", line.rstrip()))
+def _commands() -> list[str]:
+    return [cmd for b in blocks(README) if b.lang == "console" for cmd, _ in commands(b.body)]
 
 
-def tour() -> list[tuple[str, list[str]]]:
-    """(command, the output lines the README shows) for every `$ tcsmt`
-    line of the README's indented blocks."""
-    out: list[tuple[str, list[str]]] = []
-    current: list[str] | None = None
-    for line in README.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("    "):
-            current = None
-            continue
-        text = line[4:]
-        if text.startswith("$ "):
-            current = []
-            out.append((text[2:], current))
-        elif current is not None:
-            current.append(text.rstrip())
-    return out
+def test_the_tour_runs_as_written(tmp_path):
+    run_page(README, tmp_path)
 
 
-def _parts(lines: list[str]) -> list[list[str]]:
-    parts: list[list[str]] = [[]]
-    for line in lines:
-        if line.strip() == "...":
-            parts.append([])
-        else:
-            parts[-1].append(_same_run(line))
-    return [p for p in parts if p]
+def test_the_tour_runs_commands_and_shows_their_output():
+    """The mechanism is not idle: the tour runs several commands, each
+    with the output it shows."""
+    ran = [b for b in blocks(README) if b.lang == "console" and "skip" not in b.marks]
+    shown = [cmd for b in ran for cmd, out in commands(b.body) if out.strip()]
+    assert len(shown) >= 4, shown
+    assert not unaccounted(README) + reasons_missing(README)
 
 
-def _shown_in(parts: list[list[str]], got: list[str]) -> str | None:
-    """None when every part appears in got as consecutive lines, in order;
-    else the first part that does not."""
-    pos = 0
-    for part in parts:
-        for start in range(pos, len(got) - len(part) + 1):
-            if got[start:start + len(part)] == part:
-                pos = start + len(part)
-                break
-        else:
-            return "\n".join(part)
-    return None
+def test_the_two_commands_of_a_fresh_machine():
+    """The install-and-first-question command and the test command are in
+    the README as written, and the test command is what .ci/run runs."""
+    cmds = _commands()
+    assert INSTALL in cmds and TESTS in cmds, cmds
+    ci = {re.sub(r"^pip install -q ", "pip install ", line.strip())
+          for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()}
+    for step in TESTS.split(" && "):
+        assert step in ci, f".ci/run does not run `{step}`"
 
 
-def _command(line: str) -> tuple[list[str], dict[str, str]]:
-    """The argv of a README command line and its environment: a trailing
-    comment is dropped, except COLUMNS=N in it, which the README states the
-    output was taken with."""
-    env = {"COLUMNS": "100"}
-    if "#" in line:
-        line, comment = line.split("#", 1)
-        m = re.search(r"COLUMNS=(\d+)", comment)
-        if m:
-            env["COLUMNS"] = m.group(1)
-    argv = shlex.split(line)
-    exe = shutil.which("tcsmt", path=str(Path(sys.executable).parent)) or shutil.which("tcsmt")
-    assert exe, "the tcsmt command is not installed"
-    return [exe, *argv[1:]], env
+def test_it_stays_short():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
 
 
-def _selected() -> list[tuple[str, list[str]]]:
-    rows = tour()
-    picked = [(cmd, lines) for cmd, lines in rows if any(cmd.startswith(p) for p in CHECKED)]
-    return picked
-
-
-def test_the_tour_lists_every_checked_command():
-    """A command dropped from the README or renamed there fails here, so the
-    list above cannot silently check nothing."""
-    commands = [cmd for cmd, _ in tour()]
-    for prefix in CHECKED:
-        assert any(c.startswith(prefix) for c in commands), f"README has no `$ {prefix}`"
-
-
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    """A folder where the README's relative paths resolve (data/, results/
-    of the checkout) and its output files (hopper-a1.toml, diff.json) land
-    outside the checkout."""
-    d = tmp_path_factory.mktemp("tour")
-    for name in ("data", "results"):
-        (d / name).symlink_to(ROOT / name)
-    return d
-
-
-@pytest.mark.parametrize("cmd,lines", _selected(), ids=[c[:60] for c, _ in _selected()])
-def test_tour_output(cmd, lines, workdir):
-    argv, env = _command(cmd)
-    run = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, **env})
-    got = [_same_run(x) for x in run.stdout.splitlines()]
-    missing = _shown_in(_parts(lines), got)
-    assert missing is None, (f"`{cmd}` (exit {run.returncode}) does not print what the README shows:\n"
-                             f"{missing}\n--- it printed:\n{run.stdout}\n{run.stderr[-2000:]}")
+def test_links_into_the_docs_exist_and_are_in_the_site():
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\((docs/[^)#]+)", text)
+    assert len(links) >= 10, links
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = json.dumps(config["nav"])
+    for link in links:
+        assert (ROOT / link).is_file(), f"README links to {link}, which does not exist"
+        assert f'"{link[len("docs/"):]}"' in nav, f"README links to {link}, which is not in mkdocs.yml's nav"
 
 
 def test_agreement_totals_are_the_committed_table():
-    """The README's MMA-Sim totals are the committed agreement table's."""
-    import json
+    """The MMA-Sim totals the documentation states are the committed
+    agreement table's."""
+    page = ROOT / "docs" / "validation.md"
     m = re.search(r"Totals: (\d+) configurations, (\d+) vectors, (\d+) differences, (\d+) unexplained",
-                  README.read_text(encoding="utf-8"))
-    assert m, "README states no agreement totals"
+                  page.read_text(encoding="utf-8"))
+    assert m, f"{page} states no agreement totals"
     table = json.loads((ROOT / "results" / "mmasim-agreement.json").read_text())
     unexplained = sum(r["reasons"].get("unexplained", 0) for r in table["rows"])
     assert tuple(int(x) for x in m.groups()) == (table["configurations"], table["vectors"],
