@@ -51,6 +51,30 @@ def test_the_two_commands_of_a_fresh_machine():
         assert step in ci, f".ci/run does not run `{step}`"
 
 
+# commands the README's longer tour showed and its test ran, each with its
+# output; they live on the documentation's pages now and must still run there
+MOVED = [
+    "tcsmt models", "tcsmt simulate --arch ampere", "tcsmt conformance data/hwdata/A100",
+    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper",
+    "tcsmt check results/hardware/H100/mma-e4m3-f32.json",
+    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch all",
+    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch exact",
+    "tcsmt params", "tcsmt model save hopper-a1",
+    "tcsmt check results/hardware/H100/mma-f16-f32.json --arch hopper-a1.toml",
+    "tcsmt diff volta turing ampere hopper", "tcsmt diff hopper blackwell",
+    "tcsmt identify --device sim:ampere",
+]
+
+
+def test_the_tour_it_held_still_runs_in_the_docs():
+    pages = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+    ran = [cmd for page in pages for b in blocks(page)
+           if b.lang == "console" and not {"skip", "slow", "output varies"} & set(b.marks)
+           for cmd, out in commands(b.body) if out.strip()]
+    for prefix in MOVED:
+        assert any(c.startswith(prefix) for c in ran), f"no page runs `{prefix}` and compares its output"
+
+
 def test_it_stays_short():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 200
 
