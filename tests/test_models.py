@@ -427,3 +427,18 @@ def test_params_of_one_model_say_each_value_and_its_source():
     assert json.loads(r.output)["model"] == "ampere-fp16-fp32"
     r = run(["params", "--set", "align_bits=1"])
     assert r.exit_code == 2 and "give --arch too" in r.output
+
+
+def test_params_of_a_model_file_give_its_own_values_their_own_source(tmp_path):
+    """A value a file changes from its base is not given the base's source
+    (which was for the base's value): its own `# source:` line, else the
+    file it is set in."""
+    import tcsmt.api
+    f = tmp_path / "design.toml"
+    f.write_text('base = "hopper-fp16-fp32"\nname = "design"\nalign_bits = 3\n'
+                 '# source: our specification, section 2\nfinal_rounding = "rne"\n', encoding="utf-8")
+    rows = {r["name"]: r for r in tcsmt.api.params(str(f))["parameters"]}
+    assert rows["align_bits"]["value"] == "3"
+    assert rows["align_bits"]["source"] == "set in design.toml (no # source: line)"
+    assert rows["final_rounding"]["source"] == "our specification, section 2"
+    assert rows["block_size"]["source"].startswith("KM-TC")          # left to the base: the base's source

@@ -123,7 +123,9 @@ def params_lines(doc: dict) -> list[str]:
 
 def file_sources(path: str, seen: tuple = ()) -> dict[str, str]:
     """key -> the text of its ``# source:`` line in a model file, and, for
-    keys the file leaves to its ``base``, in the base's file."""
+    keys the file leaves to its ``base``, in the base's file. A key the file
+    sets without a source line is said to be set there (its base's source
+    was for another value)."""
     import json
     from pathlib import Path
 
@@ -142,6 +144,8 @@ def file_sources(path: str, seen: tuple = ()) -> dict[str, str]:
             base = json.loads(m.group(2)) if m.group(2).startswith('"') else m.group(2)
         elif prev.startswith("# source:"):
             out[m.group(1)] = prev[len("# source:"):].strip()
+        else:
+            out[m.group(1)] = f"set in {Path(path).name} (no # source: line)"
     if base and base not in seen:
         named = by_name().get(base) or next((x for x in models_of(base) if x.default), None)
         if named is not None and named.source_file:
