@@ -180,8 +180,9 @@ def run_loop(device: Device, plan: Plan, prove: bool = True, timeout: float = 60
 
 def settle_class(members: list[ModelParams], plan: Plan, walk: Walk, timeout: float, log=None):
     """(members left, proof): the class proved one behaviour on the plan's
-    domain (one circuit: nothing to prove; else the solvers). A witness
-    that splits it runs on the device (one more run and launch) and the
+    domain (one circuit: nothing to prove; else fresh pools through the
+    simulator, then the solvers: tcsmt.identify.report.prove_class). A
+    witness that splits it runs on the device (one more run and launch) and the
     members that give its d stay, until the solvers find no more."""
     from tcsmt.identify.report import prove_class
     from tcsmt.sim.dot import dot_bits
@@ -197,10 +198,11 @@ def settle_class(members: list[ModelParams], plan: Plan, walk: Walk, timeout: fl
         c = int(w["c"], 16)
         sc = tuple([int(x, 16) for x in w[key]] if key in w else None for key in ("scale_a", "scale_b"))
         d, = walk.run([Vector(tuple(a), tuple(b), c, *(tuple(x or ()) for x in sc))], plan.k)
-        walk.steps.append({"run": len(walk.steps) + 1, "vector": "solver witness", **w,
+        what = "simulation witness" if proof.get("found_by") == "simulation" else "solver witness"
+        walk.steps.append({"run": len(walk.steps) + 1, "vector": what, **w,
                            "d": plan.fout.hex(d), "branches": None})
         if log:
-            log(f"run {len(walk.steps)}: a solver witness splits the class -> d = {plan.fout.hex(d)}")
+            log(f"run {len(walk.steps)}: a {what} splits the class -> d = {plan.fout.hex(d)}")
         members = [m for m in members if dot_bits(m, a, b, c, *sc) == d]
         if not members:
             break

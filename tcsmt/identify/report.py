@@ -124,9 +124,12 @@ def distinct_circuits(models: list[ModelParams], k: int) -> list[ModelParams]:
 
 def prove_class(members: list[ModelParams], k: int, domain: Domain, device: ModelParams | None = None,
                 timeout: float = 600.0) -> dict:
-    """run_diff (with a cross-check) on one member per circuit, and the
-    device's model first when given: unsat proves every output equal on the
-    domain; sat gives a replayed witness."""
+    """One member per circuit, and the device's model first when given:
+    first fresh pools through the simulator (tcsmt.identify.simsplit), then
+    run_diff (with a cross-check). unsat proves every output equal on the
+    domain; sat gives a replayed witness ("found_by": simulation or the
+    solvers)."""
+    from tcsmt.identify.simsplit import simulated_split
     from tcsmt.search.diff import run_diff
     circ = distinct_circuits(members, k)
     hyps = ([Hypothesis("device", device)] if device is not None else []) + \
@@ -134,9 +137,18 @@ def prove_class(members: list[ModelParams], k: int, domain: Domain, device: Mode
     if len(hyps) == 1:
         return {"verdict": "unsat", "proved_by": [], "how": "one circuit: nothing to prove",
                 "circuits": 1, "seconds": 0.0}
+    split = simulated_split([h.params for h in hyps], k, domain)
+    if split is not None:
+        p = hyps[0].params
+        return {"verdict": "sat", "proved_by": [], "found_by": "simulation", "circuits": len(circ),
+                "how": (f"a row of fresh pool {split['pools']} ({split['rows']} rows simulated) "
+                        "gives two outputs, replayed by the scalar interpreter"),
+                "seconds": split["seconds"],
+                "witness": vector_json(p.fin, p.fc, split["vector"], p.fb, p.fscale),
+                "witness_outputs": {h.label: p.fout.hex(split["outputs"][h.id]) for h in hyps}}
     pairs = [(0, j) for j in range(1, len(hyps))]
     out = run_diff(hyps, k, domain, timeout=timeout, cross_check=True, pairs=pairs)
-    rec = {"verdict": out.verdict, "proved_by": out.proved_by, "circuits": len(circ),
+    rec = {"verdict": out.verdict, "proved_by": out.proved_by, "found_by": "solvers", "circuits": len(circ),
            "seconds": round(out.seconds, 1), "notes": out.notes}
     if out.verdict == Verdict.SAT:
         p = hyps[0].params
