@@ -75,7 +75,8 @@ def step_identify(name: str, device: str, out: Path) -> dict:
     import tcsmt.api as api
     from tcsmt.smt.service import available_solvers
     prove = bool(available_solvers())
-    rec = api.identify(device=device, formats=IDENTIFY[name], batch="plan",
+    # phase 1 and the proof of its class (confirm=False): one launch of the plan
+    rec = api.identify(device=device, formats=IDENTIFY[name], batch="plan", confirm=False,
                        instruction="wgmma" if name.endswith("wgmma") else None,
                        observations_out=out / f"observed-{name}.json", prove=prove,
                        timeout=PROOF_SECONDS, model_file=str(out / f"identified-{name}.toml"), log=say)

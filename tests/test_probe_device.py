@@ -123,7 +123,7 @@ def test_identify_on_cuda_probes_end_to_end(capsys, monkeypatch, tmp_path, fp16_
     observations replay offline to the same class, and check accepts them."""
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(capsys, "identify", "--device", "cuda-host:hopper", "--formats", "fp16:fp32",
-                             "-o", "report.json")
+                             "--no-confirm", "-o", "report.json")
     assert code == 0, err
     rec = json.loads(Path("report.json").read_text())
     sim = walk_plan(fp16_plan, ModelDevice(choose("hopper"), "sim:hopper"), "one")
@@ -149,6 +149,32 @@ def test_identify_on_cuda_probes_end_to_end(capsys, monkeypatch, tmp_path, fp16_
 
 
 @needs_nvcc
+def test_both_phases_on_cuda_probes_end_to_end(capsys, monkeypatch, tmp_path):
+    """Phase 2 through the probes: the confirming vectors (property vectors,
+    random rows, the rows that split the neighbours) are written into
+    probes, built by nvcc, run in host mode and read back like the plan's;
+    the verdict and the model file come from those rows alone, every row is
+    in the observations file, and the model checks every one of them."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "identify", "--device", "cuda-host:hopper", "--formats", "fp16:fp32",
+                             "--batch", "plan", "--no-prove", "--model-file", "found.toml",
+                             "-o", "report.json")
+    assert code == 0, err
+    rec = json.loads(Path("report.json").read_text())
+    assert rec["schema"] == "tcsmt-identify-blind/1" and rec["verdict"] == "identified"
+    assert rec["launches"]["phase1"] == 1 and rec["launches"]["phase2"] >= 1
+    assert rec["phase2"]["events"] and "phase 2, confirmation" in out
+    assert rec["rows_observed"] == rec["launches"]["vectors"] == len(rec["observations"])
+    obs = json.loads(Path(rec["observations_file"]).read_text())
+    assert len(obs["launches"]) == rec["launches"]["phase1"] + rec["launches"]["phase2"]
+    assert all(x["build"].startswith("nvcc -O2") for x in obs["launches"])
+    assert [r["d"] for r in obs["observations"]] == [r["d"] for r in rec["observations"]]
+    assert rec["model_file"] == "found.toml" and "model file: found.toml" in out
+    code, out, err = run_cli(capsys, "check", rec["observations_file"], "--arch", "found.toml")
+    assert code == 0 and f"{len(obs['observations'])}/{len(obs['observations'])} rows match" in out, out
+
+
+@needs_nvcc
 def test_the_whole_plan_in_one_launch(fp16_plan, tmp_path):
     with ProbeDevice(parse_device_spec("cuda-host:ampere"), instruction_by_name(fp16_plan.instruction),
                      tmp_path / "obs.json") as dev:
@@ -167,7 +193,7 @@ def test_identify_on_hip_probes_end_to_end(capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     plan = ROOT / "results" / "plans" / "e4m3fnuz-e5m2fnuz-fp32.json"
     code, out, err = run_cli(capsys, "identify", "--device", "hip-host:cdna3", "--plan", str(plan),
-                             "--batch", "plan", "-o", "report.json", "--no-model-file")
+                             "--batch", "plan", "--no-confirm", "-o", "report.json", "--no-model-file")
     assert code == 0, err
     rec = json.loads(Path("report.json").read_text())
     assert rec["verdict"] == "identified" and rec["launches"] == 1

@@ -2,16 +2,20 @@
 ``hip-host:MODEL``): the identification loop on a GPU, through probes.
 
 The device is a ``tcsmt.probes.device.ProbeDevice``: each launch writes a
-probe for the vectors the loop asks for, builds it for the GPU's
-architecture, runs it and reads d back. The loop is
-``tcsmt.identify.loop.run_loop``, the one ``--device sim:ARCH`` runs: walk
-the plan (a launch holds what ``batch`` says), settle the class it ends in
-with the solvers, a witness that splits it run on the GPU as one more
-launch. Every row the GPU ran is in the observations file, with the device,
-its runtime and driver and the compiler, written after every launch: the
-run is replayed offline by ``tcsmt identify FILE --plan PLAN`` (the same
-class) and ``tcsmt check FILE``. The model file is written from that file
-as the offline identify writes it.
+probe for the vectors asked for, builds it for the GPU's architecture,
+runs it and reads d back. Both phases run on it as ``--device sim:ARCH``
+runs them on a model (tcsmt.identify.blind): phase 1 walks the plan (a
+launch holds what ``batch`` says); phase 2 confirms the class it ends in on
+vectors it was not chosen from (property vectors and random rows, one
+launch of many vectors each, and the few rows that split rivals), each
+launch one more probe built and run on the GPU. The verdict is
+"identified" with its model file, or "unexplained" with the rows. With
+``--no-confirm`` the loop of tcsmt.identify.loop runs instead: phase 1 and
+the solvers' proof of its class, a witness that splits it run on the GPU
+as one more launch. Every row the GPU ran is in the observations file,
+with the device, its runtime and driver and the compiler, written after
+every launch: the run is replayed offline by ``tcsmt identify FILE --plan
+PLAN`` and ``tcsmt check FILE``.
 """
 
 from __future__ import annotations
@@ -52,8 +56,10 @@ def device_instruction(plan: Plan, name: str | None, target: str) -> Instruction
 def identify_on_device(device: str, plan: Plan, *, instruction: str | None = None,
                        batch: str = "frontier", observations: str | Path | None = None,
                        prove: bool = True, timeout: float = 600.0, model_file: str | None = None,
-                       no_model_file: bool = False, log=None) -> dict:
-    """The loop on a probe device; the record identify --device prints."""
+                       no_model_file: bool = False, confirm: bool = True, log=None) -> dict:
+    """Both phases on a probe device (``confirm``; tcsmt.identify.blind, as
+    ``--device sim`` runs them), else phase 1 and the proof of its class
+    (tcsmt.identify.loop); the document identify --device prints."""
     from tcsmt.identify.plan import space_plan_name
     from tcsmt.probes.device import ProbeDevice, observations_path, parse_device_spec
     spec = parse_device_spec(device)
@@ -64,6 +70,9 @@ def identify_on_device(device: str, plan: Plan, *, instruction: str | None = Non
         what = Path(plan.source).stem if plan.source else space_plan_name(plan.space.base)
         path = Path(observations) if observations else observations_path(dev.device_name, what)
         dev.record_to(path)
+        if confirm:
+            return _both_phases(dev, plan, path, batch, prove, model_file, no_model_file, log,
+                                {"device_spec": spec.text, "instruction": ins.name})
         rec = run_loop(dev, plan, prove, timeout, log, batch)
         rec.update(device_spec=spec.text, instruction=ins.name, toolchain=dev.tc.record(),
                    observations=str(path), rows_observed=len(dev.rows))
@@ -74,6 +83,27 @@ def identify_on_device(device: str, plan: Plan, *, instruction: str | None = Non
         rec["model_file"] = _model_file(plan, left, rec, path, model_file)
     rec["seconds"] = round(time.monotonic() - t0, 1)
     return rec
+
+
+def _both_phases(dev, plan: Plan, path: Path, batch: str, prove: bool, model_file, no_model_file: bool,
+                 log, about: dict) -> dict:
+    """Phase 1 and confirmation through the probes (every confirming row
+    written into a probe, built, run and read back like the plan's); the
+    blind document (tcsmt.identify.verdict) with the device, the toolchain
+    and the observations file; the model file written when identified."""
+    from tcsmt.identify.blind import identify_blind
+    from tcsmt.identify.setting import shipped_like
+    from tcsmt.identify.verdict import document, write_model_file
+    fmt = plan.space.base
+    rec = identify_blind(dev, fmt, plan.k, plan, shipped_like(fmt), log, confirm=True, prove=prove,
+                         batch=batch)
+    doc = document(rec)
+    doc.update(about, toolchain=dev.tc.record(), observations_file=str(path), rows_observed=len(dev.rows))
+    if dev.model is not None:
+        doc["host_model"] = dev.model.name
+    if doc["verdict"] == "identified" and not no_model_file:
+        doc["model_file"] = write_model_file(rec, model_file)
+    return doc
 
 
 def _model_file(plan: Plan, names: list[str], rec: dict, path: Path, model_file: str | None) -> str:
@@ -87,14 +117,20 @@ def _model_file(plan: Plan, names: list[str], rec: dict, path: Path, model_file:
 def device_lines(rec: dict) -> list[str]:
     """What identify --device cuda prints: the loop's lines, then where the
     observations and the model went."""
-    out = loop_lines(rec)
+    if "phase1" in rec:
+        from tcsmt.identify.verdict import lines
+        out = lines(rec)
+        obs = rec["observations_file"]
+    else:
+        out = loop_lines(rec)
+        obs = rec["observations"]
     tc = rec["toolchain"]
     extra = [f"instruction {rec['instruction']}, {tc['compiler']}"
              + (f", runtime {tc['runtime']}, driver {tc.get('driver_release', tc['driver'])}"
                 if "runtime" in tc else f", d computed by {rec.get('host_model')} on the host")]
-    extra.append(f"observations: {rec['observations']} ({rec['rows_observed']} rows; "
-                 f"replay: tcsmt identify {rec['observations']} --plan {rec['plan']})")
-    if rec.get("model_file"):
+    extra.append(f"observations: {obs} ({rec['rows_observed']} rows; "
+                 f"replay: tcsmt identify {obs} --plan {rec['plan']}, tcsmt check {obs})")
+    if rec.get("model_file") and "phase1" not in rec:       # the blind lines name it
         extra.append(f"model file: {rec['model_file']}")
     return out[:-1] + extra + out[-1:]
 

@@ -58,7 +58,7 @@ def identify(observations=None, *, plan_file=None, formats=None, space_file=None
         return identify_on_device(device, probe_plan(device, formats, plan_file), instruction=instruction,
                                   batch=batch or "frontier", observations=observations_out,
                                   prove=prove is not False, timeout=timeout, model_file=model_file,
-                                  no_model_file=no_model_file, log=log)
+                                  no_model_file=no_model_file, confirm=confirm, log=log)
     if device and (instruction or observations_out):
         raise UserError("--instruction and --observations go with --device cuda or hip")
     if device:
