@@ -128,6 +128,8 @@ def test_a_unit_one_parameter_away_is_identified_and_proved_equivalent(tmp_path)
     src = out.read_text()
     assert "# source: identified blind from" in src and "carry-bits vector" in src
     assert "phase 1, the plan's adaptive search" in text and "phase 2, confirmation" in text
+    undecided = [x.strip() for x in text.splitlines() if x.strip().startswith("not ruled out")]
+    assert [x[len("# undecided: "):] for x in src.splitlines() if x.startswith("# undecided: ")] == undecided
 
 
 UNITS = [

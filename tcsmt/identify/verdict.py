@@ -66,7 +66,8 @@ def model_file_text(rec: dict, name: str) -> str:
     desc = f"identified blind on {rec['device']}: {describe(base, model)}"
     n = rec["launches"]
     header = (f"{n['phase1'] + n['phase2']} launches of the unit ({n['phase1']} in phase 1, the plan's "
-              f"adaptive search; {n['phase2']} in phase 2, confirmation), {n['vectors']} vectors",)
+              f"adaptive search; {n['phase2']} in phase 2, confirmation), {n['vectors']} vectors",
+              *[f"undecided: {line}" for line in _settled_lines(p2) if line.startswith("not ruled out")])
     return starts_from(name, base, base.name, model, sources(rec["seen"], model, base),
                        "tcsmt identify --device (blind identification)", desc, header)
 
