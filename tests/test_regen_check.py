@@ -122,3 +122,15 @@ def test_a_pair_listed_unknown_that_a_vector_of_the_file_separates_is_named(root
     got = stale(root, ["order"])
     assert list(got) == ["volta/order.json"]
     assert "block|sequential is listed unknown" in got["volta/order.json"]
+
+
+def test_regen_cross_checks_the_proofs_it_writes():
+    """A property job proves each inseparable pair with a second solver:
+    Volta's nan-inf hypotheses all agree, and the file says the proof was
+    cross-checked, each solver named once."""
+    from tcsmt.regen.jobs import run_property_job
+    doc = run_property_job("nan-inf", "volta", 120.0, "portfolio")
+    assert doc["verdict"] == "unsat" and doc["proof"]["cross_checked"]
+    for pair in doc["run"]["pairs"]:
+        if pair["proved_by"]:
+            assert len(pair["proved_by"]) == len(set(pair["proved_by"])) >= 2

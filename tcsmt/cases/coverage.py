@@ -297,7 +297,8 @@ def _show(fmt, bits: int) -> str:
 # ---------------------------------------------------------------------------
 
 def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
-               deadline: float, prior: dict | None = None) -> tuple[list[dict], dict[str, dict]]:
+               deadline: float, prior: dict | None = None,
+               cross_check: bool = False) -> tuple[list[dict], dict[str, dict]]:
     """Generated vectors for the open pairs of one space, and the verdict on
     each open pair (separated by a generated vector, proved inseparable, or
     unknown) by ``deadline`` (wall-clock time.time(): the spaces are
@@ -324,7 +325,7 @@ def close_gaps(space: Space, open_ids: set[str], solver: str, timeout: float,
                 remaining.pop(0)
                 continue
             got = find.ask([q.hyps[pr[0]], q.hyps[pr[1]]], q.k, q.domain, [(0, 1)], solver,
-                           min(timeout, left), readable=True)
+                           min(timeout, left), readable=True, cross_check=cross_check)
             if got.verdict == Verdict.SAT:
                 _take(space, q, got.vectors[0], got.found_by, remaining, vectors, verdicts)
             else:
@@ -394,7 +395,7 @@ def _read_prior(q, records: list[dict]) -> list[Vector]:
 def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = True,
                  solver: str = "portfolio", timeout: float = 20.0, budget: float = 240.0,
                  command: str | None = None, prior: str | Path | dict | None = None,
-                 progress=None) -> dict:
+                 progress=None, cross_check: bool = False) -> dict:
     """The tcsmt-coverage/2 document of a suite (file or shipped name).
     ``progress(name, done, total)`` is called as the gaps of each space are
     closed (one job per space with open pairs, tcsmt.runner)."""
@@ -414,7 +415,7 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
     opened = {s.name: {q.pair_id(pr) for q in s.questions for pr in q.pairs()}
               - (set().union(*seps[s.name].values()) if seps[s.name] else set()) for s in spaces}
     closed = _close_every_gap([s for s in spaces if generate and opened[s.name]], opened, solver, timeout,
-                              time.time() + budget, earlier, progress)
+                              time.time() + budget, earlier, progress, cross_check)
     for s in spaces:
         open_ids, verdicts = opened[s.name], {}
         if s.name in closed:
@@ -436,12 +437,12 @@ def run_coverage(suite_spec: str, space: str = SPACE_DEFAULT, generate: bool = T
 
 
 def _close_every_gap(spaces: list[Space], opened: dict, solver: str, timeout: float, deadline: float,
-                     earlier: dict, progress=None) -> dict:
+                     earlier: dict, progress=None, cross_check: bool = False) -> dict:
     """close_gaps of every space, as independent jobs (tcsmt.runner):
     space name -> (vectors, verdicts)."""
     from tcsmt import runner
-    tasks = [runner.Task(s.name, partial(close_gaps, s, opened[s.name], solver, timeout, deadline, earlier))
-             for s in spaces]
+    tasks = [runner.Task(s.name, partial(close_gaps, s, opened[s.name], solver, timeout, deadline, earlier,
+                                         cross_check)) for s in spaces]
     return {d.name: d.result() for d in runner.run(tasks, progress=progress)}
 
 

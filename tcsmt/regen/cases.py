@@ -42,7 +42,7 @@ def run_compare_job(arch: str, k: int, reproduce: bool, timeout: float, solver: 
 
 def run_coverage_job(suite: str, timeout: float, solver: str, prior: dict | None = None) -> dict:
     return coverage.run_coverage(suite, timeout=timeout, solver=solver, budget=COVERAGE_BUDGET,
-                                 command=f"tcsmt coverage {suite}", prior=prior)
+                                 command=f"tcsmt coverage {suite}", prior=prior, cross_check=True)
 
 
 def compare_jobs(archs: list[str], timeout: float, code: str, root: Path,

@@ -97,8 +97,10 @@ def code_fingerprint(extra: Sequence[Path] = ()) -> str:
 
 
 def solver_setting(solver: str, timeout: float) -> dict:
-    """What about the solvers a cached answer depends on."""
-    return {"solver": solver, "timeout": timeout, "versions": solver_versions(SOLVER_PACKAGES)}
+    """What about the solvers a cached answer depends on (every proof regen
+    writes is cross-checked by a second solver)."""
+    return {"solver": solver, "timeout": timeout, "versions": solver_versions(SOLVER_PACKAGES),
+            "cross_check": True}
 
 
 def cache_key(question: dict, code: str) -> str:
@@ -113,7 +115,7 @@ def cache_key(question: dict, code: str) -> str:
 def run_property_job(prop_name: str, arch: str, timeout: float, solver: str,
                      prior: dict | None = None) -> dict:
     from tcsmt.properties.run import run_named
-    return run_named(prop_name, arch, timeout=timeout, solver=solver, prior=prior,
+    return run_named(prop_name, arch, timeout=timeout, solver=solver, prior=prior, cross_check=True,
                      command=find_command(prop_name, arch))
 
 

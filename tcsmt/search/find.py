@@ -260,7 +260,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
 
 def _settle(res: FindOutcome, pair: Pair, got: sep.Outcome, remaining: list[Pair]) -> None:
     """No vector for this pair: record the proof (or the lack of an answer)."""
-    proved = got.proved_by
+    proved = list(dict.fromkeys(got.proved_by))      # each solver once
     reason = got.reason
     if got.verdict == Verdict.UNSAT and proved:
         reason = "; ".join(sorted({f"{r.solver}: unsat on the {r.tag} formula" for r in got.runs
