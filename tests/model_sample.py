@@ -8,7 +8,8 @@ out in full, and of the models with a base those that bring a datapath
 shape (the parameters besides the formats) or a format (as a, b, c, d or
 scale) that no model before them had. Every shipped model is still loaded
 and checked (tests/test_models.py) and run against MMA-Sim
-(tests/test_mmasim.py); the slow tests run them all.
+(tests/test_mmasim.py); the slow tests run one model of each distinct
+arithmetic (``distinct``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,23 @@ def _formats(m) -> set:
 
 
 MODELS = covering_models()
+
+
+def distinct(models) -> list:
+    """One model of each distinct arithmetic among ``models``, the first in
+    their order. ``ModelParams.parameter_dict`` holds every parameter that
+    changes what is computed (a name, an architecture, devices, an
+    instruction and a description do not), so two models whose dicts are
+    equal run one datapath: a check of one is the same check of the other
+    (tests/test_smt_concrete.py: their formulas are equal, word for word)."""
+    seen: dict = {}
+    for m in models:
+        seen.setdefault(arithmetic(m), m)
+    return list(seen.values())
+
+
+def arithmetic(m) -> str:
+    return repr(sorted(m.parameter_dict().items()))
 
 
 def scales_for(p, k: int, rng) -> tuple[list[int] | None, list[int] | None]:
