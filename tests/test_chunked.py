@@ -10,6 +10,8 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 
+from model_sample import distinct  # noqa: E402
+
 from tcsmt import matmul  # noqa: E402
 from tcsmt.datapath import split_step  # noqa: E402
 from tcsmt.errors import UserError  # noqa: E402
@@ -24,7 +26,7 @@ from tcsmt.sim.npio import from_bits  # noqa: E402
 # e8m13 block results (no cut), c after the blocks with pairs_mod4 (no cut), tf32
 SAMPLE = ["ampere-fp16-fp32", "volta-fp16-fp16", "cdna3-fp16-fp32", "hopper-e4m3-fp32",
           "hopper-e4m3-fp32-mma", "hopper-tf32-fp32"]
-MODELS = [m for m in all_models() if m.scale_format is None and supported(m)]
+MODELS = [m for m in all_models() if m.scale_format is None and m.sparsity == "dense" and supported(m)]
 CUT = [m.name for m in MODELS if split_step(m) is not None]
 
 
@@ -92,9 +94,10 @@ def test_dask_input_errors_are_one_line():
         matmul(da.from_array(A.astype(np.float32)), B, C, arch="ampere-fp16-fp32")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", [m.name for m in MODELS])
+@pytest.mark.parametrize("name", [m.name for m in distinct(MODELS)])
 def test_every_model_on_dask_arrays(name):
+    """One model of each distinct arithmetic (tests/model_sample.py: the
+    others run the same datapath)."""
     p = choose(name)
     A, B, C = operands(p, 33, 150, 17, seed=5)
     got = chunked.matmul_dask(A, B, C, p, "numpy", tile=(16, 16), k_part=40).compute(scheduler="sync")
