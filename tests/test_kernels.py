@@ -8,7 +8,8 @@ kernels, which do not depend on K.
 
 A kernel compiles in about a second per block shape and is cached on disk
 (tcsmt.sim.llvm.cache_dir), so a second run loads it. Every shipped model
-and every recorded folder are marked slow.
+(one of each distinct arithmetic: tests/model_sample.py) and every recorded
+folder are marked slow.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import tracemalloc
 import numpy as np
 import pytest
 from checkout import hwdata_dir, hwdata_folders
+from model_sample import distinct
 
 from tcsmt.datapath.chain import chain_order
 from tcsmt.errors import UserError
@@ -87,8 +89,11 @@ def same_bits(x: np.ndarray, y: np.ndarray) -> bool:
 
 
 def gemm_models():
+    """One model of each distinct arithmetic that takes dense NumPy arrays
+    (sparse models' dot products run with their masks: test_batch): the
+    others compile to the same kernels."""
     out = []
-    for p in all_models():
+    for p in distinct(m for m in all_models() if m.sparsity == "dense"):
         try:
             dtype_of(p.fin), dtype_of(p.fb), dtype_of(p.fc)
         except UserError:
