@@ -122,7 +122,8 @@ OUTPUTS = {
     "harness -o": (["harness", "fp16-fp32", "-o", "OUT"], ".cu", None, ()),
     "model save -o": (["model", "save", "m", "--arch", "volta", "--set", "align_bits=1", "-o", "OUT"],
                       ".toml", None, ()),
-    "identify -o": (["identify", "--device", "sim:volta", "--no-prove", "-o", "OUT"], ".json", None, ()),
+    "identify -o": (["identify", "--device", "sim:volta", "--no-prove", "-o", "OUT"], ".json", None,
+                    ("identified-sim-volta-fp16-fp32.toml",)),     # the model file it writes by default
     "plan -o": (["plan", "--space", "space.toml", "--candidates", "50", "--solver-budget", "2", "-o", "OUT"],
                 ".json", space_file, ()),
     "coverage --output": (["coverage", "fasi-v100", "--no-generate", "--output", "OUT"], ".json", None, ()),

@@ -357,3 +357,36 @@ def test_the_cpu_backend_without_llvmlite_names_the_extra(monkeypatch, tmp_path,
                             "--arch", "volta", "--backend", "cpu"], capsys)
     assert code == 2 and err.count("\n") == 1 and "pip install 'tcsmt[kernels]'" in err, err
     assert not (tmp_path / "D.npy").exists()
+
+
+@pytest.mark.parametrize("endless", ["/dev/zero", "/dev/full"])
+def test_an_output_at_an_endless_device_is_never_read_whole(tmp_path, endless):
+    """Where a result goes looks for an earlier answer at -o; a link to a
+    device that never ends (coverage --output at /dev/full took 23 GB
+    before this) is not a file holding one, and is not read whole."""
+    from tcsmt.report.where import holds, target
+    out = tmp_path / "out.json"
+    out.symlink_to(endless)
+    tracemalloc.start()
+    try:
+        assert not holds(out, {"schema": "tcsmt-coverage", "suite": "x"})
+        with pytest.raises(OutputRefused):
+            target("x.json", out, question={"schema": "tcsmt-coverage", "suite": "x"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20
+    assert out.is_symlink() and os.readlink(out) == endless
+
+
+def test_params_sources_of_an_endless_device_are_not_read_whole(tmp_path):
+    from tcsmt.model.paramdoc import file_sources
+    out = tmp_path / "m.toml"
+    out.symlink_to("/dev/zero")
+    tracemalloc.start()
+    try:
+        assert file_sources(str(out)) == {}
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20

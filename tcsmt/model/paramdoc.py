@@ -129,11 +129,12 @@ def file_sources(path: str, seen: tuple = ()) -> dict[str, str]:
     import json
     from pathlib import Path
 
+    from tcsmt.fileio import text_or_none
     from tcsmt.model.catalogue import by_name, models_of
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError:
+    text = text_or_none(path)      # a bounded read of a regular file
+    if text is None:
         return {}
+    lines = text.splitlines()
     out: dict[str, str] = {}
     base = None
     for prev, line in zip(["", *lines], lines):

@@ -17,12 +17,12 @@ The rule (docs/getting-started.md shows it on the first question):
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tcsmt.errors import OutputRefused
+from tcsmt.fileio import json_object_or_none
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,8 @@ def holds(path: Path, question: dict) -> bool:
     """True when ``path`` is a JSON file whose schema family and query
     fields are those of ``question`` ({"schema": "tcsmt-result", "kind":
     ..., "model": ...}: schema is compared without its version)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
-        return False
-    if not isinstance(doc, dict) or not isinstance(doc.get("query"), dict):
+    doc = json_object_or_none(path)     # a bounded read of a regular file: never /dev/zero whole
+    if doc is None or not isinstance(doc.get("query"), dict):
         return False
     want = dict(question)
     if str(doc.get("schema", "")).split("/")[0] != want.pop("schema", None):
