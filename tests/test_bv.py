@@ -225,6 +225,33 @@ def test_clz(n):
         want = n if x == 0 else n - len(bin(x)[2:])
         assert val(r) == want, (n, x)
         assert I.width(r) == bv.bits_for(n)
+        g = bv.clz_generic(I, w(x, n))      # what interpretations without a native count run
+        assert (val(g), I.width(g)) == (val(r), I.width(r)), (n, x)
+
+
+def test_native_clz_is_the_generic_one_at_every_width():
+    """The Python ints count leading zeros natively (bit_length); the words
+    they give are those of clz over the primitives, at widths up to 130,
+    for zero, one bit set, all ones and random values."""
+    import random
+    rng = random.Random(5)
+    assert hasattr(I, "count_leading_zeros")
+    for n in range(1, 131):
+        xs = {0, 1, (1 << n) - 1, 1 << (n - 1)} | {rng.getrandbits(rng.randint(1, n)) for _ in range(20)}
+        for x in xs:
+            r, g = bv.clz(I, w(x, n)), bv.clz_generic(I, w(x, n))
+            assert (val(r), I.width(r)) == (val(g), I.width(g)), (n, x)
+
+
+def test_constants_are_shared_but_never_changed():
+    """The ints interpretation reuses constant words; a reused word holds
+    its value, and values outside a width are reduced as before."""
+    a, b = I.const(5, 8), I.const(5, 8)
+    assert a is b and val(a) == 5
+    assert val(I.const(-1, 8)) == 255 and val(I.const(256 + 3, 8)) == 3
+    assert val(I.add(a, b)) == 10 and val(a) == 5
+    with pytest.raises(ValueError):
+        I.const(1, 0)
 
 
 @pytest.mark.parametrize("n", WIDTHS)

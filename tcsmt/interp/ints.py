@@ -65,11 +65,25 @@ class IntInterp:
     """Python ints: exact, unbounded widths, one sample."""
 
     name = "int"
+    CONSTS = 4096
+    """Constants kept for reuse (words are never changed in place): the
+    datapath asks for the same few thousand (zeros, masks, shift amounts,
+    biases) on every sample; a value first seen once the table is full is
+    made afresh each time."""
+
+    def __init__(self) -> None:
+        self._consts: dict[tuple[int, int], IntWord] = {}
 
     def const(self, value: int, width: int) -> IntWord:
+        word = self._consts.get((value, width))
+        if word is not None:
+            return word
         if width < 1:
             raise ValueError(f"width {width} < 1")
-        return IntWord(value & ((1 << width) - 1), width)
+        word = IntWord(value & ((1 << width) - 1), width)
+        if len(self._consts) < self.CONSTS:
+            self._consts[value, width] = word
+        return word
 
     def bool_const(self, value: bool) -> IntBool:
         return _b(bool(value))
@@ -178,6 +192,13 @@ class IntInterp:
 
     def not_(self, b):
         return _b(not b.b)
+
+    # -- derived operations computed natively (tcsmt.datapath.bv) -------------
+
+    def count_leading_zeros(self, x: IntWord) -> IntWord:
+        """bv.clz: leading zeros of x (its width when x is 0), a word of
+        width bits_for(x.w)."""
+        return IntWord(x.w - x.v.bit_length(), max(1, x.w.bit_length()))
 
     # -- helpers for callers (not part of the vocabulary) ---------------------
 
