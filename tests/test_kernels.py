@@ -163,6 +163,17 @@ def test_the_kernels_code_does_not_depend_on_k(name):
     assert code(2 * bs) == code(400 * bs)
 
 
+def test_models_of_one_arithmetic_share_their_kernels():
+    """Ada's and Ampere's fp16 models compute alike: their modules are the
+    same text (so one compiled object in the cache serves both); Hopper's
+    e4m3 model's are not."""
+    def code(name):
+        p = choose(name)
+        return [cpu.module_text(m, p, key) for m, key in cpu.modules(p, 2 * p.block_size + 1, "gemm")]
+    assert code("ada-fp16-fp32") == code("ampere-fp16-fp32")
+    assert code("ada-fp16-fp32") != code("hopper-e4m3-fp32")
+
+
 # ---------------------------------------------------------------------------
 # CPU kernels
 # ---------------------------------------------------------------------------

@@ -55,11 +55,14 @@ def cpu_count() -> int:
 # ---------------------------------------------------------------------------
 
 def module_text(kind: str, p: ModelParams, key=None) -> str:
-    """The IR of one module: "ends", or a block shape's "gemm" or "rows"."""
+    """The IR of one module: "ends", or a block shape's "gemm" or "rows".
+    The module is named by what it is, not by the model: models of one
+    arithmetic record the same programs, so they share one compiled object
+    in the cache (its file is named by the text's digest)."""
     if kind == "ends":
-        return str(ends_module(start_program(p), end_program(p), f"{p.name} ends"))
+        return str(ends_module(start_program(p), end_program(p), "ends"))
     make = gemm_module if kind == "gemm" else rows_module
-    return str(make(step_program(p, key), f"{p.name} {kind} {key.n}"))
+    return str(make(step_program(p, key), f"{kind} {key.n}"))
 
 
 @functools.lru_cache(maxsize=128)

@@ -139,9 +139,11 @@ def _load(source: str):
 
 @functools.lru_cache(maxsize=128)
 def cuda_module(kind: str, p: ModelParams, key=None):
+    """A model's CUDA module, named by what it is (not by the model): models
+    of one arithmetic share one source file in the cache."""
     if kind == "ends":
-        return _load(ends_source(start_program(p), end_program(p), f"{p.name} ends"))
-    return _load(steps_source(step_program(p, key), f"{p.name} steps {key.n}"))
+        return _load(ends_source(start_program(p), end_program(p), "ends"))
+    return _load(steps_source(step_program(p, key), f"steps {key.n}"))
 
 
 def cuda_available() -> bool:
