@@ -58,6 +58,9 @@ UNITS = {
     "rdna3-rz": ("rdna3-fp16-fp32", {"final_rounding": "rz"}),
     "cdna2-keep": ("cdna2-fp16-fp32", {"subnormals": "keep"}),
     "nvfp4-align10": ("blackwell-nvfp4", {"align_bits": 10}),
+    "mxf8-carry3-rne": ("blackwell-mxf8f6f4-e4m3", {"carry_bits": 3, "final_rounding": "rne"}),
+    "cdna3-e4m3-rz": ("cdna3-e4m3fnuz-fp32", {"final_rounding": "rz"}),
+    "rdna4-block2": ("rdna4-fp16-fp32", {"block_size": 2}),
     "hop-four-away": ("hopper-fp16-fp32", {"carry_bits": 2, "zero_sign": "ieee",
                                            "product_rounding": "in_format", "final_rounding": "rne"}),
 }
