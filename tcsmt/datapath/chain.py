@@ -194,7 +194,8 @@ def finish(I, p: ModelParams, bits, out: Format):
 # The chain
 # ---------------------------------------------------------------------------
 
-def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None, mask=None):
+def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None, mask=None,
+        step=None):
     """d = c + sum a_i b_i as bits of out_format, block after block.
 
     ``a`` and ``b`` are lists of words in in_format and b_format, ``c`` a
@@ -205,7 +206,9 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None, ma
     sparse model (p.sparsity) takes ``mask``, one 1-bit word per product,
     set where the metadata selects it (tcsmt.datapath.sparse): read
     compressed, a block that holds no selected product leaves the result
-    of the block before it as it is."""
+    of the block before it as it is. ``step`` stands in for ``block_step``
+    (same arguments and result): tcsmt.search.blockwise makes each block's
+    step a free word to prove two models equal block by block."""
     if len(a) != len(b) or not a:
         raise ValueError("a and b must be non-empty and of equal length")
     live = None
@@ -233,7 +236,7 @@ def dot(I, p: ModelParams, a: list, b: list, c, trace=None, sa=None, sb=None, ma
         tr = parts
         if parts is not None and j < blocks - 1 and p.scale_window_bits is None:
             tr = {"scales": parts["scales"], "terms": parts["terms"], "block": None}
-        new = block_step(I, p, [a[i] for i in rows], [b[i] for i in rows],
+        new = (step or block_step)(I, p, [a[i] for i in rows], [b[i] for i in rows],
                          scales and [sa[s] for s in scales], scales and [sb[s] for s in scales],
                          c_of, ew, alone(p, k), tr, (_labels(p, j), scales))
         bits = new if live is None or not j else I.ite(live[j], new, bits)

@@ -71,6 +71,7 @@ class Run:
     version: str = ""
     values: dict[str, int] = field(default_factory=dict)
     tag: str = ""
+    cpu: float = 0.0       # CPU seconds of the solver's process (not in the summary)
 
     def summary(self) -> dict:
         d = {"solver": self.solver, "status": self.status, "seconds": round(self.seconds, 3)}
@@ -218,8 +219,10 @@ class _Active:
 
     def collect(self) -> Run:
         """The run's answer (its pipe is ready: an answer, or the end of a crash)."""
+        cpu = 0.0
         try:
             out = self.conn.recv()
+            cpu = self.cpu_seconds()
         except (EOFError, OSError):
             self.proc.join(1.0)
             out = {"status": Status.ERROR,
@@ -227,7 +230,7 @@ class _Active:
         self.stop()
         return Run(self.job.solver, Status(out.get("status", Status.ERROR)), out.get("reason", ""),
                    time.monotonic() - self.start, out.get("version", ""),
-                   out.get("values", {}), self.job.tag)
+                   out.get("values", {}), self.job.tag, cpu)
 
     def stop(self) -> None:
         """Terminate the process (SIGTERM, then SIGKILL)."""
