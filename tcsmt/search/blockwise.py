@@ -14,9 +14,12 @@ UNSAT is a fact:
   chains differ only through their steps: the tool establishes it from the
   model, no one asserts it. The formula folds to ``(assert false)``.
 * block j: on the arguments that block j gets in that chain (inputs of the
-  domain, its c made from the free result ``step{j-1}`` of the block before,
-  any bits at all: an over-approximation), the real step of one hypothesis
-  gives other bits than the other's. UNSAT: the steps agree everywhere.
+  domain, its c made from the result of the block before: that block's real
+  step under the first hypothesis, its own c free, an over-approximation of
+  what the chain delivers), the real step of one hypothesis gives other
+  bits than the other's. UNSAT: the steps agree there. By induction the
+  steps' results are equal block after block, and every c a block gets in
+  the real chain is one of the values the lemma covers.
 
 By induction over the blocks the steps' results agree, so the dot products
 agree on every input of the domain. A SAT part is no witness (the free c
@@ -59,7 +62,9 @@ class FreeSteps:
     """A ``step`` for ``dot``: each distinct argument list gets a free word
     ``step{n}`` of result_format's width. ``check`` (a pair of models), when
     given, also builds both models' real steps on the arguments of step
-    ``check_at`` and keeps them in ``real``."""
+    ``check_at`` and keeps them in ``real``; the step before it is then the
+    first model's real step (its own c free), so the c of step ``check_at``
+    is a value a block makes (a flushed, rounded result), not any bits."""
 
     def __init__(self, check=None, check_at: int = -1):
         self.made: dict = {}
@@ -73,6 +78,8 @@ class FreeSteps:
         if key not in self.made:
             n = len(self.made)
             self.made[key] = I.var(f"step{n}", width)
+            if n == self.check_at - 1 and self.check is not None:   # the block before: its real step
+                self.made[key] = block_step(I, self.check[0], a, b, sa, sb, lambda: c, ew, single)
             if n == self.check_at and self.check is not None:
                 self.real = tuple(block_step(I, q, a, b, sa, sb, lambda: c, ew, single)
                                   for q in self.check)
