@@ -609,12 +609,14 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
 @_emits
 def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver: str = "portfolio",
                        timeout: float = 280.0, prior: str | Path | None = None,
-                       command: str | None = None) -> dict:
+                       command: str | None = None, pool: bool = True) -> dict:
     """Can Ootomo and Yokota's error-corrected GEMM be less accurate than
-    Markidis et al.'s on the architecture's fp16 tensor-core model?"""
+    Markidis et al.'s on the architecture's fp16 tensor-core model?
+    ``pool``: try the candidate search (tcsmt.cases.compare_pool) before
+    the solvers."""
     from tcsmt.cases.compare import run_compare
     timeout = _seconds(timeout)
-    return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior)
+    return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior, pool=pool)
 
 
 def compare_methods() -> tuple[str, ...]:

@@ -44,3 +44,25 @@ def test_the_committed_witnesses_from_candidates_replay():
         base = resolve_base(PROP, model)
         x, y = prior_vectors(doc)
         check_witness(base, PROP.k(base), x, y)
+
+
+def test_moved_rows_keep_x_le_y_with_a_and_b_non_negative_and_finite():
+    """The next value up of a format's largest one wraps into the sign bit
+    (e2m1's 0x7 + 1 is -0): such rows are dropped, not taken as x <= y."""
+    from tcsmt.model.choose import choose
+    p = choose("blackwell-nvfp4")
+    a, b, c, ya, yb, yc = monotone_pool.moved_rows(p, p.block_size, 2000, 0)
+    assert len(c) > 1000
+    sign = 1 << (p.fin.bits - 1)
+    for xs, ys in ((a, ya), (b, yb)):
+        assert not ((xs & sign).any() or (ys & sign).any())
+        assert (ys >= xs).all()
+    assert all(p.fc.value(int(u)) <= p.fc.value(int(v)) for u, v in zip(c[:200], yc[:200]))
+
+
+def test_the_search_yields_no_pair_on_a_monotone_model():
+    """Exact accumulation rounded once to nearest is monotone: the
+    simulator orders no candidate pair f(x) > f(y), so nothing is taken."""
+    from tcsmt.model.choose import choose
+    p = choose("blackwell-ultra", overrides=("align_rounding=exact",))
+    assert list(monotone_pool.search(p, p.block_size)) == []

@@ -47,10 +47,13 @@ tcsmt-result/1: the hypotheses are methods, not datapath models, so
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
 from tcsmt.cases import algorithms as al
+from tcsmt.cases import compare_pool
 from tcsmt.enums import Verdict
 from tcsmt.errors import UserError, WitnessError
 from tcsmt.fileio import read_json
@@ -81,6 +84,8 @@ TABLE5 = {"true": 1 + Fraction(1, 2**23), "markidis": 1 + Fraction(1, 2**23),
 C_NEAR = Domain(c_exp_range=(-64, 32), subnormal_inputs=False)
 QUESTION = "|ootomo-yokota - true| > |markidis - true|"
 RESTRICTION_BUDGET = 40.0
+CANDIDATES = "candidates"
+"""The tag (run.solver.formula) of a witness the candidate search found."""
 """CPU seconds a solver may spend on one restriction: these formulas hold
 five tensor-core datapaths and an exact reference, far more than a diff's
 (tcsmt.search.separation.RESTRICTION_BUDGET)."""
@@ -207,18 +212,26 @@ def check_witness(tc: ModelParams, a: list[int], b: list[int], c: int,
 
 def run_compare(arch: str, k: int = 4, solver: str = "portfolio", timeout: float = 300.0,
                 reproduce: bool = False, command: str | None = None,
-                prior: str | Path | dict | None = None) -> dict:
+                prior: str | Path | dict | None = None, seeds: Sequence[Vector] = (),
+                pool: bool = True) -> dict:
     """The tcsmt-compare/2 document for one architecture's fp16:fp32 model.
     ``prior``: an earlier result (a document, or its path), whose witness is
-    kept if it holds."""
+    kept if it holds; then the candidate search (tcsmt.cases.compare_pool:
+    ``seeds``, other architectures' witnesses, their mutations, a
+    structured pool; with ``pool``), each replayed on the concrete model;
+    then the solvers."""
     if not 1 <= k <= 16:
         raise UserError(f"--k {k}: one tensor-core call covers 1..16 terms")
     tc = arch_model(arch)
     forms = formulations(tc, k, reproduce)
     names, notes = service.choose_solvers(solver)
     old = _prior_witness(prior, tc, k, reproduce)
+    found = None if old is not None or not pool else searched(tc, k, seeds, reproduce)
     if old is not None:
         out = sep.Outcome(Verdict.SAT, forms[-1][1], vectors=[old], tag="earlier result")
+    elif found is not None:
+        out = sep.Outcome(Verdict.SAT, forms[-1][1], vectors=[found[0]], tag=CANDIDATES,
+                          seconds=found[1])
     else:
         jobs = [service.Job(f, s, tag, None if tag == sep.FULL else RESTRICTION_BUDGET)
                 for tag, f in forms for s in names[:1]]
@@ -232,6 +245,20 @@ def run_compare(arch: str, k: int = 4, solver: str = "portfolio", timeout: float
         a, b, c = list(v.a), list(v.b), v.c
         vectors.append(vector_record(check_witness(tc, a, b, c), a, b, c))
     return document(tc, k, reproduce, vectors, out, command)
+
+
+def searched(tc: ModelParams, k: int, seeds: Sequence[Vector],
+             reproduce: bool) -> tuple[Vector, float] | None:
+    """The first candidate (tcsmt.cases.compare_pool) that answers the
+    question on the concrete model, with the CPU seconds the search took."""
+    t0 = time.process_time()
+    for vec in compare_pool.candidates(k, seeds):
+        try:
+            check_witness(tc, list(vec.a), list(vec.b), vec.c, reproduce=reproduce)
+            return vec, time.process_time() - t0
+        except WitnessError:
+            continue
+    return None
 
 
 def _replay(tc: ModelParams, k: int, run, reproduce: bool) -> Vector:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from tcsmt.cases import compare, coverage
+from tcsmt.cases import compare, compare_pool, coverage
 from tcsmt.cases.suite_file import DEVICE_ARCH
 from tcsmt.cases.suites import find_suite, list_suites, suites_dir
 from tcsmt.regen import jobs as regen
@@ -35,9 +35,12 @@ def compare_command(arch: str, k: int, reproduce: bool) -> str:
 
 
 def run_compare_job(arch: str, k: int, reproduce: bool, timeout: float, solver: str,
-                    prior: dict | None = None) -> dict:
+                    path: Path | None = None, prior: dict | None = None) -> dict:
+    """One compare-algorithms file; the other architectures' witnesses
+    beside ``path`` seed the candidate search."""
+    seeds = compare_pool.seeds_from(path.parent, skip=path) if path is not None else []
     return compare.run_compare(arch, k, solver, timeout, reproduce, compare_command(arch, k, reproduce),
-                               prior)
+                               prior, seeds)
 
 
 def run_coverage_job(suite: str, timeout: float, solver: str, prior: dict | None = None) -> dict:
@@ -47,7 +50,7 @@ def run_coverage_job(suite: str, timeout: float, solver: str, prior: dict | None
 
 def compare_jobs(archs: list[str], timeout: float, code: str, root: Path,
                  setting: dict) -> list[regen.Job]:
-    src = _source("cases/algorithms.py", "cases/compare.py", "sim/dot.py")
+    src = _source("cases/algorithms.py", "cases/compare.py", "cases/compare_pool.py", "sim/dot.py")
     jobs = []
     for m in compare.fp16_fp32_models():
         if m.arch not in archs:
@@ -60,7 +63,7 @@ def compare_jobs(archs: list[str], timeout: float, code: str, root: Path,
             name = f"compare-algorithms/{m.arch}-k{k}{'-reproduce' if rep else ''}"
             jobs.append(regen.Job(name, path, regen.cache_key(question, code),
                                   partial(run_compare_job, m.arch, k, rep, max(timeout, DEFAULT_TIMEOUT),
-                                          setting["solver"]), compare.check_document,
+                                          setting["solver"], path), compare.check_document,
                                   partial(rs.restate_compare, m.arch, k, rep,
                                           compare_command(m.arch, k, rep))))
     return jobs

@@ -127,11 +127,26 @@ def order_key(fmt: Format, bits: np.ndarray) -> np.ndarray:
 
 def search(p: ModelParams, k: int, rows: int = ROWS, seed: int = 0) -> Iterator[tuple[Vector, Vector]]:
     """Pairs (x, y), x <= y, on which the batch simulator gives f(x) > f(y),
-    in order; the caller replays each on the concrete model
-    (tcsmt.search.monotonic.check_witness) before taking it."""
+    in order: first the bumped rows (``rows_x``, ``bumped``), then
+    MOVE_SEEDS batches of moved rows (``moved_rows``); the caller replays
+    each on the concrete model (tcsmt.search.monotonic.check_witness)
+    before taking it."""
     rng = random.Random(seed)
     a, b, c = rows_x(p, k, rows, rng)
     src, ya, yb, yc = bumped(p, a, b, c, rng)
+    yield from _unordered(p, k, (a, b, c), src, (ya, yb, yc), seed)
+    for s in range(seed, seed + MOVE_SEEDS):
+        xa, xb, xc, ya, yb, yc = moved_rows(p, k, MOVE_ROWS, s)
+        yield from _unordered(p, k, (xa, xb, xc), np.arange(len(xc)), (ya, yb, yc), s)
+
+
+def _unordered(p: ModelParams, k: int, x, src, y, seed: int) -> Iterator[tuple[Vector, Vector]]:
+    """The pairs (x[src[j]], y[j]) the batch simulator orders f(x) > f(y)
+    (x and y share their scales, drawn for the x rows)."""
+    (a, b, c), (ya, yb, yc) = x, y
+    rows = len(c)
+    if rows == 0:
+        return
     sa = scale_candidates(p.fscale, rows, p.scale_count(k), seed)
     sb = scale_candidates(p.fscale, rows, p.scale_count(k), seed + 7)
     h = [Hypothesis("model", p)]
@@ -143,6 +158,75 @@ def search(p: ModelParams, k: int, rows: int = ROWS, seed: int = 0) -> Iterator[
     for j in np.nonzero(ky < kx[src])[0]:
         r = int(src[j])
         scales = () if sa is None else (tuple(int(v) for v in sa[r]), tuple(int(v) for v in sb[r]))
-        x = Vector(tuple(int(v) for v in a[r]), tuple(int(v) for v in b[r]), int(c[r]), *scales)
-        y = Vector(tuple(int(v) for v in ya[j]), tuple(int(v) for v in yb[j]), int(yc[j]), *scales)
-        yield x, y
+        xv = Vector(tuple(int(v) for v in a[r]), tuple(int(v) for v in b[r]), int(c[r]), *scales)
+        yv = Vector(tuple(int(v) for v in ya[j]), tuple(int(v) for v in yb[j]), int(yc[j]), *scales)
+        yield xv, yv
+
+MOVE_ROWS = 4000
+MOVE_SEEDS = 3
+
+
+def _positive_rows(rng: np.random.Generator, fmt: Format, exps: np.ndarray, ones: np.ndarray) -> np.ndarray:
+    """Non-negative finite encodings of fmt with exponents ``exps`` (clamped),
+    random fractions, or every fraction bit set where ``ones``."""
+    e = np.clip(exps + fmt.bias, 1, fmt.max_exp_field)
+    f = rng.integers(0, 1 << fmt.frac_bits, len(e)) if fmt.frac_bits else np.zeros(len(e), np.int64)
+    f = np.where(ones, (1 << fmt.frac_bits) - 1, f)
+    if fmt.specials == "fn":
+        f = np.where(e == fmt.max_exp_field, np.minimum(f, fmt.max_frac_at_emax), f)
+    return (e.astype(np.uint64) << np.uint64(fmt.frac_bits)) | f.astype(np.uint64)
+
+
+def moved_rows(p: ModelParams, k: int, n: int, seed: int):
+    """x rows of products spread over a random span of binades below a top
+    one (fractions random or all ones, some products zero; c of either sign
+    near the top, often just below a power of two), and for each a y: the
+    largest a_i (or a random one) raised to the next value or the next power
+    of two, a b_i raised to the next value, or c raised to the next value or
+    the next power of two. Rows whose y is not finite are dropped."""
+    rng = np.random.default_rng(seed)
+    fin, fb, fc = p.fin, p.fb, p.fc
+    top = rng.integers(max(fin.emin, -6), min(fin.emax, 6) + 1, n)
+    span = rng.integers(0, 14, n)
+    a = np.zeros((n, k), np.uint64)
+    b = np.zeros((n, k), np.uint64)
+    for i in range(k):
+        a[:, i] = _positive_rows(rng, fin, top - rng.integers(0, span + 1), rng.random(n) < 0.3)
+        b[:, i] = _positive_rows(rng, fb, rng.integers(-1, 2, n), rng.random(n) < 0.3)
+        a[rng.random(n) < rng.random(n) * 0.5, i] = 0
+    ce = np.clip(top + rng.integers(-4, max(8, p.F), n) + fc.bias, 1, fc.max_exp_field - 1)
+    cf = np.where(rng.random(n) < 0.4, (1 << fc.frac_bits) - 1, rng.integers(0, 1 << fc.frac_bits, n))
+    sign = (rng.random(n) < 0.4).astype(np.uint64)
+    c = (sign << np.uint64(fc.bits - 1)) | (ce.astype(np.uint64) << np.uint64(fc.frac_bits)) | \
+        cf.astype(np.uint64)
+    c[rng.random(n) < 0.15] = 0
+    return _moved(p, a, b, c, rng)
+
+
+def _moved(p: ModelParams, a, b, c, rng: np.random.Generator):
+    n, k = a.shape
+    fin, fc = p.fin, p.fc
+    move = rng.integers(0, 5, n)
+    rows = np.arange(n)
+    idx = np.where(rng.random(n) < 0.6, np.argmax(a, axis=1), rng.integers(0, k, n))
+    one, fbits = np.uint64(1), np.uint64(fin.frac_bits)
+    ya, yb = a.copy(), b.copy()
+    cur = a[rows, idx]
+    ya[rows, idx] = np.where(move == 0, cur + one, np.where(move == 1, ((cur >> fbits) + one) << fbits, cur))
+    yb[rows, idx] = np.where(move == 2, b[rows, idx] + one, b[rows, idx])
+    neg = (c >> np.uint64(fc.bits - 1)) == 1
+    mag = c & np.uint64((1 << (fc.bits - 1)) - 1)
+    c_next = np.where(neg, np.where(mag > 0, c - one, c), c + one)
+    c_power = np.where(neg, c, ((c >> np.uint64(fc.frac_bits)) + one) << np.uint64(fc.frac_bits))
+    yc = np.where(move == 3, c_next, np.where(move == 4, c_power, c))
+    keep = _finite(fin, ya, True) & _finite(p.fb, yb, True) & _finite(fc, yc[:, None], False)
+    return a[keep], b[keep], c[keep], ya[keep], yb[keep], yc[keep]
+
+
+def _finite(fmt: Format, bits: np.ndarray, positive: bool) -> np.ndarray:
+    """Rows whose every encoding is a finite value of fmt (with its sign
+    bit clear where ``positive``: the next value up of the largest one may
+    wrap into the sign bit)."""
+    ok = np.vectorize(lambda v: fmt.classify(int(v)) in ("normal", "subnormal", "zero"), otypes=[bool])
+    sign = (bits >> np.uint64(fmt.bits - 1)) & np.uint64(1)
+    return (ok(bits) & ((sign == 0) | (not positive))).all(axis=1)
