@@ -210,3 +210,26 @@ def test_a_unit_three_parameters_away_is_not_given_a_shipped_name(tmp_path):
         assert rec["phase2"]["describe"] != rec["phase2"]["base"].name
     else:
         assert rec["verdict"] == "unexplained" and rec["phase2"]["rows"]
+
+
+@pytest.mark.slow
+def test_two_changes_that_fix_no_row_alone_are_found_together():
+    """Blackwell's MX e4m3 model with 3 carry bits and nearest rounding: 3
+    carry bits fix no missed row while the rounding is rz (each changes the
+    rows the other does), so pairs of moves that each fix a row never held
+    it and the unit ended unexplained; the moves that fix most are now
+    followed by the moves that fix what they still miss."""
+    from tcsmt.identify.confirm import random_probe, shipped_vectors
+    from tcsmt.identify.device import Seen
+    from tcsmt.identify.explain import Search
+    from tcsmt.identify.loop import vector_rows
+    base = choose("blackwell-mxf8f6f4-e4m3")
+    k = 32
+    unit = base.replace(carry_bits=3, final_rounding="rne", name="unit")
+    seen = Seen(ModelDevice(unit, "unit"), k, base.scale_count(k))
+    rows, why = random_probe(base, k, 7, 512)
+    seen.run_rows(rows, why, "random")
+    vs = shipped_vectors(base, base, k)
+    seen.run_rows(vector_rows([v for v, _ in vs], k), [o for _, o in vs], "property vectors")
+    found = Search(seen, [base], [base]).run()
+    assert found and found[0].changes == {"carry_bits": 3, "final_rounding": "rne"}, found[:3]

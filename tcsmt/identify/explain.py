@@ -42,6 +42,7 @@ from tcsmt.sim.evaluate import evaluate, screen
 SCREEN = 4          # missed rows every move is screened on first
 SAMPLE = 24         # missed rows that tell which moves fix some
 MAX_PAIRS = 6000    # pairs of moves tried from one centre when the fixing ones are not enough
+FOLLOW = 2          # moves that fix most, each followed by the moves that fix what it still misses
 WIDE_CENTRES = 2    # centres whose every move is paired with the fixing ones
 
 
@@ -183,19 +184,36 @@ class Search:
 
     def _fixing(self, c: Centre) -> list[tuple[dict, ModelParams]]:
         """The moves from c that fix at least one of SAMPLE rows it misses."""
-        moves = neighbours(c.model, self.k, self.nans)
-        sample = spread(c.bad, SAMPLE)
-        out, bad = outputs([q for _, q in moves], self.seen, sample)
-        fix = (out == self.seen.d[sample][None, :]).any(axis=1)
-        return [m for i, m in enumerate(moves) if fix[i] and i not in set(bad)]
+        return [m for m, _ in self._fixes(c.model, c.bad)]
+
+    def _fixes(self, p: ModelParams, bad) -> list[tuple[tuple[dict, ModelParams], int]]:
+        """The moves from p that fix some of SAMPLE rows of bad, with how many."""
+        moves = neighbours(p, self.k, self.nans)
+        sample = spread(bad, SAMPLE)
+        out, unsupported = outputs([q for _, q in moves], self.seen, sample)
+        fixed = (out == self.seen.d[sample][None, :]).sum(axis=1)
+        return [(m, int(fixed[i])) for i, m in enumerate(moves) if fixed[i] and i not in set(unsupported)]
 
     def _pairs(self, c: Centre) -> list[Explanation]:
+        """Pairs of moves that each fix some missed row, and each of the
+        FOLLOW moves that fix most followed by the moves that fix some row
+        it still misses: two changes that each alter the rows the other
+        does (3 carry bits under rz where the unit rounds to nearest) fix
+        no row alone, only one after the other."""
         if not len(c.bad):
             return []
-        fixing = self._fixing(c)
+        fixes = self._fixes(c.model, c.bad)
+        fixing = [m for m, _ in fixes]
+        pairs = _paired(c.model, fixing, fixing)
+        for (change, q), _ in sorted(fixes, key=lambda x: -x[1])[:FOLLOW]:
+            still = missed([q], self.seen)[0]
+            if len(still):
+                after = [(cy, qy) for (cy, qy), _ in self._fixes(q, still) if not set(cy) & set(change)]
+                pairs += _paired(c.model, [(change, q)], after)
         say(self.log, f"looking two parameters away from {c.model.name} "
                       f"({len(c.bad)} rows missed; {len(fixing)} moves fix some)")
-        return self._check(c, _paired(c.model, fixing, fixing))
+        kept = {repr(sorted(arithmetic(q).items())): q for q in pairs}
+        return self._check(c, list(kept.values()))
 
     def _wide(self, c: Centre) -> list[Explanation]:
         if not len(c.bad):
