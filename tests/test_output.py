@@ -52,7 +52,9 @@ def test_quick_tables_fit_100_columns(argv, narrow, capsys):
 def test_find_rounding_fits_100_columns(narrow, rounding_file, capsys):
     code, out, err = tcsmt(["find", "rounding", "--arch", "ampere", "-o", rounding_file], capsys)
     assert code == 0, err
-    assert widest(out) <= 100
+    # the path of the file written is the user's, of any length (pytest-xdist's are longer)
+    assert str(rounding_file) in out
+    assert widest(out.replace(str(rounding_file), "rounding.json")) <= 100
     for h in ("truncate", "rz", "rne", "ru", "rd"):
         assert h in out
     doc = json.loads(rounding_file.read_text())
