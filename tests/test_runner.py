@@ -166,3 +166,49 @@ def test_with_torch_loaded_workers_are_spawned_and_get_the_shared_data(monkeypat
     done = runner.run(tasks(add_shared, range(4)), shared=10, workers=2)
     assert [d.result()[0] for d in done] == [10, 11, 12, 13]
     assert [d.result() for d in runner.run(tasks(square, range(3)), workers=2)] == [0, 1, 4]
+
+
+_CTRL_C_AT_START = r"""
+import os, signal, sys, time
+from functools import partial
+from tcsmt.runner import local
+from tcsmt.runner.tasks import Task
+
+real = local._worker_start
+def slow_start(*args):              # the window between the fork and SIGINT ignored, widened
+    time.sleep(1.0)
+    real(*args)
+local._worker_start = slow_start
+
+def forked():
+    os.killpg(0, signal.SIGINT)     # Ctrl-C to the whole group while the workers start
+
+pool = local.LocalPool(2)
+tasks = [Task(f"t{n}", partial(time.sleep, 0.2)) for n in range(4)]
+real_submit = local._submit
+def submit_then_ctrl_c(pool_, task):
+    f = real_submit(pool_, task)
+    if task.name == "t0":
+        forked()
+    return f
+local._submit = submit_then_ctrl_c
+try:
+    for _ in pool.run(tasks):
+        pass
+except KeyboardInterrupt:
+    time.sleep(2)                   # time for a worker hit mid-start to say so on stderr
+    pool.kill()
+    print("interrupted")
+"""
+
+
+def test_ctrl_c_while_workers_start_kills_no_worker_mid_start():
+    """Ctrl-C reaching the local pool's workers between their fork and the
+    start that ignores it (widened here to a second) leaves no worker dead
+    with a traceback, and the run ends at once as interrupted."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _CTRL_C_AT_START], capture_output=True, text=True,
+                       timeout=60, start_new_session=True)
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.strip() == "interrupted", (p.returncode, p.stdout, p.stderr)

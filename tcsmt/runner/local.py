@@ -45,6 +45,7 @@ def _worker_start(shared: Any, parent: int | None = None) -> None:
     die_with_parent(parent=parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})    # held since the fork (_submit)
     _SHARED = shared
 
 
@@ -78,7 +79,7 @@ class LocalPool:
             while pending and len(inflight) < self.workers:
                 i = pending.popleft()
                 attempts[i] += 1
-                inflight[pool.submit(_execute_here, tasks[i])] = i
+                inflight[_submit(pool, tasks[i])] = i
             finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
             broken = any(isinstance(f.exception(), BrokenProcessPool) for f in finished)
             for f in list(inflight) if broken else finished:
@@ -108,6 +109,20 @@ class LocalPool:
         for p in list(procs.values()):
             _kill_process(p)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _submit(pool: ProcessPoolExecutor, task: Task):
+    """pool.submit with Ctrl-C held back while it runs: the first submit
+    forks the workers, and a SIGINT reaching a worker before _worker_start
+    ignores it killed that worker mid-start (a traceback on stderr, and the
+    command hung instead of ending "interrupted"). A worker starts with
+    SIGINT blocked and unblocks it once it is ignored; here a SIGINT that
+    came meanwhile is delivered as the mask is restored."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return pool.submit(_execute_here, task)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def start_method():
