@@ -84,11 +84,11 @@ TABLE5 = {"true": 1 + Fraction(1, 2**23), "markidis": 1 + Fraction(1, 2**23),
 C_NEAR = Domain(c_exp_range=(-64, 32), subnormal_inputs=False)
 QUESTION = "|ootomo-yokota - true| > |markidis - true|"
 RESTRICTION_BUDGET = 40.0
-CANDIDATES = "candidates"
-"""The tag (run.solver.formula) of a witness the candidate search found."""
 """CPU seconds a solver may spend on one restriction: these formulas hold
 five tensor-core datapaths and an exact reference, far more than a diff's
 (tcsmt.search.separation.RESTRICTION_BUDGET)."""
+CANDIDATES = "candidates"
+"""The tag (run.solver.formula) of a witness the candidate search found."""
 
 
 def fp16_fp32_models() -> list[ModelParams]:
@@ -273,11 +273,8 @@ def _prior_witness(path, tc: ModelParams, k: int, reproduce: bool) -> Vector | N
     if not doc or doc.get("schema") not in (SCHEMA, PREVIOUS) or not doc.get("vectors"):
         return None
     try:
-        v = doc["vectors"][0]
-        a = tuple(int(x["hex"], 16) for x in v["a"])
-        b = tuple(int(y["hex"], 16) for y in v["b"])
-        vec = Vector(a, b, int(v["c"]["hex"], 16))
-        if len(a) != k:
+        vec = compare_pool.vector_of(doc["vectors"][0])
+        if len(vec.a) != k:
             return None
         check_witness(tc, list(vec.a), list(vec.b), vec.c, reproduce=reproduce)
         return vec
@@ -351,9 +348,8 @@ def replay_compare(path: str | Path) -> list[str]:
                              "parameters": doc["model"]["parameters"]}, str(path))
     problems = []
     for i, v in enumerate(doc["vectors"]):
-        a = [int(x["hex"], 16) for x in v["a"]]
-        b = [int(y["hex"], 16) for y in v["b"]]
-        c = int(v["c"]["hex"], 16)
+        vec = compare_pool.vector_of(v)
+        a, b, c = list(vec.a), list(vec.b), vec.c
         want = vector_record(al.evaluate(tc, a, b, c), a, b, c)
         for key in ("true", "outputs", "less_accurate"):
             if v.get(key) != want[key]:

@@ -22,6 +22,13 @@ RANDOM = 400
 """Structured random candidates after the seeds and their mutations."""
 
 
+def vector_of(record: dict) -> Vector:
+    """The inputs of one vector record of a tcsmt-compare file (its a, b
+    and c as hex); KeyError, TypeError or ValueError when it is not one."""
+    return Vector(tuple(int(x["hex"], 16) for x in record["a"]),
+                  tuple(int(y["hex"], 16) for y in record["b"]), int(record["c"]["hex"], 16))
+
+
 def seeds_from(folder: str | Path, skip: str | Path | None = None) -> list[Vector]:
     """The witnesses of the compare-algorithms results in ``folder`` (every
     file but ``skip``), in file order."""
@@ -32,8 +39,7 @@ def seeds_from(folder: str | Path, skip: str | Path | None = None) -> list[Vecto
         doc = read_json(path)
         for v in (doc.get("vectors") or []) if isinstance(doc, dict) else []:
             try:
-                out.append(Vector(tuple(int(x["hex"], 16) for x in v["a"]),
-                                  tuple(int(y["hex"], 16) for y in v["b"]), int(v["c"]["hex"], 16)))
+                out.append(vector_of(v))
             except (KeyError, TypeError, ValueError):
                 continue
     return out

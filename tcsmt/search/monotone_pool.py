@@ -162,8 +162,11 @@ def _unordered(p: ModelParams, k: int, x, src, y, seed: int) -> Iterator[tuple[V
         yv = Vector(tuple(int(v) for v in ya[j]), tuple(int(v) for v in yb[j]), int(yc[j]), *scales)
         yield xv, yv
 
+
 MOVE_ROWS = 4000
+"""Rows of each batch of moved rows (moved_rows)."""
 MOVE_SEEDS = 3
+"""Batches of moved rows after the bumped ones, each from its own seed."""
 
 
 def _positive_rows(rng: np.random.Generator, fmt: Format, exps: np.ndarray, ones: np.ndarray) -> np.ndarray:
