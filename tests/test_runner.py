@@ -126,6 +126,19 @@ def test_an_interrupt_kills_the_workers():
         os.kill(pids[0], 0)                     # the worker is gone
 
 
+def test_a_killed_pool_leaves_no_manager_thread_for_the_exit_to_race():
+    """kill() returns once the pool's manager thread has ended: the exit's
+    wake-up of a still-running one raced its closing of the pipe (a
+    traceback under 'error: interrupted' in a regen stopped by Ctrl-C)."""
+    pool = local.LocalPool(2, shared=0)
+    ex = pool._start()
+    local._submit(ex, runner.Task("sleep", partial(sleep_shared, 30)))
+    manager = ex._executor_manager_thread
+    assert manager is not None and manager.is_alive()
+    pool.kill()
+    assert not manager.is_alive()
+
+
 def test_schedulers_by_argument_choice_and_environment(monkeypatch):
     monkeypatch.delenv(runner.ENV_SCHEDULER, raising=False)
     assert runner.scheduler_address() is None

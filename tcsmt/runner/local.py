@@ -108,7 +108,19 @@ class LocalPool:
         procs = getattr(pool, "_processes", None) or {}
         for p in list(procs.values()):
             _kill_process(p)
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
+        if manager is not None:
+            manager.join(MANAGER_GRACE)
+
+
+MANAGER_GRACE = 10.0
+"""Seconds kill() waits for the pool's manager thread to see its workers
+gone and close its wake-up pipe. Left running, it could close that pipe
+while the interpreter's exit writes to it (Python 3.11's
+concurrent.futures does not lock the two against each other): an
+interrupted command then ended with an 'OSError: Bad file descriptor'
+traceback under its one error line."""
 
 
 def _submit(pool: ProcessPoolExecutor, task: Task):
