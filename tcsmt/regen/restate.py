@@ -57,9 +57,11 @@ def _restate_search(prop, base, command: str, doc: dict) -> dict:
 
     def index(pr) -> tuple[int, int]:
         return ids.index(pr[0]), ids.index(pr[1])
-    proved = {tuple(p["pair"]): p.get("proved_by", []) for p in doc["run"].get("pairs", [])}
-    pairs = [PairVerdict(index(p["pair"]), PV(p["verdict"]), list(proved.get(tuple(p["pair"]), [])),
-                         same_as=index(p["same_as"]) if p.get("same_as") else None)
+    how = {tuple(p["pair"]): p for p in doc["run"].get("pairs", [])}
+    pairs = [PairVerdict(index(p["pair"]), PV(p["verdict"]),
+                         list(how.get(tuple(p["pair"]), {}).get("proved_by", [])),
+                         same_as=index(p["same_as"]) if p.get("same_as") else None,
+                         parts=how.get(tuple(p["pair"]), {}).get("parts"))
              for p in doc.get("pairs", [])]
     out = FindOutcome(hyps, prop.k(base), prop.domain(base), prior_vectors(doc), pairs,
                       Verdict(doc["query"]["one_vector_for_all_pairs"]))

@@ -65,12 +65,20 @@ def search_document(query: dict, hyps: list[Hypothesis], vectors: list[Vector], 
     run = run_record(seconds, proved_by, {"queries": out.queries if out else 0, "wins": _wins(out),
                                           "formulas": sha},
                      sha[0] if sha else "", found_by=list(out.found_by) if out else [],
-                     pairs=[{"pair": pair(pv.pair), "proved_by": pv.proved_by, "reason": pv.reason,
-                             "smt2_sha256": pv.smt2_sha256} for pv in pair_verdicts])
+                     pairs=[_pair_run(pv, pair) for pv in pair_verdicts])
     pairs = [{"pair": pair(pv.pair), "verdict": str(pv.verdict), "same_as": pair(pv.same_as)}
              for pv in pair_verdicts]
     return make_result(query, hyps, vectors, verdict, run,
                        all(len(set(pv.proved_by)) >= 2 for pv in proved), pairs=pairs)
+
+
+def _pair_run(pv, pair) -> dict:
+    """run.pairs: who proved a pair (and the parts of a proof in parts)."""
+    out = {"pair": pair(pv.pair), "proved_by": pv.proved_by, "reason": pv.reason,
+           "smt2_sha256": pv.smt2_sha256}
+    if pv.parts is not None:
+        out["parts"] = pv.parts
+    return out
 
 
 def _wins(out: FindOutcome | None) -> dict:

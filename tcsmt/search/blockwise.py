@@ -86,22 +86,13 @@ class FreeSteps:
         return self.made[key]
 
 
-def _inputs(I, p, k: int, domain: Domain):
-    a, b, c = sep.declare_inputs(I, p, k)
-    sa, sb = sep.declare_scales(I, p, k)
-    mask = sep.declare_mask(I, p, k)
-    out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
-    out += sep.scale_constraints(I, p, domain, sa, sb) + sep.mask_constraints(I, p, mask)
-    return (a, b, c, sa, sb, mask), out
-
-
 def structure_formula(hx: Hypothesis, hy: Hypothesis, k: int, domain: Domain) -> tuple[Formula, int]:
     """The two chains with free steps, asked to differ, and the number of
     distinct steps. Folds to false exactly when the chains are one term."""
     steps = FreeSteps()
 
     def build(I):
-        (a, b, c, sa, sb, mask), out = _inputs(I, hx.params, k, domain)
+        (a, b, c, sa, sb, mask), out = sep.inputs_in_domain(I, hx.params, k, domain)
         dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb, mask=mask, step=steps)
                 for h in (hx, hy)]
         return out + [I.not_(I.eq(*dots))]
@@ -117,7 +108,7 @@ def step_terms(hx: Hypothesis, hy: Hypothesis, k: int, domain: Domain, j: int):
     constraints, x's step, y's step, the Bool that they differ)."""
     steps = FreeSteps((hx.params, hy.params), j)
     I = SmtInterp()
-    (a, b, c, sa, sb, mask), out = _inputs(I, hx.params, k, domain)
+    (a, b, c, sa, sb, mask), out = sep.inputs_in_domain(I, hx.params, k, domain)
     datapath.dot(I, hx.params, a, b, c, sa=sa, sb=sb, mask=mask, step=steps)
     assert steps.real is not None
     x, y = steps.real

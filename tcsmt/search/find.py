@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from tcsmt.enums import PairVerdict as PV
 from tcsmt.enums import Verdict
 from tcsmt.errors import WitnessError
-from tcsmt.search import pool
+from tcsmt.search import pool, sweeping
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
 from tcsmt.search.shrink import shrink
@@ -53,6 +53,7 @@ class PairVerdict:
     reason: str = ""
     smt2_sha256: str = ""
     same_as: Pair | None = None  # inseparable because a proved pair makes it so
+    parts: dict | None = None    # a proof in parts (tcsmt.search.sweeping): its summary
 
 
 @dataclass
@@ -251,6 +252,8 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
             res.single = one.verdict
         if one.verdict == Verdict.SAT:
             _take(res, one.vectors[0], remaining, one.found_by)
+        elif one.verdict == Verdict.UNKNOWN and _swept(res, pair, solver, timeout, remaining):
+            pass
         else:
             _settle(res, pair, one, remaining)
     _settle_followers(res)
@@ -272,6 +275,22 @@ def _settle(res: FindOutcome, pair: Pair, got: sep.Outcome, remaining: list[Pair
     remaining.remove(pair)
     if verdict == PV.UNSAT:
         _merge(res, pair, remaining)
+
+
+def _swept(res: FindOutcome, pair: Pair, solver: str, timeout: float, remaining: list[Pair]) -> bool:
+    """A pair the solvers did not answer, proved inseparable by sweeping
+    (tcsmt.search.sweeping: lemma by lemma, each UNSAT by two solvers)."""
+    proof = sweeping.prove_pair(res.hyps[pair[0]], res.hyps[pair[1]], res.k, res.domain, solver,
+                                max(timeout, sweeping.MIN_TIMEOUT))
+    if proof is None:
+        return False
+    summary = proof.summary()
+    reason = (f"{summary['lemmas']} lemmas merging one dot product into the other, each unsat by "
+              f"{' and '.join(proof.proved_by)}")
+    res.pairs.append(PairVerdict(pair, PV.UNSAT, proof.proved_by, reason, proof.sha256, parts=summary))
+    remaining.remove(pair)
+    _merge(res, pair, remaining)
+    return True
 
 
 def _ask(res: FindOutcome, pairs, solver, timeout, readable, cross_check=False) -> sep.Outcome:

@@ -75,6 +75,18 @@ def declare_inputs(I, p: ModelParams, k: int, support: tuple[int, ...] | None = 
     return a, b, I.var("c", fc.bits)
 
 
+def inputs_in_domain(I, p: ModelParams, k: int, domain: Domain):
+    """Every free input of a dot product of ``p`` at k (a, b, c, the scales
+    and the sparsity mask, as the separation formulas declare them) and the
+    domain's constraints on them: ((a, b, c, sa, sb, mask), constraints)."""
+    a, b, c = declare_inputs(I, p, k)
+    sa, sb = declare_scales(I, p, k)
+    mask = declare_mask(I, p, k)
+    out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
+    out += scale_constraints(I, p, domain, sa, sb) + mask_constraints(I, p, mask)
+    return (a, b, c, sa, sb, mask), out
+
+
 def declare_scales(I, p: ModelParams, k: int):
     """Free scales sa{j}, sb{j} of a and b for a block-scaled model (one
     per scale_block products), else (None, None): the scales are inputs
@@ -186,11 +198,7 @@ def free_products_formula(hyps: list[Hypothesis], k: int, domain: Domain,
     pairs = pairs or all_pairs(len(hyps))
 
     def build(I):
-        a, b, c = declare_inputs(I, p, k)
-        sa, sb = declare_scales(I, p, k)
-        mask = declare_mask(I, p, k)
-        out = domain.constraints(I, p.fin, p.fc, a, b, c, p.fb)
-        out += scale_constraints(I, p, domain, sa, sb) + mask_constraints(I, p, mask)
+        (a, b, c, sa, sb, mask), out = inputs_in_domain(I, p, k, domain)
         dots = [datapath.dot(I, h.params, a, b, c, sa=sa, sb=sb, mask=mask) for h in hyps]
         return out + _differ(I, dots, pairs, every)
 
