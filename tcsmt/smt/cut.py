@@ -42,11 +42,12 @@ def frontier(x: Node, y: Node, keep: list[Node] | None = None) -> set[int]:
     return out
 
 
-def rebuild(I, nodes: list[Node], cut: set[int]) -> list:
+def rebuild(I, nodes: list[Node], cut: set[int], made: dict | None = None) -> list:
     """The nodes rebuilt with interpretation I, every node of ``cut`` a
     free input (``cut{id}``, a word or a Bool) of I and nothing below it
-    built."""
-    made: dict[int, object] = {}
+    built. ``made``: nodes already rebuilt (by id; what they stand for is
+    taken as is), updated with the new ones."""
+    made = {} if made is None else made
     stack = list(nodes)
     while stack:
         n = stack[-1]

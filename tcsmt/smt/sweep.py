@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 
 from tcsmt.enums import Status
 from tcsmt.interp.graph import BOOL, Node, reachable
-from tcsmt.interp.ints import INT, IntBool, IntWord
 from tcsmt.smt import cut as cuts
 from tcsmt.smt import service
 from tcsmt.smt.service import Job
 from tcsmt.smt.smtlib import Formula, build_formula
+from tcsmt.smt.terms import evaluate_all
 
 SAMPLES = 48
 """Sample inputs simulated at the start (more come from the solvers)."""
@@ -70,24 +70,6 @@ class Sweep:
     lowest: list = field(default_factory=list)
 
 
-def _value(v) -> int:
-    return int(v.b) if isinstance(v, IntBool) else v.v
-
-
-def simulate(order: list[Node], inputs: dict[str, int]) -> dict[int, int]:
-    """Every node's value under one assignment of the inputs (Python ints)."""
-    val: dict[int, object] = {}
-    for n in order:
-        if n.op == "const":
-            val[n.id] = IntBool(bool(n.value)) if n.width == BOOL else IntWord(n.value, n.width)
-        elif n.op == "input":
-            v = inputs[n.static[0]]
-            val[n.id] = IntBool(bool(v)) if n.width == BOOL else IntWord(v, n.width)
-        else:
-            val[n.id] = getattr(INT, n.op)(*[val[a.id] for a in n.args], *n.static)
-    return {i: _value(v) for i, v in val.items()}
-
-
 def random_samples(order: list[Node], keep: list[Node], count: int, seed: int = 1,
                    tries: int = 50) -> list[dict[str, int]]:
     """Up to ``count`` random assignments of the inputs that meet every
@@ -99,7 +81,7 @@ def random_samples(order: list[Node], keep: list[Node], count: int, seed: int = 
         if len(out) >= count:
             break
         v = {name: rng.getrandbits(max(w, 1)) for name, w in names.items()}
-        vals = simulate(order, v)
+        vals = evaluate_all(order, v)
         if all(vals[k.id] for k in keep):
             out.append(v)
     return out
@@ -107,25 +89,7 @@ def random_samples(order: list[Node], keep: list[Node], count: int, seed: int = 
 
 def _rebuild(I, n: Node, made: dict[int, Node]) -> Node:
     """n rebuilt in I with ``made`` (ids already rebuilt, merges included)."""
-    stack = [n]
-    while stack:
-        t = stack[-1]
-        if t.id in made:
-            stack.pop()
-            continue
-        todo = [a for a in t.args if a.id not in made]
-        if todo:
-            stack.extend(todo)
-            continue
-        if t.op == "const":
-            made[t.id] = I.bool_const(bool(t.value)) if t.width == BOOL else I.const(t.value, t.width)
-        elif t.op == "input":
-            name = t.static[0]
-            made[t.id] = I.bool_var(name) if t.width == BOOL else I.var(name, t.width)
-        else:
-            made[t.id] = getattr(I, t.op)(*[made[a.id] for a in t.args], *t.static)
-        stack.pop()
-    return made[n.id]
+    return cuts.rebuild(I, [n], set(), made)[0]
 
 
 def lemma_formula(keep: list[Node], u: Node, v: Node, cut_at: set[int], description: str) -> Formula:
@@ -148,7 +112,7 @@ def sweep(I, keep: list[Node], x: Node, y: Node, names: list[str], budget: float
     out = Sweep(False)
     order, _ = reachable([*keep, x, y])
     samples = random_samples(order, keep, SAMPLES)
-    sims = [simulate(order, s) for s in samples]
+    sims = [evaluate_all(order, s) for s in samples]
     x_cone = cuts.cone([x, *keep])
     made: dict[int, Node] = {}
 
@@ -179,7 +143,7 @@ def sweep(I, keep: list[Node], x: Node, y: Node, names: list[str], budget: float
             made[n.id] = match
         elif isinstance(got, dict):          # the solver's inputs: one more sample
             samples.append(got)
-            sims.append(simulate(order, got) if set(got) >= _names(order) else {})
+            sims.append(evaluate_all(order, got) if set(got) >= _names(order) else {})
             if not sims[-1]:
                 sims.pop()
                 samples.pop()

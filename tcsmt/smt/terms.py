@@ -97,6 +97,12 @@ def evaluate(t: SmtTerm, values: dict[str, int]) -> int:
     """The value of a term under an assignment of its inputs (Bools as 0/1),
     computed by the Python-int interpretation, node by node."""
     order, _ = reachable([t])
+    return evaluate_all(order, values)[t.id]
+
+
+def evaluate_all(order: list, values: dict[str, int]) -> dict[int, int]:
+    """Every node's value (Bools as 0/1) under an assignment of the inputs;
+    ``order``: nodes with arguments before their users (graph.reachable)."""
     val: dict[int, object] = {}
     for n in order:
         if n.op == "const":
@@ -106,11 +112,7 @@ def evaluate(t: SmtTerm, values: dict[str, int]) -> int:
             val[n.id] = IntBool(bool(v)) if n.width == BOOL else IntWord(v, n.width)
         else:
             val[n.id] = _eval_node(n, [val[a.id] for a in n.args])
-    r = val[t.id]
-    if isinstance(r, IntBool):
-        return int(r.b)
-    assert isinstance(r, IntWord)
-    return r.v
+    return {i: int(r.b) if isinstance(r, IntBool) else r.v for i, r in val.items()}   # type: ignore[attr-defined]
 
 
 def _eval_node(n: SmtTerm, args: list):
