@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from tcsmt.enums import Verdict
@@ -609,14 +610,24 @@ def identify(observations: str | Path | None = None, *, plan: str | Path | None 
 @_emits
 def compare_algorithms(arch: str, k: int = 4, *, reproduce: bool = False, solver: str = "portfolio",
                        timeout: float = 280.0, prior: str | Path | None = None,
-                       command: str | None = None, pool: bool = True) -> dict:
+                       command: str | None = None, pool: bool = True,
+                       seeds: Sequence[str | Path] = (), skip: str | Path | None = None) -> dict:
     """Can Ootomo and Yokota's error-corrected GEMM be less accurate than
     Markidis et al.'s on the architecture's fp16 tensor-core model?
     ``pool``: try the candidate search (tcsmt.cases.compare_pool) before
-    the solvers."""
+    the solvers; ``seeds``: compare-algorithms files, or folders of them,
+    whose witnesses it tries first (other architectures' answers; ``skip``,
+    the file being written, and ``prior`` are left out)."""
     from tcsmt.cases.compare import run_compare
+    from tcsmt.cases.compare_pool import seeds_from
     timeout = _seconds(timeout)
-    return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior, pool=pool)
+    for path in seeds:
+        if not Path(path).exists():
+            raise UserError(f"--seeds {path}: no such file or folder")
+    skip = skip if skip is not None else prior if isinstance(prior, (str, Path)) else None
+    vectors = [v for path in seeds for v in seeds_from(path, skip=skip)]
+    return run_compare(arch, k, solver, timeout, reproduce, _command(command), prior, seeds=vectors,
+                       pool=pool)
 
 
 def compare_methods() -> tuple[str, ...]:

@@ -5,7 +5,10 @@ structured pool, each replayed on the concrete model."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+from cli_run import tcsmt
 
 from tcsmt.cases import compare, compare_pool
 from tcsmt.regen.cases import compare_jobs
@@ -70,3 +73,24 @@ def test_regen_check_finds_the_files_current():
     names = {job.name for job in jobs}
     assert {f"compare-algorithms/{a}-k{k}" for a, k in FOUND} <= names
     assert [check_job(job) for job in jobs] == [None] * len(jobs)
+
+
+def test_the_command_takes_other_files_as_seeds(tmp_path, monkeypatch, capsys):
+    """compare-algorithms seeds its search with the other files in the
+    output's folder, or with --seeds (RDNA4 at k = 4: the structured pool
+    alone finds nothing, Ada's witness answers); a seed path that is not
+    there is one line and exit 2, before any work."""
+    assert compare.searched(compare.arch_model("rdna4"), 4, [], False) is None
+    for name in ("ada-k4.json", "ada-k8.json"):
+        shutil.copy(FOLDER / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    args = ["compare-algorithms", "markidis", "ootomo-yokota", "--arch", "rdna4", "--k", "4",
+            "--solver", "z3", "--timeout", "1", "--format", "json"]
+    code, out, _ = tcsmt(args, capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "sat" and doc["run"]["solver"]["formula"] == compare.CANDIDATES
+    code, out, _ = tcsmt(args + ["--seeds", tmp_path / "ada-k4.json", "-o", tmp_path / "else" / "r.json"],
+                         capsys)
+    assert code == 0 and json.loads(out)["verdict"] == "sat"
+    code, out, err = tcsmt(args + ["--seeds", tmp_path / "missing"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--seeds" in err and not out

@@ -14,6 +14,7 @@ import random
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tcsmt.errors import BadFile
 from tcsmt.fileio import read_json
 from tcsmt.search.vectors import Vector
 
@@ -31,12 +32,21 @@ def vector_of(record: dict) -> Vector:
 
 def seeds_from(folder: str | Path, skip: str | Path | None = None) -> list[Vector]:
     """The witnesses of the compare-algorithms results in ``folder`` (every
-    file but ``skip``), in file order."""
+    file but ``skip``; ``folder`` may be one such file), in file order.
+    In a folder, files that are not compare-algorithms results give
+    nothing; a file named that cannot be read is a one-line error."""
     out = []
-    for path in sorted(Path(folder).glob("*.json")):
+    where = Path(folder)
+    named = where.is_file()
+    for path in [where] if named else sorted(where.glob("*.json")):
         if skip is not None and path.resolve() == Path(skip).resolve():
             continue
-        doc = read_json(path)
+        try:
+            doc = read_json(path)
+        except BadFile:
+            if named:
+                raise
+            continue
         for v in (doc.get("vectors") or []) if isinstance(doc, dict) else []:
             try:
                 out.append(vector_of(v))

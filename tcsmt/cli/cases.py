@@ -27,12 +27,15 @@ from tcsmt.report.where import said
                    "Markidis 1 + 2^-23, Ootomo-Yokota 1) and ask for inputs that give them: "
                    "a witness shows that outcome is possible on the model, not that the "
                    "paper's inputs or finding are reproduced.")
+@click.option("--seeds", "seeds", multiple=True, metavar="PATH",
+              help="compare-algorithms files, or folders of them, whose witnesses the candidate "
+                   "search tries first (repeat; default: the other files in the output's folder).")
 @options.solver(timeout=280.0, cross_check=None, timeout_help="Seconds for the whole question.")
 @options.emit_smt2
 @options.output("compare-algorithms-ARCH-kK[-reproduce].json; one architecture only")
 @options.replace_answers
 @options.json_format()
-def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, output, force,
+def compare_algorithms(first, second, archs, k, reproduce, seeds, solver, timeout, output, force,
                        replace_answers, out_format):
     """Can Ootomo and Yokota's error-corrected fp32 GEMM on fp16 tensor
     cores be less accurate than Markidis et al.'s, for one output element,
@@ -49,7 +52,8 @@ def compare_algorithms(first, second, archs, k, reproduce, solver, timeout, outp
     for arch in names:
         where = api.compare_path(arch, k, reproduce, output=output, force=force)
         doc = api.compare_algorithms(arch, k, reproduce=reproduce, solver=solver, timeout=timeout,
-                                     prior=where.prior)
+                                     prior=where.prior, seeds=list(seeds) or [where.path.parent],
+                                     skip=where.path)
         try:
             status = api.write(where.path, doc, replace_answers)
         except AnswersLost:              # the answer is still shown, then "lost" (exit 1)
