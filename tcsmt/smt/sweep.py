@@ -81,10 +81,25 @@ def random_samples(order: list[Node], keep: list[Node], count: int, seed: int = 
         if len(out) >= count:
             break
         v = {name: rng.getrandbits(max(w, 1)) for name, w in names.items()}
-        vals = evaluate_all(order, v)
-        if all(vals[k.id] for k in keep):
+        if meets(keep, v):
             out.append(v)
     return out
+
+
+def meets(keep: list[Node], inputs: dict[str, int]) -> bool:
+    """Whether an assignment meets every constraint (only their cones run)."""
+    vals = evaluate_all(reachable(keep)[0], inputs) if keep else {}
+    return all(vals[k.id] for k in keep)
+
+
+def completed(got: dict[str, int], samples: list[dict[str, int]], keep: list[Node]) -> dict | None:
+    """A solver's inputs (those of its formula) completed from the first
+    sample for the inputs the formula did not hold, if that meets the
+    constraints."""
+    if not samples:
+        return None
+    full = {**samples[0], **{name: v for name, v in got.items() if name in samples[0]}}
+    return full if meets(keep, full) else None
 
 
 def _rebuild(I, n: Node, made: dict[int, Node]) -> Node:
@@ -141,17 +156,13 @@ def sweep(I, keep: list[Node], x: Node, y: Node, names: list[str], budget: float
         got = _prove(keep, match, r, names, budget, out, log)
         if got is True:
             made[n.id] = match
-        elif isinstance(got, dict):          # the solver's inputs: one more sample
-            samples.append(got)
-            sims.append(evaluate_all(order, got) if set(got) >= _names(order) else {})
-            if not sims[-1]:
-                sims.pop()
-                samples.pop()
-            else:
-                classes = {}
-                for m in order:
-                    if m.id in x_cone:
-                        classes.setdefault(signature(m), m)
+        elif isinstance(got, dict) and (more := completed(got, samples, keep)) is not None:
+            samples.append(more)                 # the solver's inputs: one more sample
+            sims.append(evaluate_all(order, more))
+            classes = {}
+            for m in order:
+                if m.id in x_cone:
+                    classes.setdefault(signature(m), m)
     out.samples = len(samples)
     final = _rebuild(I, y, made)
     if final.id != x.id and final.id in x_cone and _prove(keep, x, final, names, budget, out, log) is True:
@@ -163,10 +174,6 @@ def sweep(I, keep: list[Node], x: Node, y: Node, names: list[str], budget: float
                       and all(a.id in x_cone or a.op in ("const", "input") for a in n.args)]
     out.seconds = time.monotonic() - t0
     return out
-
-
-def _names(order: list[Node]) -> set[str]:
-    return {n.static[0] for n in order if n.op == "input"}
 
 
 def _constant(I, n: Node, sims: list[dict[int, int]]) -> Node | None:
@@ -197,6 +204,8 @@ def _prove(keep: list[Node], u: Node, v: Node, names: list[str], budget: float, 
             out.unanswered += 1
             return None
         second = service.race([Job(f, names[1], "lemma", budget)], budget * 2)[0]
+        if log:
+            log(f"#{u.id}=#{v.id} cut={len(at)} {names[1]}: {second.status} {second.cpu:.2f}s")
         if second.status != Status.UNSAT:
             out.unanswered += 1
             return None
