@@ -42,6 +42,11 @@ from tcsmt.smt.terms import evaluate_all
 SAMPLES = 48
 """Sample inputs simulated at the start (more come from the solvers)."""
 
+WALL_PER_CPU = 10
+"""A lemma's wall-clock limit, in units of its CPU budget: the budget is
+what bounds a solver; on a loaded machine its wall time is many times its
+CPU time, and a lemma cut by the clock is a proof lost."""
+
 
 @dataclass
 class Lemma:
@@ -192,7 +197,7 @@ def _prove(keep: list[Node], u: Node, v: Node, names: list[str], budget: float, 
     for at in (cuts.frontier(u, v, keep), set()):
         f = lemma_formula(keep, u, v, at, desc + (" (shared part cut)" if at else ""))
         out.asked += 1
-        first = service.race([Job(f, names[0], "lemma", budget)], budget * 2)[0]
+        first = service.race([Job(f, names[0], "lemma", budget)], budget * WALL_PER_CPU)[0]
         if log:
             log(f"#{u.id}=#{v.id} cut={len(at)} {names[0]}: {first.status} {first.cpu:.2f}s")
         if first.status == Status.SAT:
@@ -203,7 +208,7 @@ def _prove(keep: list[Node], u: Node, v: Node, names: list[str], budget: float, 
         if first.status != Status.UNSAT:
             out.unanswered += 1
             return None
-        second = service.race([Job(f, names[1], "lemma", budget)], budget * 2)[0]
+        second = service.race([Job(f, names[1], "lemma", budget)], budget * WALL_PER_CPU)[0]
         if log:
             log(f"#{u.id}=#{v.id} cut={len(at)} {names[1]}: {second.status} {second.cpu:.2f}s")
         if second.status != Status.UNSAT:
