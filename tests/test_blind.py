@@ -153,6 +153,55 @@ def test_the_check_asks_at_the_k_equiv_asks():
     assert check({**rec, "phase2": {"model": same}}, unit, None, True, 60.0)["right"] is True
 
 
+def test_rows_are_kept_and_judged_at_every_k_run():
+    """Rows run at a second k are kept apart (their own k in the document)
+    and every model is judged on them: Volta's fp16 -> fp16 unit chained
+    separately and Turing's m8n8k4 model chained separately agree on rows
+    of 16 products and not on rows of 4."""
+    from tcsmt.identify.confirm import random_probe
+    from tcsmt.identify.device import Seen
+    from tcsmt.identify.explain import explaining, missed
+    unit = choose("volta-fp16-fp16").replace(chaining="separate", name="unit")
+    said = choose("turing-fp16-fp16-m8n8k4").replace(chaining="separate", name="said")
+    seen = Seen(ModelDevice(unit, "unit"), 16)
+    seen.run_rows(*random_probe(unit, 16, 3), "at 16")
+    assert explaining([unit, said], seen) == [0, 1]
+    first = len(seen)
+    seen.run_rows(*random_probe(unit, 4, 3), "at 4")
+    seen.run_rows(*random_probe(unit, 16, 4), "at 16 again")
+    assert seen.ks() == [16, 4] and len(seen) == 3 * first
+    assert explaining([unit, said], seen) == [0]
+    wrong = missed([said], seen)[0]
+    assert len(wrong) and all(first <= r < 2 * first for r in wrong)
+    f = unit
+    row = seen.row_json(int(wrong[0]), (f.fin, f.fb, f.fc, f.fout, f.fscale))
+    assert row["k"] == 4 and len(row["a"]) == 4 and row["origin"].startswith("random ")
+    last = seen.row_json(len(seen) - 1, (f.fin, f.fb, f.fc, f.fout, f.fscale))
+    assert last["k"] == 16 and len(last["a"]) == 16
+
+
+def test_a_probe_refuses_rows_of_another_k(tmp_path):
+    """A probe is written for one instruction: rows of another k are
+    refused with one line naming it, never padded and run at its k."""
+    import shutil
+
+    from tcsmt.errors import UserError
+    from tcsmt.identify.confirm import random_probe
+    from tcsmt.identify.device import Seen
+    from tcsmt.instructions.table import instruction_by_name
+    from tcsmt.probes.device import ProbeDevice, parse_device_spec
+    if shutil.which("nvcc") is None:
+        pytest.skip("no CUDA compiler installed")
+    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+    with ProbeDevice(parse_device_spec("cuda-host:hopper"), ins, tmp_path / "obs.json") as dev:
+        assert dev.refuses(16) is None
+        assert ins.name in dev.refuses(4) and "k = 4" in dev.refuses(4)
+        seen = Seen(dev, 16)
+        with pytest.raises(UserError, match="k = 4"):
+            seen.run_rows(*random_probe(choose("hopper-fp16-fp32"), 4, 1, 8), "at 4")
+        assert len(seen) == 0
+
+
 @pytest.mark.parametrize("name", ["blackwell-nvfp4", "blackwell-mxf4"])
 def test_property_vectors_of_a_block_scaled_model_get_scales_of_one(name):
     """A shipped block-scaled model's property vectors, fitted to the plan's
@@ -180,16 +229,12 @@ UNITS = [
     ("hopper-tf32-fp32", {"overflow": "ieee", "align_bits": 3}),
     ("hopper-e4m3-fp32", {"align_bits": 1, "subnormals": "flush"}),
     ("cdna3-fp16-fp32", {"late_frac_bits": 29}),
-    pytest.param("volta-fp16-fp16", {"chaining": "separate"}, marks=pytest.mark.xfail(
-        strict=True, reason="played at the plan's k = 16, Volta's unit chained separately is "
-        "not told from Turing's m8n8k4 model chained separately; they differ on one block of 4 "
-        "(where equiv asks), which the unit is never asked")),
+    ("volta-fp16-fp16", {"chaining": "separate"}),
 ]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base,changes", UNITS, ids=[f"{v[0]}:{','.join(v[1])}" for v in
-                                                   (getattr(u, "values", u) for u in UNITS)])
+@pytest.mark.parametrize("base,changes", UNITS, ids=[f"{b}:{','.join(c)}" for b, c in UNITS])
 def test_units_one_and_two_parameters_away(tmp_path, base, changes):
     """Each unit ends identified with its own values for what it changes,
     and the model file is proved equivalent to it."""

@@ -128,7 +128,7 @@ class Confirmation:
         self.events: list[dict] = []
         self.confirmed: set[str] = set()
         self.settled: dict[tuple[str, str], dict] = {}     # (model, rival) -> the proof's record
-        self.pooled: set[tuple[str, str]] = set()           # (model, rival) a pool was tried on
+        self.pooled: set[tuple] = set()           # (model, rival[, k]) a pool was tried on
         self.seed = 0
         self.found: list = []
 
@@ -150,9 +150,13 @@ class Confirmation:
                 self.confirmed.add(_key(h))
                 self._confirm(best)
                 continue
-            if self._split(h, [e.model for e in found[1:]], "other explanations"):
+            others = [e.model for e in found[1:]]
+            if self._split(h, others, "other explanations"):
                 continue
-            if self._split(h, self._neighbour_rivals(h), "models one parameter away"):
+            near = self._neighbour_rivals(h)
+            if self._split(h, near, "models one parameter away"):
+                continue
+            if self._other_k(h, others + near):
                 continue
             return self._identified(best, found)
         return {"verdict": "undecided", "why": f"still moving after {MAX_ROUNDS} rounds",
@@ -218,8 +222,9 @@ class Confirmation:
         from tcsmt.sim.evaluate import screen, screening_rows
         nb = [q for _, q in neighbours(h, self.seen.k, nan_patterns(self.seen, h.fout))]
         a, b, c, sa, sb = self.seen.arrays()
-        order = screening_rows(nb, a, b, c, self.seen.d, sa=sa, sb=sb)
-        kept = [nb[i] for i in screen(nb, a, b, c, self.seen.d, order=order, sa=sa, sb=sb)]
+        d = self.seen.d[self.seen.at(self.seen.k)[1]]
+        order = screening_rows(nb, a, b, c, d, sa=sa, sb=sb)
+        kept = [nb[i] for i in screen(nb, a, b, c, d, order=order, sa=sa, sb=sb)]
         return [kept[i] for i in explaining(kept, self.seen)]
 
     def _split(self, h: ModelParams, rivals: list[ModelParams], what: str) -> bool:
@@ -253,6 +258,65 @@ class Confirmation:
         if witnesses:
             self._probe(vector_rows(witnesses, self.seen.k), ["solver witness"] * len(witnesses),
                         f"solver witnesses splitting {what} from {h.name}")
+            return True
+        return False
+
+    def _other_k(self, h: ModelParams, rivals: list[ModelParams]) -> bool:
+        """Rivals that reproduce every row seen may still differ from h at
+        the k tcsmt equiv asks (the larger block size of the two): a lone
+        block of 4 sums c itself under separate chaining, which no row of
+        16 products shows. At each such k, rows of a pool on which they
+        differ, else the solvers' witnesses, are run on the unit at that k
+        (then every hypothesis is judged on every k seen); whether any ran."""
+        from tcsmt.search.diff import default_k
+        by_k: dict[int, list[ModelParams]] = {}
+        for r in unique(rivals):
+            n = default_k(h, r)
+            if n != self.seen.k and (_key(h), f"{_key(r)} at k = {n}") not in self.settled:
+                by_k.setdefault(n, []).append(r)
+        for n, rs in sorted(by_k.items()):
+            rs = distinct(rs, n, h)
+            if not rs:
+                continue
+            refused = self.seen.refusal(n)
+            fresh = [r for r in rs if (_key(h), _key(r), n) not in self.pooled]
+            if fresh and not refused:
+                self.seed += 1
+                rows, why, _ = split(h, fresh, n, self.seed)
+                self.pooled |= {(_key(h), _key(r), n) for r in fresh}
+                if rows is not None:
+                    self._probe(rows, why, f"splitting {len(fresh)} rivals from {h.name} at k = {n}")
+                    self.events.append({"launch": len(self.seen.launches), "split": f"rivals at k = {n}",
+                                        "rivals": len(rs), "vectors": len(why), "k": n})
+                    return True
+            if self._settle_at(h, rs, n, refused):
+                return True
+        return False
+
+    def _settle_at(self, h: ModelParams, rivals: list[ModelParams], n: int, refused: str | None) -> bool:
+        """The solvers at k = n on rivals no pool row split: witnesses run
+        on the unit at n; whether any ran. A unit that cannot run rows of
+        n leaves the rivals undecided with the reason (no row it could not
+        run is asked for)."""
+        proofs: list[dict] = (
+            [{"rival": r, "verdict": "unknown", "how": f"not run: {refused}"} for r in rivals] if refused else
+            settle_all(h, rivals, n, self.log) if self.prove else
+            [{"rival": r, "verdict": "unknown", "how": "not asked (--no-prove)"} for r in rivals])
+        witnesses = []
+        for rec in proofs:
+            r = rec.pop("rival")
+            if rec["verdict"] == "sat":
+                witnesses.append(rec.pop("witness"))
+                continue
+            self.settled[(_key(h), f"{_key(r)} at k = {n}")] = {
+                "rival": describe(h, r), "changes": differs(h, r), **rec, "k": n,
+                "how": f"at k = {n}: {rec['how']}"}
+        if refused:
+            self.events.append({"launch": len(self.seen.launches), "refused": refused, "k": n,
+                                "rivals": len(rivals)})
+        if witnesses:
+            self._probe(vector_rows(witnesses, n), ["solver witness"] * len(witnesses),
+                        f"solver witnesses splitting rivals from {h.name} at k = {n}")
             return True
         return False
 

@@ -123,7 +123,7 @@ def asked_vectors(h: ModelParams, k: int, budget: float = ASK_BUDGET, log=None) 
             continue
         say(log, f"asking {prop.name} for {h.name} ({len(hyps) - 1} other hypotheses)")
         found = find_vectors(hyps, k, prop.domain(h), timeout=ASK_TIMEOUT, cross_check=False,
-                             lemma=prop.lemma, pairs=[(0, j) for j in range(1, len(hyps))])
+                             lemma=prop.lemma, pairs=[(0, j) for j in range(1, len(hyps))], sweep=False)
         for n, v in enumerate(found.vectors):
             outs = outputs(v, hyps)
             apart = [x.id for x in hyps[1:] if outs[x.id] != outs["identified"]]

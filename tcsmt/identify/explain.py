@@ -77,14 +77,23 @@ class Centre:
 
 
 def outputs(models: list[ModelParams], seen: Seen, rows=None) -> tuple[np.ndarray, list[int]]:
-    """Outputs of every model on the rows seen (or those given), and the
-    models the batch simulator cannot run (their outputs must not be read)."""
-    a, b, c, sa, sb = seen.arrays()
-    if rows is not None:
-        a, b, c = a[rows], b[rows], c[rows]
-        sa, sb = (None, None) if sa is None else (sa[rows], sb[rows])
-    ev = evaluate(models, a, b, c, sa=sa, sb=sb)
-    return ev.outputs, ev.unsupported
+    """Outputs of every model on the rows seen (or those given), each row
+    at its own k, and the models the batch simulator cannot run (their
+    outputs must not be read)."""
+    rows = np.arange(len(seen)) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.zeros((len(models), len(rows)), dtype=np.uint64)
+    bad: set[int] = set()
+    for k in seen.ks():
+        mine = np.nonzero(seen.kof[rows] == k)[0]
+        if not len(mine):
+            continue
+        a, b, c, sa, sb = seen.arrays(k)
+        i = seen.local[rows[mine]]
+        ev = evaluate(models, a[i], b[i], c[i], sa=None if sa is None else sa[i],
+                      sb=None if sb is None else sb[i])
+        out[:, mine] = ev.outputs
+        bad |= set(ev.unsupported)
+    return out, sorted(bad)
 
 
 def explaining(models: list[ModelParams], seen: Seen) -> list[int]:
@@ -111,8 +120,15 @@ def spread(rows: np.ndarray, n: int) -> list[int]:
 
 
 def _screened(models: list[ModelParams], seen: Seen, rows: list[int]) -> list[int]:
+    """The models that reproduce the rows (numbers) of the plan's k among
+    ``rows`` through the scalar interpreter (all of them when there are
+    none: every row is checked after)."""
     a, b, c, sa, sb = seen.arrays()
-    return screen(models, a, b, c, seen.d, order=rows, sa=sa, sb=sb)
+    _, numbers = seen.at(seen.k)
+    mine = [int(seen.local[r]) for r in rows if seen.kof[r] == seen.k]
+    if not mine:
+        return list(range(len(models)))
+    return screen(models, a, b, c, seen.d[numbers], order=mine, sa=sa, sb=sb)
 
 
 def nan_patterns(seen: Seen, fout) -> list[str]:

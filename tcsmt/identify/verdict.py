@@ -167,6 +167,9 @@ def _event(e: dict) -> str:
             return head + "every one agrees"
         return head + (f"{e['missed_count']} come out otherwise, about {'; '.join(e['about'])}: "
                        "searching again over every row")
+    if "refused" in e:
+        return (f"after launch {e['launch']}: {e['rivals']} rivals differ only at k = {e['k']}, "
+                f"where the unit is not run: {e['refused']}")
     return (f"launch {e['launch']}: {e['vectors']} vector{'s' if e['vectors'] != 1 else ''} splitting "
             f"{e['rivals']} {e['split']}")
 
@@ -179,6 +182,9 @@ def _settled_lines(p2: dict) -> list[str]:
            for s in p2["same_behaviour"]]
     groups: dict[tuple, list] = {}
     for s in p2["undecided"]:
+        if "k" in s:
+            out.append(f"not ruled out at k = {s['k']}: {_changes(s['changes'])} ({s['how']})")
+            continue
         groups.setdefault(tuple(s["changes"]), []).append(s["changes"])
     for keys, changes in groups.items():
         if len(keys) == 1:

@@ -159,6 +159,15 @@ class ProbeDevice:
 
     # -- running --------------------------------------------------------------
 
+    def refuses(self, k: int) -> str | None:
+        """Why rows of k products are not run (None at the instruction's k):
+        the probe is written for one instruction, and a row of fewer
+        products padded with zeros is not a lone block of k."""
+        if k == self.ins.k:
+            return None
+        return (f"the probe is written for {self.ins.name} (k = {self.ins.k}); rows of k = {k} "
+                "need a probe of an instruction of that k, which is not written")
+
     def run(self, rows: Rows) -> np.ndarray:
         """The d of every row (tcsmt.observed.random_rows.Rows): one launch."""
         vs = vector_set(self._fs(), self.ins.scale_block, self.ins, rows,

@@ -191,7 +191,8 @@ def ask(hyps, k, domain, pairs: list[Pair], solver: str, timeout: float, readabl
 def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "portfolio",
                  timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True, cross_check: bool = False,
                  use_pool: bool = True, lemma=None, prior: Sequence[Vector] = (),
-                 prior_single: Verdict | None = None, pairs: list[Pair] | None = None) -> FindOutcome:
+                 prior_single: Verdict | None = None, pairs: list[Pair] | None = None,
+                 sweep: bool = True) -> FindOutcome:
     """The fewest vectors this search finds that separate every separable
     pair of hypotheses, and the verdict on every pair left.
 
@@ -201,7 +202,9 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     Then each round asks, briefly, for one vector for every pair still
     open; when there is none, the first open pair is asked on its own, with
     the full time: a vector (which usually separates several pairs) or a
-    proof that the pair is inseparable (or no answer in time).
+    proof that the pair is inseparable (or no answer in time). A pair with
+    no answer is proved by sweeping unless ``sweep`` is False (a caller
+    with a budget of seconds: a sweep takes ten minutes at least).
 
     ``prior`` vectors (those of an earlier result) are replayed first and
     kept, in their order, for every pair they still separate: a rerun then
@@ -252,7 +255,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
             res.single = one.verdict
         if one.verdict == Verdict.SAT:
             _take(res, one.vectors[0], remaining, one.found_by)
-        elif one.verdict == Verdict.UNKNOWN and _swept(res, pair, solver, timeout, remaining):
+        elif one.verdict == Verdict.UNKNOWN and sweep and _swept(res, pair, solver, timeout, remaining):
             pass
         else:
             _settle(res, pair, one, remaining)
