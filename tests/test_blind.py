@@ -202,6 +202,34 @@ def test_a_probe_refuses_rows_of_another_k(tmp_path):
         assert len(seen) == 0
 
 
+def test_rivals_at_a_k_the_probe_cannot_run_stay_undecided_with_the_reason(tmp_path):
+    """Confirmation on a probe (one instruction, k = 16): a rival that
+    differs only at k = 4 is not split by rows padded to 16 nor by
+    solvers' witnesses it cannot run; it stays undecided, and the verdict
+    says at which k and why, in one line."""
+    import shutil
+
+    from tcsmt.identify.blind import Confirmation
+    from tcsmt.identify.device import Seen
+    from tcsmt.identify.verdict import _event, _settled_lines
+    from tcsmt.instructions.table import instruction_by_name
+    from tcsmt.probes.device import ProbeDevice, parse_device_spec
+    if shutil.which("nvcc") is None:
+        pytest.skip("no CUDA compiler installed")
+    said = choose("turing-fp16-fp16-m8n8k4").replace(chaining="separate", name="said")
+    rival = choose("volta-fp16-fp16").replace(chaining="separate", name="rival")
+    ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16")
+    with ProbeDevice(parse_device_spec("cuda-host:volta-fp16-fp16"), ins, tmp_path / "obs.json") as dev:
+        conf = Confirmation(Seen(dev, 16), [said], [said], said)
+        assert conf._other_k(said, [rival]) is False and len(conf.seen) == 0
+        assert conf._other_k(said, [rival]) is False and len(conf.events) == 1
+    undecided = list(conf.settled.values())
+    assert [u["k"] for u in undecided] == [4] and undecided[0]["verdict"] == "unknown"
+    text = _settled_lines({"same_behaviour": [], "undecided": undecided})
+    assert len(text) == 1 and text[0].startswith("not ruled out at k = 4 (the probe is written for ")
+    assert "rows of k = 4" in _event(conf.events[0])
+
+
 @pytest.mark.parametrize("name", ["blackwell-nvfp4", "blackwell-mxf4"])
 def test_property_vectors_of_a_block_scaled_model_get_scales_of_one(name):
     """A shipped block-scaled model's property vectors, fitted to the plan's

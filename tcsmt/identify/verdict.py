@@ -182,17 +182,19 @@ def _settled_lines(p2: dict) -> list[str]:
            for s in p2["same_behaviour"]]
     groups: dict[tuple, list] = {}
     for s in p2["undecided"]:
-        if "k" in s:
-            out.append(f"not ruled out at k = {s['k']}: {_changes(s['changes'])} ({s['how']})")
-            continue
-        groups.setdefault(tuple(s["changes"]), []).append(s["changes"])
-    for keys, changes in groups.items():
+        groups.setdefault((s.get("k"), tuple(s["changes"])), []).append(s)
+    for (k, keys), undecided in groups.items():
+        changes = [s["changes"] for s in undecided]
         if len(keys) == 1:
             vals = [c[keys[0]] for c in changes]
             text = f"{keys[0]} = {_values(keys[0], vals)}"
         else:
             text = "; ".join(_changes(c) for c in changes)
-        out.append(f"not ruled out (no row tells it apart; the solvers did not decide): {text}")
+        refused = next((s["how"] for s in undecided if "not run: " in s["how"]), None)
+        why = (refused.split("not run: ", 1)[1] if refused else
+               f"no row of {k} products tells it apart; the solvers did not decide" if k else
+               "no row tells it apart; the solvers did not decide")
+        out.append(f"not ruled out{f' at k = {k}' if k else ''} ({why}): {text}")
     return out
 
 
