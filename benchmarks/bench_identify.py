@@ -5,12 +5,14 @@ scalar screening that runs before the batch stages.
                                         [--short]
 
 For each observations file (default: the H100 fp16 rows, 2000 of them),
-runs tcsmt.identify.narrow.identify twice with the committed plan or the
-default space, as ``tcsmt identify`` does: once as it ships (every
-hypothesis screened by the scalar interpreter on a few rows, then the batch
-stages), once with the screening off (the batch stages alone, what identify
-did before), and prints wall and CPU seconds side by side with their ratio
-and checks that both leave the same hypotheses (``--short``: 40 rows and
+runs tcsmt.identify.narrow.identify with the committed plan or the
+default space, as ``tcsmt identify`` does: as it ships (every hypothesis
+screened on a few rows by the scalar interpreter that shares stage results
+across hypotheses, tcsmt.interp.memo, then the batch stages), with the
+plain scalar interpreter screening (the baseline), and with
+``--batch-baseline`` with the screening off (the batch stages alone), and
+prints wall and CPU seconds side by side with their ratios and checks that
+all leave the same hypotheses (``--short``: 40 rows and
 the 8 hypotheses of benchmarks/plan-space-short.toml, seconds). CPU seconds count the
 worker processes too. The machine is shared: read ``uptime`` beside the
 figures.
@@ -38,6 +40,7 @@ from tcsmt.identify.hypspace import space_for
 from tcsmt.identify.plan import committed_plan, read_plan
 from tcsmt.model.names import short_format
 from tcsmt.observed.observations import read_observations
+from tcsmt.sim import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [str(ROOT / "results/hardware/H100/mma-f16-f32.json")]
@@ -50,7 +53,8 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def run(path: str, limit: int | None, screen: bool, space_file: str | None = None):
+def run(path: str, limit: int | None, screen: bool, space_file: str | None = None,
+        memo: bool = True):
     obs = read_observations(path)
     if limit:
         obs.rows = obs.rows[:limit]
@@ -60,14 +64,15 @@ def run(path: str, limit: int | None, screen: bool, space_file: str | None = Non
     plan = read_plan(plan_path) if plan_path else None
     if plan is not None and plan.space.digest() != space.digest():
         plan = None
-    saved = narrow.SCREEN_MIN
+    saved, saved_memo = narrow.SCREEN_MIN, evaluate.SCREEN_MEMO
     narrow.SCREEN_MIN = saved if screen else 1 << 62
+    evaluate.SCREEN_MEMO = memo
     try:
         w0, c0 = time.perf_counter(), _cpu()
         res = narrow.identify(obs, space, plan, path)
         return time.perf_counter() - w0, _cpu() - c0, res, len(space.models()), len(obs.rows)
     finally:
-        narrow.SCREEN_MIN = saved
+        narrow.SCREEN_MIN, evaluate.SCREEN_MEMO = saved, saved_memo
 
 
 def main() -> None:
@@ -75,6 +80,8 @@ def main() -> None:
     ap.add_argument("files", nargs="*", default=DEFAULT)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--no-baseline", action="store_true", help="only the shipped path")
+    ap.add_argument("--batch-baseline", action="store_true",
+                    help="also the batch stages alone, without screening (slow)")
     ap.add_argument("--space", metavar="FILE", help="a space file instead of the default space and plan")
     ap.add_argument("--short", action="store_true", help="40 rows of a space of 8 hypotheses (seconds)")
     args = ap.parse_args()
@@ -87,6 +94,13 @@ def main() -> None:
               f"in {len(res.classes)} classes")
         print(f"  screened first     {wall:8.1f} s wall {cpu:8.1f} s CPU")
         if args.no_baseline:
+            continue
+        pwall, pcpu, pres, _, _ = run(path, args.limit, True, args.space, memo=False)
+        print(f"  plain screening    {pwall:8.1f} s wall {pcpu:8.1f} s CPU")
+        print(f"  ratio              {pwall / wall:8.2f}x wall {pcpu / cpu:8.2f}x CPU; "
+              f"same hypotheses left: {pres.consistent == res.consistent}, "
+              f"same classes: {pres.classes == res.classes}")
+        if not args.batch_baseline:
             continue
         bwall, bcpu, bres, _, _ = run(path, args.limit, False, args.space)
         print(f"  batch stages only  {bwall:8.1f} s wall {bcpu:8.1f} s CPU")

@@ -7,10 +7,12 @@ from dataclasses import replace
 
 from tcsmt.datapath import bv
 from tcsmt.datapath.rounding import round_fixed
+from tcsmt.datapath.stage import stage
 from tcsmt.datapath.terms import Term, flush_steps, lead_exp, term_fixed, unpack
 from tcsmt.model.params import ModelParams
 
 
+@stage(params=2)
 def multiply(I, x: Term, y: Term, p: ModelParams, ew: int) -> Term:
     """The exact product: significands multiplied in full width, exponents
     added. NaN for NaN inputs and for infinity times zero. Then

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from tcsmt.datapath import bv
+from tcsmt.datapath.stage import stage
 from tcsmt.datapath.terms import Fixed, Term, align_exp, is_dead, term_int_bits
 from tcsmt.model.params import ModelParams
 
@@ -103,6 +104,7 @@ def specials(I, terms: list[Term]):
     return nan, I.or_(pos_inf, neg_inf), neg_inf
 
 
+@stage(params=0)
 def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
               floor: int | None, keeps: list[int] | None = None, trace=None,
               carry: Literal["model"] | int | None = "model", point=None, frame=None,

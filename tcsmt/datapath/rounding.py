@@ -4,6 +4,7 @@ sticky bits, the rounding modes, overflow, signed zeros and specials."""
 from __future__ import annotations
 
 from tcsmt.datapath import bv
+from tcsmt.datapath.stage import stage
 from tcsmt.datapath.terms import Fixed
 from tcsmt.model.formats import Format, internal_format
 
@@ -21,6 +22,7 @@ def round_increment(I, mode: str, sign, lsb, guard, sticky):
     raise ValueError(f"unknown rounding mode {mode!r}")
 
 
+@stage()
 def round_fixed(I, x: Fixed, fmt: Format, mode: str, ew: int, overflow: str,
                 zero_sign: str, flush: bool | str):
     """Normalise (-1)**sign * mag * 2**scale and round it into ``fmt``

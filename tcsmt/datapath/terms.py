@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tcsmt.datapath import bv
+from tcsmt.datapath.stage import stage
 from tcsmt.model.formats import Format, internal_format
 from tcsmt.model.params import ModelParams
 
@@ -61,6 +62,7 @@ def exp_width(p: ModelParams) -> int:
     return bv.bits_for(span) + 2
 
 
+@stage()
 def unpack(I, fmt: Format, bits, ew: int, flush: bool) -> Term:
     """Format bits -> Term. Subnormals have exponent emin and no hidden bit;
     with ``flush`` they read as zero of the same sign. A format without

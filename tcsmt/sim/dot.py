@@ -130,18 +130,19 @@ def dot(spec: str | ModelParams, a, b, c, formats: str | None = None,
 
 
 def _run(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None, trace=None,
-         mask=None):
+         mask=None, I=INT):
     def words(xs, bits):
-        return None if xs is None else [INT.const(x, bits) for x in xs]
-    return datapath.dot(INT, p, words(a, p.fin.bits), words(b, p.fb.bits), INT.const(c, p.fc.bits),
+        return None if xs is None else [I.const(x, bits) for x in xs]
+    return datapath.dot(I, p, words(a, p.fin.bits), words(b, p.fb.bits), I.const(c, p.fc.bits),
                         trace=trace, sa=words(sa, p.fscale and p.fscale.bits),
                         sb=words(sb, p.fscale and p.fscale.bits), mask=words(mask, 1))
 
 
 def dot_bits(p: ModelParams, a: list[int], b: list[int], c: int, sa=None, sb=None,
-             mask=None) -> int:
-    """The same as ``dot`` for callers that hold a ModelParams and checked bits."""
-    return _run(p, a, b, c, sa, sb, mask=mask).v
+             mask=None, I=INT) -> int:
+    """The same as ``dot`` for callers that hold a ModelParams and checked bits
+    (``I``: the Python-int interpretation to run, e.g. tcsmt.interp.memo's)."""
+    return _run(p, a, b, c, sa, sb, mask=mask, I=I).v
 
 
 def to_bits(fmt: Format, value) -> int:

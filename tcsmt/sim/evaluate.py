@@ -338,7 +338,29 @@ def _screen_chunk(job: list[int], shared: tuple) -> list[int]:
     are the run's shared data."""
     from tcsmt.sim.dot import dot_bits
     models, rows = shared
-    return [i for i in job if all(dot_bits(models[i], a, b, c, sa, sb) == d for a, b, c, d, sa, sb in rows)]
+    I = _screening_interp()
+    return [i for i in job if all(dot_bits(models[i], a, b, c, sa, sb, I=I) == d
+                                  for a, b, c, d, sa, sb in rows)]
+
+
+SCREEN_MEMO = True
+"""Screen with the interpretation that shares stage results across
+hypotheses (False: the plain Python-int one, benchmarks/bench_identify's
+baseline)."""
+_MEMO: list = []
+
+
+def _screening_interp():
+    """This process's Python-int interpretation that shares stage results
+    across hypotheses (tcsmt.interp.memo; its results are keyed by value,
+    so one serves every screening the process runs)."""
+    if not SCREEN_MEMO:
+        from tcsmt.interp.ints import INT
+        return INT
+    if not _MEMO:
+        from tcsmt.interp.memo import MemoInterp
+        _MEMO.append(MemoInterp())
+    return _MEMO[0]
 
 
 def _row_scales(s, n: int) -> list[int] | None:

@@ -1,0 +1,110 @@
+"""The Python-int interpretation, keeping the results of datapath stages.
+
+Screening a space runs thousands of hypotheses on the same row through the
+scalar interpreter; most of them unpack the same inputs, form the same
+products and often align and add the same terms, since a stage reads only
+a few of a hypothesis's parameters. ``MemoInterp`` is IntInterp with a
+``memo`` that the stages marked ``@stage`` (tcsmt.datapath.stage) consult:
+a call is answered from an earlier one when its arguments are equal and
+the parameters the earlier call read (recorded as it ran) have equal
+values. The stage itself always runs as written, once per distinct
+(arguments, parameters read); nothing of the datapath is written here.
+
+A call is keyed by value: words by (value, width), terms by their fields,
+results the memo handed out by a number given when they were kept (they
+are never changed in place). The memo is emptied when it holds ``LIMIT``
+results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from operator import attrgetter
+
+from tcsmt.datapath.terms import Fixed, Term
+from tcsmt.interp.ints import IntBool, IntInterp, IntWord
+
+LIMIT = 200_000
+_FIELDS = {t: attrgetter(*(f.name for f in dataclasses.fields(t))) for t in (Term, Fixed)}
+
+
+class _Reads:
+    """A ModelParams seen through: every attribute read is recorded with its value."""
+
+    __slots__ = ("_p", "_seen")
+
+    def __init__(self, p, seen: list) -> None:
+        object.__setattr__(self, "_p", p)
+        object.__setattr__(self, "_seen", seen)
+
+    def __getattr__(self, name: str):
+        value = getattr(self._p, name)
+        self._seen.append((name, value))
+        return value
+
+
+class StageMemo:
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self.hits = 0
+        self.misses = 0
+        self.clear()
+
+    def clear(self) -> None:
+        # per stage function: {names read: {(argument key, values read): result}}
+        self._calls: dict = {}
+        self._kept: dict[int, tuple[object, tuple]] = {}   # id(result) -> (result, number)
+        self._size = 0
+
+    def key(self, x):
+        t = type(x)
+        if t is IntWord:
+            return (x.v, x.w)
+        if t is IntBool:
+            return x.b
+        if t is list or t is tuple:
+            return tuple(map(self.key, x))
+        fields = _FIELDS.get(t)
+        if fields is not None:
+            kept = self._kept.get(id(x))
+            if kept is not None and kept[0] is x:
+                return kept[1]
+            return (t,) + tuple(map(self.key, fields(x)))
+        return x
+
+    def call(self, fn, params: int | None, I, args: tuple, kw: dict):
+        if kw.get("trace") is not None:
+            return fn(I, *args, **kw)
+        p = None if params is None else args[params]
+        inputs = self.key([a for n, a in enumerate(args) if n != params]), self.key(sorted(kw.items()))
+        calls = self._calls.setdefault(fn, {})
+        for names, results in calls.items():
+            found = results.get((inputs,) + tuple(getattr(p, n) for n in names))
+            if found is not None:
+                self.hits += 1
+                return found
+        self.misses += 1
+        seen: list = []
+        if params is None:
+            out = fn(I, *args, **kw)
+        else:
+            given = list(args)
+            given[params] = _Reads(p, seen)
+            out = fn(I, *given, **kw)
+        if self._size >= self.limit:
+            self.clear()
+            calls = self._calls.setdefault(fn, {})
+        names = tuple(n for n, _ in seen)
+        calls.setdefault(names, {})[(inputs,) + tuple(v for _, v in seen)] = out
+        if type(out) is Term or type(out) is Fixed:
+            self._kept[id(out)] = (out, ("kept", len(self._kept)))
+        self._size += 1
+        return out
+
+
+class MemoInterp(IntInterp):
+    """IntInterp whose datapath stages share their results (see the module)."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        super().__init__()
+        self.memo = StageMemo(limit)
