@@ -204,7 +204,8 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     the full time: a vector (which usually separates several pairs) or a
     proof that the pair is inseparable (or no answer in time). A pair with
     no answer is proved by sweeping unless ``sweep`` is False (a caller
-    with a budget of seconds: a sweep takes ten minutes at least).
+    with a budget of seconds: a sweep may take sweeping.MIN_TIMEOUT, 30
+    minutes, where CDNA1's exact-products pair took 20 CPU-s).
 
     ``prior`` vectors (those of an earlier result) are replayed first and
     kept, in their order, for every pair they still separate: a rerun then
