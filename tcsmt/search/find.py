@@ -289,8 +289,9 @@ def _swept(res: FindOutcome, pair: Pair, solver: str, timeout: float, remaining:
     if proof is None:
         return False
     summary = proof.summary()
-    reason = (f"{summary['lemmas']} lemmas merging one dot product into the other, each unsat by "
-              f"{' and '.join(proof.proved_by)}")
+    merged = (f"each of {proof.blocks} block steps into the other's" if proof.blocks
+              else "one dot product into the other")
+    reason = f"{summary['lemmas']} lemmas merging {merged}, each unsat by {' and '.join(proof.proved_by)}"
     res.pairs.append(PairVerdict(pair, PV.UNSAT, proof.proved_by, reason, proof.sha256, parts=summary))
     remaining.remove(pair)
     _merge(res, pair, remaining)
