@@ -31,6 +31,7 @@ from tcsmt import datapath
 from tcsmt.datapath import bv
 from tcsmt.errors import BadOption
 from tcsmt.interp.ints import INT, IntWord
+from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
@@ -70,7 +71,7 @@ def step(I, p: ModelParams, a: list, b: list, c, move: str):
         xs, ys, fmt = (a, ya, p.fin) if move[0] == "a" else (b, yb, p.fb)
         ys[i] = I.add(xs[i], I.const(1, fmt.bits))
     else:
-        yc, cond = _c_step(I, p, c, move)
+        yc, cond = value_step(I, p.fc, c, move)
     return ya, yb, yc, cond
 
 
@@ -87,8 +88,13 @@ def witness(p: ModelParams, k: int, move: str, values: dict[str, int]) -> list[V
     return [x, y]
 
 
-def _c_step(I, p: ModelParams, c, move: str):
-    w = p.fc.bits
+def value_step(I, fmt: Format, c, move: str):
+    """An encoding of ``fmt`` after a step of c's kind ("c-up", "c-zero",
+    "c-negzero") and the condition for taking it. Past the largest finite
+    value "c-up" reaches +infinity, and from -infinity the most negative
+    finite value: over the encodings that are not NaN it walks every one in
+    the order of the key, as over the finite ones."""
+    w = fmt.bits
     sign = bv.msb(I, c)
     mag_zero = bv.is_zero(I, I.extract(c, w - 2, 0))
     if move == "c-zero":

@@ -62,6 +62,14 @@ def constraints(I, p: ModelParams, k: int, x, y, dx, dy) -> list:
     return out
 
 
+def in_domain(I, p: ModelParams, a: list, b: list, c) -> list:
+    """a and b non-negative and finite, c finite: one input of the domain
+    (``constraints`` states the same for x and y, in the order its
+    committed formulas were written)."""
+    out = Domain().constraints(I, p.fin, p.fc, a, b, c, p.fb)
+    return out + [I.not_(bv.msb(I, u)) for u in a + b]
+
+
 def formula(p: ModelParams, k: int, support=None, same_products: bool = False,
             equal: bool = False, sig_bits: int | None = None):
     """The question; ``support`` keeps only some products free (others +0),

@@ -1,0 +1,281 @@
+"""Monotonicity proved stage by stage, cut at the model's own roundings.
+
+The datapath rounds into a format's encoding in one function,
+``round_fixed`` (tcsmt.datapath.rounding, marked ``@stage``); a model that
+rounds every addition (normalisation = every_add) reads each rounded sum
+back as an encoding of the accumulator format. Running ``datapath.dot``
+through ``Cutting`` (an interpretation that hands a stage's call to its
+``memo``, as every ``@stage`` function does) keeps the datapath as
+written, but gives back for the n-th call of ``round_fixed`` a fresh
+encoding ``cut{n}`` of that call's format. So the model is, read from its
+own run, a sequence of segments: segment n computes cut n's encoding from
+the inputs (a, b, c, the scales) and the earlier cuts; the last segment
+computes the output. Nothing of the datapath is written here.
+
+The argument. Order the encodings of a format by their key (-magnitude for
+a sign bit set, +magnitude otherwise: ``monotonic.float_le``), a total
+preorder. Give each cut a domain that holds every value it takes: its
+encodings that are not NaN, or only the finite ones when a part (below)
+proves that its segment, over the domains of what it reads, never gives
+infinity or NaN. If every segment is monotone in each thing it reads,
+each one alone, over the product of those domains, then the whole is
+monotone: raise x to y one input step at a time (tcsmt.search.monotone_steps);
+by induction over the segments in order, every cut's value at y is >= its
+value at x, since a segment's arguments can be raised one at a time, each
+intermediate point lying in the product of domains. And "monotone in one
+argument" is again proved one step at a time: the input steps of
+monotone_steps, and for a cut the steps of c's kind over its domain
+(``monotone_steps.value_step``, which over the non-NaN encodings also
+walks past the largest finite value to infinity).
+
+The parts: per cut, its domain (one formula or two, unsat by two
+solvers); per segment and per thing it reads, per step, one formula
+asking for a step that lowers the segment's value, unsat by two solvers.
+A step that leaves the segment's term unchanged (the same node of the
+hash-consed graph: the segment does not read what moved) needs no
+solver. A sat part proves nothing about the whole (the cut values it
+chose may be unreachable) unless its inputs, replayed on the concrete
+model, are a counterexample, which is then the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tcsmt import datapath
+from tcsmt.datapath import rounding
+from tcsmt.enums import Verdict
+from tcsmt.errors import BadOption, WitnessError
+from tcsmt.model.formats import Format
+from tcsmt.model.params import ModelParams
+from tcsmt.search import monotone_steps as ms
+from tcsmt.search import separation as sep
+from tcsmt.search.domain import Domain
+from tcsmt.search.monotonic import float_le, float_lt, in_domain
+from tcsmt.search.vectors import Vector
+from tcsmt.smt import service
+from tcsmt.smt.smtlib import build_formula
+from tcsmt.smt.terms import SmtInterp
+
+ROUND = rounding.round_fixed.__wrapped__
+FINITE, NOT_NAN = "finite", "not NaN"
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A rounding: its format and the segment's term (the encoding it computes)."""
+    fmt: Format
+    term: object
+
+
+class Cutting:
+    """An interpretation that runs the datapath as written (every operation
+    is the wrapped interpretation's) and hands back, for the n-th call of
+    round_fixed, the variable ``cut{n}`` of its format, or when n is
+    ``moved`` that variable after ``move``."""
+
+    def __init__(self, I, moved: int | None = None, move: str = "") -> None:
+        self._I, self.memo, self.moved, self.move = I, self, moved, move
+        self.cuts: list[Cut] = []
+        self.cond: list = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._I, name)
+
+    def call(self, fn, params, I, args, kw):
+        out = fn(I, *args, **kw)
+        if fn is not ROUND:
+            return out
+        fmt = kw["fmt"] if "fmt" in kw else args[1]
+        n = len(self.cuts)
+        self.cuts.append(Cut(fmt, out))
+        v = self._I.var(cut_name(n), fmt.bits)
+        if n != self.moved:
+            return v
+        up, cond = ms.value_step(self._I, fmt, v, "c-" + self.move)
+        self.cond += cond + [float_le(self._I, fmt, v, up)]   # no wrap past the largest
+        return up
+
+
+def cut_name(n: int) -> str:
+    return f"cut{n}"
+
+
+CUT_MOVES = ("up", "zero")
+
+
+@dataclass
+class Part:
+    what: str                  # "domain cut{n}" or "segment {j} step {move}"
+    verdict: str               # unsat, unread (no solver needed), sat, unknown
+    proved_by: list[str] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)
+    values: dict[str, int] = field(default_factory=dict, repr=False)   # a sat part's model
+
+    def doc(self) -> dict:
+        return {"part": self.what, "verdict": self.verdict, "proved_by": self.proved_by,
+                "cpu_seconds": {s: round(t, 2) for s, t in self.cpu.items()}}
+
+
+@dataclass
+class Proof:
+    verdict: Verdict
+    parts: list[Part]
+    cuts: list[str]            # each cut's format and domain
+    vectors: list[Vector] = field(default_factory=list)
+
+    def cpu_seconds(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for part in self.parts:
+            for s, t in part.cpu.items():
+                out[s] = round(out.get(s, 0.0) + t, 2)
+        return out
+
+
+def cuts_of(p: ModelParams, k: int) -> list[Cut]:
+    """The model's roundings at k, in the order it runs them."""
+    I = Cutting(SmtInterp())
+    a, b, c = sep.declare_inputs(I, p, k)
+    sa, sb = sep.declare_scales(I, p, k)
+    datapath.dot(I, p, a, b, c, sa=sa, sb=sb)
+    return I.cuts
+
+
+def moves(k: int, segment: int) -> list[str]:
+    """What segment ``segment`` may read, as steps: the input steps, then
+    each earlier cut's."""
+    return ms.moves(k) + [f"{cut_name(n)}-{m}" for n in range(segment) for m in CUT_MOVES]
+
+
+def _run(I, p: ModelParams, k: int, domains: list[str], move: str | None):
+    """The inputs in the domain, the earlier cuts in theirs, one datapath
+    run at the inputs (after ``move`` when given): (constraints, Cutting,
+    the output)."""
+    a, b, c = sep.declare_inputs(I, p, k)
+    sa, sb = sep.declare_scales(I, p, k)
+    out = in_domain(I, p, a, b, c) + sep.scale_constraints(I, p, Domain(), sa, sb)
+    moved, how = None, ""
+    if move is not None and move.startswith("cut"):
+        name, how = move.split("-")
+        moved = int(name[3:])
+    elif move is not None:
+        c0 = c
+        a, b, c, cond = ms.step(I, p, a, b, c, move)
+        out += cond + in_domain(I, p, a, b, c) + [float_le(I, p.fc, c0, c)]
+    C = Cutting(I, moved, how)
+    d = datapath.dot(C, p, a, b, c, sa=sa, sb=sb)
+    for n, cut in enumerate(C.cuts[:len(domains)]):
+        v = I.var(cut_name(n), cut.fmt.bits)
+        out += _in(I, cut.fmt, v, domains[n])
+        if n == moved:
+            out += C.cond + _in(I, cut.fmt, ms.value_step(I, cut.fmt, v, "c-" + how)[0], domains[n])
+    return out, C, d
+
+
+def _in(I, fmt: Format, x, domain: str) -> list:
+    t = datapath.unpack(I, fmt, x, 16, False)
+    return [I.not_(t.nan)] + ([I.not_(t.inf)] if domain == FINITE else [])
+
+
+def _value(p: ModelParams, C: Cutting, d, segment: int) -> Cut:
+    if segment < len(C.cuts):
+        return C.cuts[segment]
+    return Cut(p.fout, d)
+
+
+def domain_formula(p: ModelParams, k: int, domains: list[str], n: int, want: str):
+    """Cut n's segment, over the earlier cuts' ``domains``, gives a value
+    outside ``want``."""
+    def build(I):
+        out, C, d = _run(I, p, k, domains[:n], None)
+        cut = _value(p, C, d, n)
+        return out + [I.not_(I.and_(*_in(I, cut.fmt, cut.term, want)))]
+    return build_formula(build, description=f"tcsmt monotonicity {p.name} k={k}: "
+                         f"{cut_name(n)} not {want}")
+
+
+def step_formula(p: ModelParams, k: int, domains: list[str], segment: int,
+                 move: str):
+    """Segment ``segment``'s value lowered by ``move``; None when the step
+    leaves the segment's value unchanged (it does not read what moved)."""
+    same = []
+
+    def build(I):
+        out, C, d = _run(I, p, k, domains[:segment], None)
+        out2, C2, d2 = _run(I, p, k, domains[:segment], move)
+        cut, after = _value(p, C, d, segment), _value(p, C2, d2, segment).term
+        same.append(after == cut.term)
+        return out + out2 + [float_lt(I, cut.fmt, after, cut.term)]
+    f = build_formula(build, description=f"tcsmt monotonicity {p.name} k={k}: "
+                      f"segment {segment}, step {move}")
+    return None if same[0] else f
+
+
+def prove(p: ModelParams, k: int = False,
+          solvers: tuple[str, str] = ("bitwuzla", "cvc5"), budget: float = 120.0,
+          log=None) -> Proof:
+    """Every part, each by both solvers in turn (one process at a time).
+    Ends at the first part not proved: unknown, or sat with a replayed
+    witness when the part's inputs are a counterexample of the model."""
+    cuts = cuts_of(p, k)
+    if any(c.fmt.specials == "fnuz" for c in cuts) or p.fc.specials == "fnuz":
+        raise BadOption(f"{p.name}: monotonicity by parts needs formats with -0 (no fnuz)")
+    parts: list[Part] = []
+    domains: list[str] = []
+    for n in range(len(cuts)):
+        for want in (FINITE, NOT_NAN):
+            part = _ask(domain_formula(p, k, domains, n, want),
+                        f"domain {cut_name(n)}: {want}", solvers, budget, log)
+            parts.append(part)
+            if part.verdict == "unsat":
+                domains.append(want)
+                break
+        else:
+            return Proof(Verdict.UNKNOWN, parts, _say(cuts, domains))
+    for j in range(len(cuts) + 1):
+        for move in moves(k, j):
+            part, vectors = step_part(p, k, domains, j, move, solvers, budget, log)
+            parts.append(part)
+            if part.verdict not in ("unsat", "unread"):
+                verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
+                return Proof(verdict, parts, _say(cuts, domains), vectors)
+    return Proof(Verdict.UNSAT, parts, _say(cuts, domains))
+
+
+def step_part(p: ModelParams, k: int, domains: list[str], segment: int,
+              move: str, solvers: tuple[str, ...] = ("bitwuzla", "cvc5"), budget: float = 120.0,
+              log=None) -> tuple[Part, list[Vector]]:
+    """One step part: (the part, [x, y] when it is sat and its inputs,
+    replayed on the concrete model, are a counterexample)."""
+    what = f"segment {segment}, step {move}"
+    f = step_formula(p, k, domains, segment, move)
+    part = Part(what, "unread") if f is None else _ask(f, what, solvers, budget, log)
+    sat = part.verdict == "sat" and not move.startswith("cut")
+    return part, _replay(p, k, move, part) if sat else []
+
+
+def _say(cuts: list[Cut], domains: list[str]) -> list[str]:
+    return [f"{cut_name(n)}: {c.fmt.name}, "
+            f"{domains[n] if n < len(domains) else '?'}" for n, c in enumerate(cuts)]
+
+
+def _ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
+    part = Part(what, "unsat")
+    for s in solvers:
+        run = service.race([service.Job(f, s, what, budget)], budget + 30.0, parallel=1)[0]
+        part.cpu[s] = run.cpu
+        if log:
+            log(f"{what}: {s} {run.status} {run.cpu:.1f} CPU-s")
+        if run.status != service.Status.UNSAT:
+            part.verdict = str(run.status)
+            part.values = run.values
+            return part
+        part.proved_by.append(s)
+    return part
+
+
+def _replay(p: ModelParams, k: int, move: str, part: Part) -> list[Vector]:
+    try:
+        return ms.witness(p, k, move, part.values)
+    except WitnessError:
+        return []

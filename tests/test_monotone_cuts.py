@@ -1,0 +1,64 @@
+"""Monotonicity by parts, cut at the model's own roundings
+(tcsmt.search.monotone_cuts): a small model that rounds every addition is
+proved part by part, each part unsat by two solvers; a non-monotone
+model's step part is sat with a witness that replays on the model."""
+
+import pytest
+
+from tcsmt.enums import Verdict
+from tcsmt.errors import BadOption
+from tcsmt.model.choose import choose
+from tcsmt.search import monotone_cuts as mc
+from tcsmt.search.monotonic import check_witness
+
+
+def _small():
+    """CDNA2's datapath (every addition rounded, pairwise, flushing) with
+    FP4 inputs and a 6-bit accumulator: small formulas."""
+    return choose("cdna2-fp16-fp32").replace(
+        in_format="float4_e2m1fn", c_format="float6_e3m2fn", out_format="float6_e3m2fn",
+        acc_format="float6_e3m2fn")
+
+
+def test_the_cuts_are_the_models_roundings():
+    """CDNA2 at k = 4: the pairwise tree's three additions, c's addition and
+    the final rounding, each into FP32; RDNA3 rounds its block sum into
+    e10m23 before FP32."""
+    assert [c.fmt.name for c in mc.cuts_of(choose("cdna2-fp16-fp32"), 4)] == ["float32"] * 5
+    assert [c.fmt.name for c in mc.cuts_of(choose("rdna3-fp16-fp32"), 2)] == ["e10m23", "float32"]
+    assert mc.moves(2, 1) == ["a0", "a1", "b0", "b1", "c-up", "c-zero", "cut0-up", "cut0-zero"]
+
+
+def test_a_monotone_model_is_proved_by_parts_each_by_two_solvers():
+    p = _small()
+    proof = mc.prove(p, 2, budget=60.0)
+    assert proof.verdict == Verdict.UNSAT, [x.doc() for x in proof.parts]
+    assert len(proof.cuts) == 3
+    asked = [x for x in proof.parts if x.verdict != "unread"]
+    assert all(x.verdict == "unsat" and x.proved_by == ["bitwuzla", "cvc5"] for x in asked)
+    # every segment is asked about each input it reads; the rest need no solver
+    unread = {x.what for x in proof.parts if x.verdict == "unread"}
+    assert "segment 0, step c-up" in unread and "segment 0, step a0" not in unread
+    assert "segment 3, step cut2-up" not in unread and "segment 3, step a0" in unread
+    assert set(proof.cpu_seconds()) == {"bitwuzla", "cvc5"}
+
+
+def test_a_part_finds_a_non_monotone_step_that_replays():
+    """RDNA3 (k = 2) is not monotone (results/rdna3/monotonicity.json): the
+    segment up to its e10m23 rounding already falls when c steps up, and the
+    inputs of that part's model are a counterexample of the whole model."""
+    p = choose("rdna3-fp16-fp32")
+    part, vectors = mc.step_part(p, 2, [], 0, "c-up", ("bitwuzla",), 60.0)
+    assert part.verdict == "sat"
+    x, y = vectors
+    dx, dy = check_witness(p, 2, x, y)
+    assert (x.a, x.b) == (y.a, y.b) and x.c != y.c and dx != dy
+    # the next segment (FP32 from e10m23) is monotone in its input: unsat
+    part, _ = mc.step_part(p, 2, [mc.NOT_NAN], 1, "cut0-up", ("bitwuzla", "cvc5"), 60.0)
+    assert part.verdict == "unsat" and part.proved_by == ["bitwuzla", "cvc5"]
+
+
+def test_a_format_without_minus_zero_is_refused():
+    p = choose("rdna3-fp16-fp32").replace(c_format="float8_e4m3fnuz")
+    with pytest.raises(BadOption):
+        mc.prove(p, 2)
