@@ -217,8 +217,8 @@ class _BadCalibration(ProbeDevice):
     """The d file with calibration vector 'term 3' zeroed: what a wrong
     operand layout gives."""
 
-    def _host_file(self, vs, n):
-        path = super()._host_file(vs, n)
+    def _host_file(self, vs, n, ins):
+        path = super()._host_file(vs, n, ins)
         words = path.read_text().split("\n")
         words[len(vs.vectors) + 3] = "0x0"
         path.write_text("\n".join(words))

@@ -16,7 +16,9 @@ products and differ on a lone block of 4). A row's number is its place
 in the order the unit ran them, whatever its k; ``d`` and ``origins``
 follow that order, and ``at(k)`` gives the rows of one k with their
 numbers. A device that cannot run rows of some k says why in
-``refuses(k)`` (a probe is written for one instruction, of one k).
+``refuses(k)`` (a GPU runs rows of k products only through an instruction
+of that k that computes what the probe's own does there:
+tcsmt.identify.otherk).
 """
 
 from __future__ import annotations

@@ -197,7 +197,15 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
         out, idx, match, end = _staged(models, [cl.members for cl in usable.classes], sts,
                                        in_domain, a, b, c, d, log, progress, screen_first=False,
                                        sa=sa, sb=sb)
-    if not res.consistent:
+    failure = None
+    if res.consistent and obs.other:           # rows of another k, judged at their own k
+        from tcsmt.identify.atk import keep_at_own_k
+        res.consistent, failure = keep_at_own_k(models, res.consistent, obs)
+        say(log, f"{len(res.consistent)} hypotheses reproduce the rows of k = "
+                 f"{', '.join(map(str, sorted(obs.other)))} too")
+    if failure is not None:
+        res.failure = failure
+    elif not res.consistent:
         res.failure = failure_report(models, idx, out, match, obs, end)
     else:
         _group(res, usable, out, idx, full)

@@ -8,7 +8,10 @@ runs them on a model (tcsmt.identify.blind): phase 1 walks the plan (a
 launch holds what ``batch`` says); phase 2 confirms the class it ends in on
 vectors it was not chosen from (property vectors and random rows, one
 launch of many vectors each, and the few rows that split rivals), each
-launch one more probe built and run on the GPU. The verdict is
+launch one more probe built and run on the GPU. Rows of another k (rivals
+that differ only at a second k) run in a probe of an instruction of that
+k with the same formats on the same GPU (tcsmt.identify.otherk), or are
+refused with the reason when the table holds none that computes the same. The verdict is
 "identified" with its model file, or "unexplained" with the rows. With
 ``--no-confirm`` the loop of tcsmt.identify.loop runs instead: phase 1 and
 the solvers' proof of its class, a witness that splits it run on the GPU
@@ -60,13 +63,14 @@ def identify_on_device(device: str, plan: Plan, *, instruction: str | None = Non
     """Both phases on a probe device (``confirm``; tcsmt.identify.blind, as
     ``--device sim`` runs them), else phase 1 and the proof of its class
     (tcsmt.identify.loop); the document identify --device prints."""
+    from tcsmt.identify.otherk import instruction_for_k
     from tcsmt.identify.plan import space_plan_name
     from tcsmt.probes.device import ProbeDevice, observations_path, parse_device_spec
     spec = parse_device_spec(device)
     ins = device_instruction(plan, instruction, spec.target)
     t0 = time.monotonic()
-    with ProbeDevice(spec, ins, log=log,
-                     generator=f"tcsmt {__version__} identify --device {spec.text}") as dev:
+    with ProbeDevice(spec, ins, log=log, generator=f"tcsmt {__version__} identify --device {spec.text}",
+                     other_k=instruction_for_k) as dev:
         what = Path(plan.source).stem if plan.source else space_plan_name(plan.space.base)
         path = Path(observations) if observations else observations_path(dev.device_name, what)
         dev.record_to(path)

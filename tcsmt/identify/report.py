@@ -178,6 +178,7 @@ def parameter_values(models: list[ModelParams], axes: dict[str, list]) -> dict[s
 
 
 def report_record(res: Identification, extra: dict | None = None) -> dict:
+    from tcsmt.identify.atk import other_counts
     models = res.space.models()
     obs = res.obs
     cons = [models[i] for i in res.consistent]
@@ -185,7 +186,8 @@ def report_record(res: Identification, extra: dict | None = None) -> dict:
         "schema": SCHEMA,
         "observations": {"source": res.source, "device": obs.device, "instruction": obs.instruction,
                          "formats": obs.formats(), "k": obs.k, "rows": len(obs.rows),
-                         "known_problems": obs.meta.get("known_problems", [])},
+                         "known_problems": obs.meta.get("known_problems", []),
+                         **({"rows_at_other_k": other_counts(obs)} if obs.other else {})},
         "space": {"name": res.space.name, "hypotheses": res.space.size},
         "plan": res.plan.source if res.plan is not None else None,
         "plan_rows_walked": len(res.walked),
@@ -211,7 +213,8 @@ def report_record(res: Identification, extra: dict | None = None) -> dict:
 def text_lines(rec: dict) -> list[str]:
     o = rec["observations"]
     out = [f"observations: {o['source']} ({o['device']}; {o['instruction']}; "
-           f"{o['rows']} rows, k = {o['k']})",
+           f"{o['rows']} rows, k = {o['k']}"
+           + "".join(f"; {n} rows at k = {k}" for k, n in o.get("rows_at_other_k", {}).items()) + ")",
            f"space: {rec['space']['name']} ({rec['space']['hypotheses']} hypotheses)"
            + (f"; plan: {rec['plan']} ({rec['plan_rows_walked']} rows read along its tree)"
               if rec["plan"] else "")]

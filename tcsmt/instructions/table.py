@@ -114,3 +114,29 @@ def all_instructions() -> list[Instruction]:
 
 def default_names() -> set[str]:
     return set(_all()[1].values())
+
+
+def runs_on(ins: Instruction, arch: str) -> bool:
+    """Whether a GPU of ``arch`` (``sm_80``, ``sm_90a``, ``gfx90a``) runs the
+    instruction: an AMD target among its ``archs``; an NVIDIA one of at least
+    its compute capability, exactly its own for an arch-specific
+    instruction (``sm_90a`` wgmma, ``sm_100a`` tcgen05, ``sm_120a`` kinds)."""
+    arch = arch.strip().lower()
+    if ins.api in AMD_APIS:
+        return arch.split(":")[0] in ins.archs
+    if not arch.startswith("sm_") or not arch[3:].rstrip("af").isdigit():
+        return False
+    cc = int(arch[3:].rstrip("af"))
+    if ins.arch.endswith("a"):
+        own = int(ins.arch[3:].rstrip("a"))
+        same = SAME_INSTRUCTIONS.get(f"sm_{cc}a")
+        return cc == own or (same is not None and same == (ins.arch, ins.api))
+    return cc >= ins.min_sm
+
+
+def same_formats(ins: Instruction, arch: str) -> list[Instruction]:
+    """The instructions a GPU of ``arch`` runs that compute what ``ins``
+    computes (its formats, scale block and sparsity), whatever their k;
+    ``ins`` first, then by k."""
+    fits = [i for i in all_instructions() if i.key() == ins.key() and runs_on(i, arch) and i != ins]
+    return [ins] + sorted(fits, key=lambda i: (i.k, i.api != "mma", i.name))

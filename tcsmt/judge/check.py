@@ -180,7 +180,9 @@ def load_rows(path: str | Path) -> list[Rows]:
     p = find_vectors(p)
     data, sha = read_json(p)
     if isinstance(data, dict) and data.get("schema") == "tcsmt-observations/1":
-        return [rows_from_observations(parse_observations(data, str(p)), str(p))]
+        obs = parse_observations(data, str(p))      # rows of another k: a set per k
+        return [rows_from_observations(obs, str(p))] + [
+            rows_from_observations(obs.at(k), str(p)) for k in sorted(obs.other)]
     return [r for vs in parse_vector_file(data, str(p), sha) for r in rows_from_vectors(vs, str(p))]
 
 

@@ -29,8 +29,15 @@ Schema ``tcsmt-observations/1``::
                                                 places (calibration vectors, and
                                                 no stray element of D)
       "known_problems": [{"rule": ..., "why": ...}],   (optional, recorded data)
+      "launches": [{"launch": 1, "instruction": ..., "k": 16, "rows": [0, 40], ...}],
+                                               (optional, a device run) what each launch
+                                                ran: its instruction and k (a launch
+                                                without them ran the file's instruction)
       "observations": [
         {"index": 0,
+         "k": 8,                               (optional) the row's k where it is not
+                                                the file's: a row run by an instruction
+                                                of another k (its launch names it)
          "a": ["0x3c00", ...],                 k hex patterns in A's format
          "b": ["0x3c00", ...],                 k hex patterns in B's format
          "c": "0x3f800000",                    in formats.c
@@ -112,9 +119,19 @@ class ObservationSet:
     fscale: Format | None = None
     scale_block: int = 0
     sparsity: str = "dense"
+    other: dict[int, list[Observation]] = field(default_factory=dict)   # k -> rows of another k
 
     def formats(self) -> dict[str, str]:
         return FormatSet(self.fin, self.fb or self.fin, self.fc, self.fout, self.fscale).record()
+
+    def at(self, k: int) -> ObservationSet:
+        """The rows of another k as a set of their own, with the instruction
+        their launches name (a device run's "launches")."""
+        from dataclasses import replace
+        names = {x.get("instruction") for x in self.meta.get("launches") or []
+                 if isinstance(x, dict) and x.get("k") == k}
+        ins = names.pop() if len(names) == 1 else self.instruction
+        return replace(self, instruction=str(ins), k=k, rows=self.other[k], other={})
 
 
 def hex_bits(text, fmt: Format, where: str) -> int:
@@ -186,9 +203,17 @@ def parse_observations(data, where: str = "observations") -> ObservationSet:
     obs = data.get("observations")
     if not isinstance(obs, list) or not obs:
         raise UserError(f"{where}: \"observations\" must be a non-empty list")
-    rows = [_parse_row(o, n, fs, k, block, where, sparsity) for n, o in enumerate(obs)]
+    parsed = [_parse_row(o, n, fs, _row_k(o, n, k, block, where), block, where, sparsity)
+              for n, o in enumerate(obs)]
+    rows = [r for r in parsed if len(r.a) == k]
+    other: dict[int, list[Observation]] = {}
+    for r in parsed:
+        if len(r.a) != k:
+            other.setdefault(len(r.a), []).append(r)
+    if not rows:
+        raise UserError(f"{where}: no observation has the file's k = {k}")
     first: dict[int, int] = {}
-    for n, r in enumerate(rows):
+    for n, r in enumerate(parsed):
         if r.index in first:
             raise UserError(f"{where}: observations[{n}]: index {r.index} is already the index of "
                             f"observations[{first[r.index]}]: every observation needs its own")
@@ -197,7 +222,17 @@ def parse_observations(data, where: str = "observations") -> ObservationSet:
         "device", "compute_capability", "instruction", "formats", "k", "observations", "sparsity")}
     return ObservationSet(data["device"], data["compute_capability"], data["instruction"],
                           fs.a, fs.c, fs.out, k, rows, meta, fs.b if fs.b != fs.a else None,
-                          fs.scale, block, sparsity)
+                          fs.scale, block, sparsity, other)
+
+
+def _row_k(o, n: int, k: int, block: int, where: str) -> int:
+    """A row's k: its own "k" (a row run by an instruction of another k),
+    else the file's."""
+    kk = o.get("k", k) if isinstance(o, dict) else k
+    if not isinstance(kk, int) or isinstance(kk, bool) or kk < 1 or (block and kk % block):
+        raise UserError(f"{where}: observations[{n}].k must be a positive integer"
+                        + (f" dividing into blocks of {block}" if block else ""))
+    return kk
 
 
 def parse_sparsity(data: dict, where: str) -> str:

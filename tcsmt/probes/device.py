@@ -9,6 +9,10 @@ out exact. Every row it returned is added to one observations file (schema
 tcsmt-observations/1, written again after every launch), with the device,
 its runtime and driver, the compiler and the build command, so that a run
 can be replayed offline (``tcsmt identify FILE``, ``tcsmt check FILE``).
+Rows of another k than the probe's instruction run, when ``other_k``
+chooses one, in a probe of an instruction of that k (each launch records
+its instruction and k, each row of another k its k); otherwise they are
+refused with the reason (``refuses(k)``).
 
 ``--device cuda-host:MODEL`` (and ``hip-host:MODEL``) is the same device
 without a GPU: the same probes, built by the same compiler for the
@@ -102,8 +106,9 @@ class ProbeDevice:
     """Vectors of one instruction run on a GPU (or in host mode), launch by launch."""
 
     def __init__(self, spec: DeviceSpec, ins: Instruction, observations: str | Path | None = None,
-                 log=None, generator: str = ""):
+                 log=None, generator: str = "", other_k=None):
         self.spec, self.ins, self.log = spec, ins, log
+        self.other_k = other_k      # (ins, k, arch) -> the instruction of k, or why none
         self.path: Path | None = None
         if observations is not None:
             self.record_to(observations)
@@ -159,47 +164,71 @@ class ProbeDevice:
 
     # -- running --------------------------------------------------------------
 
-    def refuses(self, k: int) -> str | None:
-        """Why rows of k products are not run (None at the instruction's k):
-        the probe is written for one instruction, and a row of fewer
-        products padded with zeros is not a lone block of k."""
+    @property
+    def arch(self) -> str:
+        """The GPU's architecture (sm_90, gfx90a); in host mode the
+        instruction's own."""
+        return self.tc.arch_word if self.spec.index is not None else self.ins.arch
+
+    def instruction(self, k: int) -> Instruction | str:
+        """The instruction that runs rows of k products, or why none does:
+        the probe's own at its k; at another k the one ``other_k`` chooses
+        (tcsmt.identify.otherk: of that k, the same formats, the same unit
+        on this GPU), none without it."""
         if k == self.ins.k:
-            return None
-        return (f"the probe is written for {self.ins.name} (k = {self.ins.k}); rows of k = {k} "
-                "need a probe of an instruction of that k, which is not written")
+            return self.ins
+        if self.other_k is None:
+            return (f"the probe is written for {self.ins.name} (k = {self.ins.k}); rows of k = {k} "
+                    "need an instruction of that k, and none is chosen here")
+        return self.other_k(self.ins, k, self.arch)
+
+    def refuses(self, k: int) -> str | None:
+        """Why rows of k products are not run (None when an instruction of
+        that k runs them): a row of fewer products padded with zeros is not
+        a lone block of k."""
+        ins = self.instruction(k)
+        return ins if isinstance(ins, str) else None
 
     def run(self, rows: Rows) -> np.ndarray:
-        """The d of every row (tcsmt.observed.random_rows.Rows): one launch."""
-        vs = vector_set(self._fs(), self.ins.scale_block, self.ins, rows,
+        """The d of every row (tcsmt.observed.random_rows.Rows): one launch,
+        of the instruction of the rows' k."""
+        ins = self.instruction(rows.a.shape[1])
+        if isinstance(ins, str):
+            raise UserError(f"{self.label}: {ins}")
+        vs = vector_set(self._fs(ins), ins.scale_block, ins, rows,
                         f"launch {len(self.launch_records) + 1} of {self.spec.text}")
         fout = vs.fout
-        return np.array([parse_bits(r["d"], fout) for r in self.run_set(vs)], dtype=np.uint64)
+        return np.array([parse_bits(r["d"], fout) for r in self.run_set(vs, ins)], dtype=np.uint64)
 
-    def _fs(self) -> FormatSet:
+    def _fs(self, i: Instruction) -> FormatSet:
         from tcsmt.model.formats import get_format
-        i = self.ins
         return FormatSet(get_format(i.in_format), get_format(i.b_fmt), get_format(i.c_format),
                          get_format(i.out_format), get_format(i.scale_format) if i.scale_format else None)
 
-    def run_set(self, vs: VectorSet) -> list[dict]:
-        """Run a set of vectors in one launch; the rows the probe returned
-        (numbered on from the rows of earlier launches)."""
+    def run_set(self, vs: VectorSet, ins: Instruction | None = None) -> list[dict]:
+        """Run a set of vectors in one launch of ``ins`` (the probe's own by
+        default); the rows the probe returned (numbered on from the rows of
+        earlier launches; a row of another k than the probe's own says its k)."""
         from tcsmt.probes.harness import program
+        ins = ins or self.ins
         n = len(self.launch_records) + 1
         src = self.workdir / f"probe{n}{'.cu' if self.spec.target == 'cuda' else '.hip'}"
-        src.write_text(program(vs, self.ins, src.name))
-        dfile = self._host_file(vs, n) if self.spec.index is None else None
+        src.write_text(program(vs, ins, src.name))
+        dfile = self._host_file(vs, n, ins) if self.spec.index is None else None
         t0 = time.monotonic()
-        build = compile_probe(self.tc, self.ins, src, self.workdir / f"probe{n}")
+        build = compile_probe(self.tc, ins, src, self.workdir / f"probe{n}")
         t1 = time.monotonic()
         doc = self._execute(n, dfile)
         t2 = time.monotonic()
-        rows = self._check(vs, doc, n)
-        self.launch_records.append({"launch": n, "rows": [len(self.rows), len(self.rows) + len(rows)],
+        rows = self._check(vs, doc, n, ins)
+        self.launch_records.append({"launch": n, "instruction": ins.name, "k": ins.k,
+                                    "rows": [len(self.rows), len(self.rows) + len(rows)],
                                     "vectors_sha256": vs.sha256, "build": build,
                                     "compile_seconds": round(t1 - t0, 2), "run_seconds": round(t2 - t1, 2)})
         for r in rows:
             r["index"] = len(self.rows)
+            if ins.k != self.ins.k:
+                r["k"] = ins.k
             self.rows.append(r)
         self._write()
         if self.log:
@@ -227,38 +256,38 @@ class ProbeDevice:
             raise UserError(f"the probe's layout check failed on {self.label}: {doc['layout_check']}")
         return doc
 
-    def _host_file(self, vs: VectorSet, n: int) -> Path:
+    def _host_file(self, vs: VectorSet, n: int, ins: Instruction) -> Path:
         """The d file of a host-mode launch: the model's d of every vector and
         calibration vector, as the kernel would write them, then 0 stray
         elements."""
         from tcsmt.probes.calibration import calibration_vectors
         from tcsmt.probes.harness import model_outputs, vectors_model
         from tcsmt.sim.dot import dot_bits
-        if self.model is None:
+        if self.model is None:      # the unit: one model, whatever instruction runs it
             self.model = vectors_model(self.spec.model, vs, self.ins)
         model = self.model
         fout = vs.fout
-        _, outs = model_outputs(vs, self.ins, model)
-        for cal in calibration_vectors(self.ins):
-            sc = (cal.scale_a, cal.scale_b) if self.ins.scale_block else (None, None)
+        _, outs = model_outputs(vs, ins, model)
+        for cal in calibration_vectors(ins):
+            sc = (cal.scale_a, cal.scale_b) if ins.scale_block else (None, None)
             outs.append(dot_bits(model, cal.a, cal.b, cal.c, *sc))
         path = self.workdir / f"d{n}.txt"
         path.write_text("\n".join(f"0x{fout.to_storage(d):x}" for d in outs) + "\n0\n")
         return path
 
-    def _check(self, vs: VectorSet, doc: dict, n: int) -> list[dict]:
+    def _check(self, vs: VectorSet, doc: dict, n: int, ins: Instruction) -> list[dict]:
         """The probe's rows, after checking that they hold the inputs asked for."""
         obs = parse_observations(doc, f"the output of launch {n} on {self.label}")
-        if obs.instruction != self.ins.name or len(obs.rows) != len(vs.vectors):
+        if obs.instruction != ins.name or len(obs.rows) != len(vs.vectors):
             raise InternalError(f"launch {n}: the probe ran {obs.instruction} on {len(obs.rows)} "
-                                f"vectors; asked: {self.ins.name} on {len(vs.vectors)}")
-        scales = vs.padded_scales(self.ins.k)
-        for i, ((a, b, c), row) in enumerate(zip(vs.padded(self.ins.k), obs.rows)):
+                                f"vectors; asked: {ins.name} on {len(vs.vectors)}")
+        scales = vs.padded_scales(ins.k)
+        for i, ((a, b, c), row) in enumerate(zip(vs.padded(ins.k), obs.rows)):
             want = (a, b, c, *(scales[i] if vs.scale_block else ([], [])))
             got = (list(row.a), list(row.b), row.c, list(row.scale_a), list(row.scale_b))
             if list(want) != list(got):
                 raise InternalError(f"launch {n}: the probe's row {i} holds other inputs than vector {i}")
-        if not self.head:
+        if not self.head and ins == self.ins:      # the file's instruction: the probe's own
             skip = ("observations", "hypotheses", "vectors_sha256", "layout_check", "host_d")
             self.head = {k: v for k, v in doc.items() if k not in skip}
         return [{k: v for k, v in r.items() if k != "matches"} for r in doc["observations"]]
