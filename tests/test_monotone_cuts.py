@@ -62,3 +62,13 @@ def test_a_format_without_minus_zero_is_refused():
     p = choose("rdna3-fp16-fp32").replace(c_format="float8_e4m3fnuz")
     with pytest.raises(BadOption):
         mc.prove(p, 2)
+
+
+def test_a_part_past_its_budget_is_unknown_with_no_cpu_figure():
+    """One rounded FP32 addition monotone in an argument (CDNA2's third
+    rounding) is past a budget of 0.5 CPU-s: unknown, its wall time kept."""
+    p = choose("cdna2-fp16-fp32")
+    part, vectors = mc.step_part(p, 4, [mc.FINITE, mc.FINITE], 2, "cut0-up", ("bitwuzla",), 0.5)
+    assert part.verdict == "unknown" and vectors == []
+    assert part.cpu == {} and part.seconds["bitwuzla"] > 0
+    assert part.doc()["proved_by"] == []

@@ -109,12 +109,14 @@ class Part:
     what: str                  # "domain cut{n}" or "segment {j} step {move}"
     verdict: str               # unsat, unread (no solver needed), sat, unknown
     proved_by: list[str] = field(default_factory=list)
-    cpu: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)   # CPU seconds of answering runs
+    seconds: dict[str, float] = field(default_factory=dict)   # wall seconds of every run
     values: dict[str, int] = field(default_factory=dict, repr=False)   # a sat part's model
 
     def doc(self) -> dict:
         return {"part": self.what, "verdict": self.verdict, "proved_by": self.proved_by,
-                "cpu_seconds": {s: round(t, 2) for s, t in self.cpu.items()}}
+                "cpu_seconds": {s: round(t, 2) for s, t in self.cpu.items()},
+                "seconds": {s: round(t, 2) for s, t in self.seconds.items()}}
 
 
 @dataclass
@@ -263,9 +265,11 @@ def _ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
     part = Part(what, "unsat")
     for s in solvers:
         run = service.race([service.Job(f, s, what, budget)], budget + 30.0, parallel=1)[0]
-        part.cpu[s] = run.cpu
+        part.seconds[s] = run.seconds
+        if run.status in (service.Status.SAT, service.Status.UNSAT):
+            part.cpu[s] = run.cpu     # a run stopped at its budget reports none
         if log:
-            log(f"{what}: {s} {run.status} {run.cpu:.1f} CPU-s")
+            log(f"{what}: {s} {run.status} {run.cpu:.1f} CPU-s, {run.seconds:.1f} s")
         if run.status != service.Status.UNSAT:
             part.verdict = str(run.status)
             part.values = run.values
