@@ -203,14 +203,16 @@ def test_a_probe_refuses_rows_of_another_k(tmp_path):
 
 
 def test_rivals_at_a_k_the_probe_cannot_run_stay_undecided_with_the_reason(tmp_path):
-    """Confirmation on a probe (one instruction, k = 16): a rival that
-    differs only at k = 4 is not split by rows padded to 16 nor by
-    solvers' witnesses it cannot run; it stays undecided, and the verdict
-    says at which k and why, in one line."""
+    """Confirmation on a probe of k = 16 on sm_80: a rival that differs
+    only at k = 4 is not split by rows padded to 16, and m8n8k4 is not run
+    for it (nothing records that it computes there what m16n8k16 does:
+    on Turing it runs Volta's datapath); it stays undecided, and the
+    verdict says at which k and why, in one line."""
     import shutil
 
     from tcsmt.identify.blind import Confirmation
     from tcsmt.identify.device import Seen
+    from tcsmt.identify.otherk import instruction_for_k
     from tcsmt.identify.verdict import _event, _settled_lines
     from tcsmt.instructions.table import instruction_by_name
     from tcsmt.probes.device import ProbeDevice, parse_device_spec
@@ -219,15 +221,18 @@ def test_rivals_at_a_k_the_probe_cannot_run_stay_undecided_with_the_reason(tmp_p
     said = choose("turing-fp16-fp16-m8n8k4").replace(chaining="separate", name="said")
     rival = choose("volta-fp16-fp16").replace(chaining="separate", name="rival")
     ins = instruction_by_name("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16")
-    with ProbeDevice(parse_device_spec("cuda-host:volta-fp16-fp16"), ins, tmp_path / "obs.json") as dev:
+    with ProbeDevice(parse_device_spec("cuda-host:volta-fp16-fp16"), ins, tmp_path / "obs.json",
+                     other_k=instruction_for_k) as dev:
         conf = Confirmation(Seen(dev, 16), [said], [said], said)
         assert conf._other_k(said, [rival]) is False and len(conf.seen) == 0
         assert conf._other_k(said, [rival]) is False and len(conf.events) == 1
     undecided = list(conf.settled.values())
     assert [u["k"] for u in undecided] == [4] and undecided[0]["verdict"] == "unknown"
     text = _settled_lines({"same_behaviour": [], "undecided": undecided})
-    assert len(text) == 1 and text[0].startswith("not ruled out at k = 4 (the probe is written for ")
-    assert "rows of k = 4" in _event(conf.events[0])
+    assert len(text) == 1 and text[0].startswith(
+        "not ruled out at k = 4 (nothing records that mma.sync m8n8k4 (k = 4) computes on sm_80 what "
+        "mma.sync m16n8k16 does")
+    assert "differ only at k = 4, where the unit is not run: nothing records" in _event(conf.events[0])
 
 
 @pytest.mark.parametrize("name", ["blackwell-nvfp4", "blackwell-mxf4"])

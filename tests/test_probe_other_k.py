@@ -25,6 +25,8 @@ from tcsmt.instructions.table import instruction_by_name
 from tcsmt.model.choose import choose
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+needs_hipcc = pytest.mark.skipif(shutil.which("hipcc") is None,
+                                 reason="hipcc could not be installed (.ci/run tries)")
 FP16_K16 = "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"
 FP16_K8 = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16"
 UNIT = 'base = "ampere-fp16-fp16"\nname = "unit"\nchaining = "separate"\n'
@@ -134,12 +136,15 @@ def test_no_instruction_of_the_second_k_is_a_one_line_refusal(tmp_path):
 
 
 @needs_nvcc
+@pytest.mark.slow
 def test_identify_on_cuda_probes_runs_the_second_k_through_its_instruction(tmp_path, capsys, monkeypatch):
     """tcsmt identify --device cuda-host:ampere --formats fp16:fp16 end to
     end: the rivals phase 2 leaves that differ only at k = 8 (a lone block
     of Ampere's 8) are split by a launch of mma.sync m16n8k8, built by nvcc
     beside the m16n8k16 probes, not refused; the unit ends identified, and
-    the model file written reproduces every row at its own k."""
+    the model file written reproduces every row at its own k, and the file
+    replays through the plan to the same verdict. Slow: 25 to 40 s at a load
+    of 5 (about 18 CPU-s: three nvcc builds, phase 2's search)."""
     monkeypatch.chdir(tmp_path)
     code, out, err = tcsmt(["identify", "--device", "cuda-host:ampere", "--formats", "fp16:fp16",
                             "--batch", "plan", "--no-prove", "--model-file", "found.toml",
@@ -155,3 +160,32 @@ def test_identify_on_cuda_probes_runs_the_second_k_through_its_instruction(tmp_p
     assert any(r.get("k") == 8 for r in doc["observations"])
     code, out, err = tcsmt(["check", "obs.json", "--arch", "found.toml"], capsys)
     assert code == 0 and out.count("(every row matches)") == 2, out
+    code, out, err = tcsmt(["identify", "obs.json", "--plan", rec["plan"], "--no-prove", "--no-model-file"],
+                           capsys)
+    assert code == 0 and "verdict: identified" in out and "rows at k = 8" in out, out
+
+
+@needs_hipcc
+def test_a_second_k_on_mfma_runs_another_mfma_shape(tmp_path):
+    """CDNA3's fp16 unit (blocks of 8) run through v_mfma_f32_32x32x8f16
+    (k = 8): a rival of blocks of 16 agrees on every row of 8 and is split
+    by rows of 16 through v_mfma_f32_16x16x16f16 (built by hipcc, run in
+    host mode), which MMA-Sim's map says computes the same model on gfx942."""
+    from tcsmt.identify.blind import Confirmation
+    from tcsmt.identify.confirm import random_probe
+    from tcsmt.identify.device import Seen
+    from tcsmt.identify.explain import explaining
+    from tcsmt.probes.device import ProbeDevice, parse_device_spec
+    unit = choose("cdna3-fp16-fp32")
+    rival = unit.replace(block_size=16, name="rival")
+    with ProbeDevice(parse_device_spec("hip-host:cdna3"), instruction_by_name("v_mfma_f32_32x32x8f16"),
+                     tmp_path / "obs.json", other_k=instruction_for_k) as dev:
+        seen = Seen(dev, 8)
+        seen.run_rows(*random_probe(unit, 8, 3, 64), "at 8")
+        assert explaining([unit, rival], seen) == [0, 1] and dev.arch == "gfx942"
+        seen.phase = 2
+        assert Confirmation(seen, [unit], [unit], unit)._other_k(unit, [rival]) is True
+    assert seen.ks() == [8, 16] and explaining([unit, rival], seen) == [0]
+    doc = json.loads((tmp_path / "obs.json").read_text())
+    assert [(x["instruction"], x["k"]) for x in doc["launches"]] == [
+        ("v_mfma_f32_32x32x8f16", 8), ("v_mfma_f32_16x16x16f16", 16)]

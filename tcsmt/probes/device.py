@@ -54,6 +54,10 @@ from tcsmt.probes.toolchain import (
 from tcsmt.version import __version__
 
 RUN_SECONDS = 300.0
+HOST_TARGETS = {"volta": "sm_70", "turing": "sm_75", "ampere": "sm_80", "ada": "sm_89", "hopper": "sm_90a",
+                "blackwell": "sm_100a", "blackwell-ultra": "sm_103a", "rtx-blackwell": "sm_120a",
+                "cdna1": "gfx908", "cdna2": "gfx90a", "cdna3": "gfx942", "cdna4": "gfx950"}
+"""The target a model's architecture stands for in host mode."""
 SPECS = "cuda[:N], hip[:N], cuda-host:MODEL or hip-host:MODEL"
 
 
@@ -166,9 +170,14 @@ class ProbeDevice:
 
     @property
     def arch(self) -> str:
-        """The GPU's architecture (sm_90, gfx90a); in host mode the
+        """The GPU's architecture (sm_90, gfx90a); in host mode that of the
+        model playing the unit where it runs the instruction, else the
         instruction's own."""
-        return self.tc.arch_word if self.spec.index is not None else self.ins.arch
+        from tcsmt.instructions.table import runs_on
+        if self.spec.index is not None:
+            return self.tc.arch_word
+        target = HOST_TARGETS.get(self.model.arch if self.model is not None else "", "")
+        return target if target and runs_on(self.ins, target) else self.ins.arch
 
     def instruction(self, k: int) -> Instruction | str:
         """The instruction that runs rows of k products, or why none does:
