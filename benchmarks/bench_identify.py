@@ -2,7 +2,7 @@
 scalar screening that runs before the batch stages.
 
     python benchmarks/bench_identify.py [OBS.json ...] [--limit N] [--no-baseline] [--space FILE]
-                                        [--short]
+                                        [--short] [--rev REV]
 
 For each observations file (default: the H100 fp16 rows, 2000 of them),
 runs tcsmt.identify.narrow.identify with the committed plan or the
@@ -13,9 +13,16 @@ plain scalar interpreter screening (the baseline), and with
 ``--batch-baseline`` with the screening off (the batch stages alone), and
 prints wall and CPU seconds side by side with their ratios and checks that
 all leave the same hypotheses (``--short``: 40 rows and
-the 8 hypotheses of benchmarks/plan-space-short.toml, seconds). CPU seconds count the
-worker processes too. The machine is shared: read ``uptime`` beside the
-figures.
+the 8 hypotheses of benchmarks/plan-space-short.toml, seconds). ``--rev
+REV`` also runs the shipped path of a git revision (its tree extracted to a
+temporary folder, this script run there) on the same rows and prints it
+side by side, with the ratio and whether both leave the same hypotheses.
+CPU seconds count the worker processes too. The machine is shared: read
+``uptime`` beside the figures.
+
+The H100 e4m3 rows, 27 Nov (``--no-baseline --rev 6dae3cb``, load 6 to 7):
+97.7 s CPU / 291 s wall against 112.9 s CPU / 296 s wall (1.15x CPU), the
+same hypothesis and class.
 
 Measured on the development machine (2 shared cores), shipped path:
 
@@ -30,8 +37,12 @@ about 210 s of CPU and identify 137 s of wall time on a quieter machine.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -75,6 +86,28 @@ def run(path: str, limit: int | None, screen: bool, space_file: str | None = Non
         narrow.SCREEN_MIN, evaluate.SCREEN_MEMO = saved, saved_memo
 
 
+def _figures(path: str, limit: int | None, space_file: str | None) -> None:
+    """One shipped-path run, printed as a JSON line (what --rev runs in the other tree)."""
+    wall, cpu, res, hyps, rows = run(path, limit, True, space_file)
+    print(json.dumps({"wall": wall, "cpu": cpu, "consistent": res.consistent, "classes": res.classes,
+                      "hypotheses": hyps, "rows": rows}))
+
+
+def run_rev(rev: str, path: str, limit: int | None, space_file: str | None) -> dict:
+    """The shipped path of git revision ``rev`` (its tree extracted from this
+    repository) on the same rows: this script run there, its figures read back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        args = [sys.executable, str(Path(__file__).resolve()), "--figures", str(Path(path).resolve())]
+        args += ["--limit", str(limit)] if limit else []
+        args += ["--space", str(Path(space_file).resolve())] if space_file else []
+        env = {**os.environ, "PYTHONPATH": tmp}
+        out = subprocess.run(args, cwd=tmp, env=env, check=True, capture_output=True, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="*", default=DEFAULT)
@@ -84,15 +117,27 @@ def main() -> None:
                     help="also the batch stages alone, without screening (slow)")
     ap.add_argument("--space", metavar="FILE", help="a space file instead of the default space and plan")
     ap.add_argument("--short", action="store_true", help="40 rows of a space of 8 hypotheses (seconds)")
+    ap.add_argument("--rev", metavar="REV",
+                    help="also the shipped path of git revision REV (main, a commit), side by side")
+    ap.add_argument("--figures", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.short:
         args.limit, args.space = 40, str(SHORT_SPACE)
+    if args.figures:
+        _figures(args.files[0], args.limit, args.space)
+        return
     print(f"load average {os.getloadavg()[0]:.1f}")
     for path in args.files:
         wall, cpu, res, hyps, rows = run(path, args.limit, True, args.space)
         print(f"{path}: {rows} rows, {hyps} hypotheses, {len(res.consistent)} consistent "
               f"in {len(res.classes)} classes")
         print(f"  screened first     {wall:8.1f} s wall {cpu:8.1f} s CPU")
+        if args.rev:
+            old = run_rev(args.rev, path, args.limit, args.space)
+            print(f"  {args.rev + ' (shipped)':<18} {old['wall']:8.1f} s wall {old['cpu']:8.1f} s CPU")
+            print(f"  ratio              {old['wall'] / wall:8.2f}x wall {old['cpu'] / cpu:8.2f}x CPU; "
+                  f"same hypotheses left: {old['consistent'] == res.consistent}, "
+                  f"same classes: {old['classes'] == res.classes}")
         if args.no_baseline:
             continue
         pwall, pcpu, pres, _, _ = run(path, args.limit, True, args.space, memo=False)

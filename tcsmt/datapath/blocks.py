@@ -10,6 +10,7 @@ from tcsmt.datapath import bv, late
 from tcsmt.datapath.exact import exact_sum
 from tcsmt.datapath.register import block_sum
 from tcsmt.datapath.rounding import round_fixed
+from tcsmt.datapath.stage import stage
 from tcsmt.datapath.terms import (
     Term,
     flush_out,
@@ -48,6 +49,7 @@ def by_leading_one(terms: list[Term]) -> list[Term]:
     return [replace(t, lead=True) for t in terms]
 
 
+@stage(params=0)
 def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Term:
     """A sum rounded to the accumulator format, as a Term (one IEEE addition
     when given two terms).
@@ -82,7 +84,7 @@ def every_add_order(I, p: ModelParams, c: Term, prods: list[Term], ew: int, trac
             nxt = [add_rounded(I, p, level[i:i + 2], ew) if i + 1 < len(level) else level[i]
                    for i in range(0, len(level), 2)]
             level = nxt
-        return add_rounded(I, p, [c, level[0]], ew, trace)
+        return add_rounded(I, p, [c, level[0]], ew, trace=trace)
     terms = [c] + prods
     if p.add_order == "reverse":
         terms = [c] + prods[::-1]

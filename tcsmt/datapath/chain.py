@@ -26,6 +26,7 @@ from tcsmt.datapath.blocks import add_ieee, block
 from tcsmt.datapath.integer import int_block
 from tcsmt.datapath.products import multiply
 from tcsmt.datapath.scales import apply_scales, group_sum
+from tcsmt.datapath.stage import stage
 from tcsmt.datapath.terms import (
     Term,
     exp_width,
@@ -106,9 +107,7 @@ def block_step(I, p: ModelParams, a: list, b: list, sa: list | None, sb: list | 
     out) the datapath's stages are written into (tcsmt.sim.dot's
     --explain), with ``ids``: (each term's index along the chain, each
     product's scale index) for their labels."""
-    ta = [unpack_input(I, p, p.fin, x, ew) for x in a]
-    tb = [unpack_input(I, p, p.fb, y, ew) for y in b]
-    prods = [multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
+    prods = list(products(I, p, a, b, ew))
     c = c_of()
     tr = None if trace is None else trace["block"]
     if p.scale_window_bits is not None:
@@ -124,6 +123,17 @@ def block_step(I, p: ModelParams, a: list, b: list, sa: list | None, sb: list | 
         summed = unpack(I, out, block(I, p, terms, zero, ew), ew, flush_in(p))
         return add_ieee(I, p, c, summed, out, p.c_rounding, ew)
     return block(I, p, terms, c, ew, tr)
+
+
+@stage(params=0)
+def products(I, p: ModelParams, a: list, b: list, ew: int) -> tuple[Term, ...]:
+    """A block's products: the words a[i] and b[i] read as the model reads
+    its inputs (unpack_input) and multiplied. One stage, so that an
+    interpretation sharing stage results answers a block's products with
+    one look-up (a tuple: a shared result is never changed)."""
+    ta = [unpack_input(I, p, p.fin, x, ew) for x in a]
+    tb = [unpack_input(I, p, p.fb, y, ew) for y in b]
+    return tuple(multiply(I, x, y, p, ew) for x, y in zip(ta, tb))
 
 
 def _terms(I, p: ModelParams, prods: list[Term], sa, sb, ew: int, trace, ids) -> list[Term]:
@@ -281,4 +291,4 @@ def split_step(p: ModelParams) -> int | None:
 
 
 __all__ = ["alone", "block_count", "block_step", "chain_order", "dot", "end", "first_c", "next_c",
-           "order_terms", "scale_of", "split_step"]
+           "order_terms", "products", "scale_of", "split_step"]

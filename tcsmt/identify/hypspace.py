@@ -110,10 +110,13 @@ class HypSpace:
         return out
 
     def digest(self) -> str:
-        """A hash of every hypothesis's name and parameters (plans check it)."""
+        """A hash of every hypothesis's parameters, ModelParams.parameter_dict
+        (plans check it), read from the parts' bases and axes without
+        building the hypotheses."""
         h = hashlib.sha256()
-        for m in self.models():
-            h.update(repr(sorted(m.parameter_dict().items())).encode())
+        for part in self.parts:
+            for line in part.parameter_reprs():
+                h.update(line.encode())
         return h.hexdigest()
 
     def record(self) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from tcsmt.errors import UserError
 from tcsmt.fileio import read_toml
 from tcsmt.model.formats import get_format
 from tcsmt.model.load import params_from_dict
-from tcsmt.model.params import FIELD_NAMES, ModelParams
+from tcsmt.model.params import FIELD_NAMES, ModelParams, arithmetic
 from tcsmt.model.validate import bad, convert, validate
 
 DEFAULT_AXES: dict[str, list] = {
@@ -72,6 +73,22 @@ class Space:
 
     def models(self, prefix: str = "") -> list[ModelParams]:
         return [self.model(v, prefix) for v in self.combinations()]
+
+    def parameter_reprs(self) -> Iterator[str]:
+        """``repr(sorted(m.parameter_dict().items()))`` of every model, in
+        the order of models(), without building the models: the base's
+        items with each combination's values (converted as model() converts
+        them), each item's repr made once."""
+        origin = f"space {self.name}"
+        fixed = {k: repr((k, v)) for k, v in arithmetic(self.base.as_dict()).items()
+                 if k not in self.axes}
+        choices = [[{n: repr((n, x)) for n, x in arithmetic({k: convert(origin, k, v)}).items()}
+                    for v in values] for k, values in self.axes.items()]
+        for picked in itertools.product(*choices):
+            items = dict(fixed)
+            for item in picked:
+                items.update(item)
+            yield "[" + ", ".join(items[k] for k in sorted(items)) + "]"
 
 
 def neutral_base(formats: str) -> ModelParams:

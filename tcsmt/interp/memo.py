@@ -76,12 +76,18 @@ class StageMemo:
         if kw.get("trace") is not None:
             return fn(I, *args, **kw)
         p = None if params is None else args[params]
+        raw = p
+        while type(raw) is _Reads:        # a stage called inside another's first run
+            raw = raw._p
         inputs = self.key([a for n, a in enumerate(args) if n != params]), self.key(sorted(kw.items()))
         calls = self._calls.setdefault(fn, {})
         for names, results in calls.items():
-            found = results.get((inputs,) + tuple(getattr(p, n) for n in names))
+            found = results.get((inputs,) + tuple(getattr(raw, n) for n in names))
             if found is not None:
                 self.hits += 1
+                if p is not raw:          # the outer stage read what this answer depends on
+                    for n in names:
+                        getattr(p, n)
                 return found
         self.misses += 1
         seen: list = []
@@ -94,9 +100,10 @@ class StageMemo:
         if self._size >= self.limit:
             self.clear()
             calls = self._calls.setdefault(fn, {})
-        names = tuple(n for n, _ in seen)
-        calls.setdefault(names, {})[(inputs,) + tuple(v for _, v in seen)] = out
-        if type(out) is Term or type(out) is Fixed:
+        names = tuple(dict.fromkeys(n for n, _ in seen))     # each name once, in the order first read
+        calls.setdefault(names, {})[(inputs,) + tuple(getattr(raw, n) for n in names)] = out
+        if (type(out) is Term or type(out) is Fixed) and id(out) not in self._kept:
+            # numbered once: a stage may hand back what a stage inside it kept
             self._kept[id(out)] = (out, ("kept", len(self._kept)))
         self._size += 1
         return out

@@ -334,13 +334,18 @@ class ModelParams:
     def parameter_dict(self) -> dict:
         """Only the values that change the arithmetic (parameters of
         LATER_DEFAULTS left out where they hold that value)."""
-        d = self.as_dict()
-        for k in ("name", "arch", "devices", "instruction", "description", "default"):
-            d.pop(k)
-        for k, v in LATER_DEFAULTS.items():
-            if d[k] == v:
-                d.pop(k)
-        return d
+        return arithmetic(self.as_dict())
+
+
+NAMING = ("name", "arch", "devices", "instruction", "description", "default")
+"""Fields that name or describe a model and leave its arithmetic alone."""
+
+
+def arithmetic(fields: dict) -> dict:
+    """A model's fields (as_dict) less those of NAMING and those of
+    LATER_DEFAULTS that hold their default: ModelParams.parameter_dict."""
+    return {k: v for k, v in fields.items()
+            if k not in NAMING and not (k in LATER_DEFAULTS and LATER_DEFAULTS[k] == v)}
 
 
 LATER_DEFAULTS = {"b_format": None, "scale_format": None, "scale_block": None, "group_size": 1,
