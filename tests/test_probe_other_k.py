@@ -154,7 +154,8 @@ def test_identify_on_cuda_probes_runs_the_second_k_through_its_instruction(tmp_p
     assert rec["verdict"] == "identified" and rec["phase2"]["model"]["differs"] == {}
     at8 = [e for e in rec["phase2"]["events"] if e.get("k") == 8]
     assert at8 and at8[0]["split"] == "rivals at k = 8" and not any("refused" in e for e in at8)
-    assert "at k = 8" in out
+    assert "at k = 8" in out and f"rows of k = 8 through {FP16_K8}" in out
+    assert rec["instructions_at_other_k"] == [{"instruction": FP16_K8, "k": 8}]
     doc = json.loads(Path("obs.json").read_text())
     assert {(x["instruction"], x["k"]) for x in doc["launches"]} == {(FP16_K16, 16), (FP16_K8, 8)}
     assert any(r.get("k") == 8 for r in doc["observations"])

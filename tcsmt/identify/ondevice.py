@@ -103,6 +103,9 @@ def _both_phases(dev, plan: Plan, path: Path, batch: str, prove: bool, model_fil
                          batch=batch)
     doc = document(rec)
     doc.update(about, toolchain=dev.tc.record(), observations_file=str(path), rows_observed=len(dev.rows))
+    others = sorted({(x["k"], x["instruction"]) for x in dev.launch_records if x["k"] != dev.ins.k})
+    if others:
+        doc["instructions_at_other_k"] = [{"instruction": n, "k": k} for k, n in others]
     if dev.model is not None:
         doc["host_model"] = dev.model.name
     if doc["verdict"] == "identified" and not no_model_file:
@@ -132,6 +135,8 @@ def device_lines(rec: dict) -> list[str]:
     extra = [f"instruction {rec['instruction']}, {tc['compiler']}"
              + (f", runtime {tc['runtime']}, driver {tc.get('driver_release', tc['driver'])}"
                 if "runtime" in tc else f", d computed by {rec.get('host_model')} on the host")]
+    extra += [f"rows of k = {x['k']} through {x['instruction']}"
+              for x in rec.get("instructions_at_other_k", [])]
     extra.append(f"observations: {obs} ({rec['rows_observed']} rows; "
                  f"replay: tcsmt identify {obs} --plan {rec['plan']}, tcsmt check {obs})")
     if rec.get("model_file") and "phase1" not in rec:       # the blind lines name it
