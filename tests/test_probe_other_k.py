@@ -97,6 +97,13 @@ def test_rivals_at_the_second_k_are_decided_through_its_probe(tmp_path, capsys, 
     assert "consistent: 1 hypothesis" in out
     code, out, err = tcsmt(["check", str(path), "--arch", str(tmp_path / "unit.toml")], capsys)
     assert code == 0 and f"instruction {FP16_K8}" in out and f"{end - first}/{end - first} rows match" in out
+    # a space of the rival alone: the rows of 16 leave it, the row of 8 it misses is named
+    rival_space = tmp_path / "rival.toml"
+    rival_space.write_text(f'base = "{tmp_path / "unit.toml"}"\n[axes]\nzero_sign = ["all_positive"]\n')
+    code, out, err = tcsmt(["identify", str(path), "--space", str(rival_space), "--no-model-file"], capsys)
+    missed = next(r for r in doc["observations"][first:end] if r["d"] == "0x8000")     # -0; the rival: +0
+    assert code == 2 and f"no hypothesis in the space explains observation {missed['index']}" in out, out
+    assert "up to 0 ulp and 1 bit off" in out
     # an older file: launches without instruction or k, and no row of another k
     old = dict(doc, observations=doc["observations"][:first],
                launches=[{key: v for key, v in x.items() if key not in ("instruction", "k")}

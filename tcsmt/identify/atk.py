@@ -49,15 +49,19 @@ def keep_at_own_k(models, consistent: list[int], obs: ObservationSet) -> tuple[l
     kept = [i for i in consistent if misses[i] is None]
     if kept or not consistent:
         return kept, None
+    from tcsmt.identify.narrow import ordered
     i = consistent[0]
     k, row, d = misses[i]           # type: ignore[misc]
     rows = sum(len(r) for r in obs.other.values())
     f = obs.fout
+    pair = np.array([d, row.d], dtype=np.uint64)
+    nan = any(f.classify(int(x)) == "nan" for x in pair)
+    ulps = None if nan else int(abs(np.diff(ordered(pair, f))[0]))
     return [], {"row": row.index, "index": row.index, "observed": f.hex(row.d), "k": k,
                 "rows_run": len(obs.rows) + rows,
                 "closest": [{"hypothesis": models[i].name, "same_outputs": len(consistent),
                              "rows_matched": len(obs.rows), "rows": len(obs.rows) + rows,
-                             "max_ulps": None, "max_bits_differing": bin(d ^ row.d).count("1"),
+                             "max_ulps": ulps, "max_bits_differing": bin(d ^ row.d).count("1"),
                              "first_mismatch": row.index, "at_failing_row": f.hex(d)}]}
 
 
