@@ -39,30 +39,18 @@ def first_miss(p, obs: ObservationSet) -> tuple[int, Observation, int] | None:
     return None
 
 
-def keep_at_own_k(models, consistent: list[int], obs: ObservationSet) -> tuple[list[int], dict | None]:
+def keep_at_own_k(models, consistent: list[int], obs: ObservationSet) -> tuple[list[int], tuple | None]:
     """The hypotheses of ``consistent`` that reproduce every row of another
-    k; when none does, a failure record naming the first row the first of
-    them misses (tcsmt.identify.report prints it like any other)."""
+    k; when none does, (hypothesis, k, row, its d) of the first row the
+    first of them misses (tcsmt.identify.narrow reports it as any other
+    failure)."""
     if not obs.other:
         return consistent, None
     misses = {i: first_miss(models[i], obs) for i in consistent}
     kept = [i for i in consistent if misses[i] is None]
     if kept or not consistent:
         return kept, None
-    from tcsmt.identify.narrow import ordered
-    i = consistent[0]
-    k, row, d = misses[i]           # type: ignore[misc]
-    rows = sum(len(r) for r in obs.other.values())
-    f = obs.fout
-    pair = np.array([d, row.d], dtype=np.uint64)
-    nan = any(f.classify(int(x)) == "nan" for x in pair)
-    ulps = None if nan else int(abs(np.diff(ordered(pair, f))[0]))
-    return [], {"row": row.index, "index": row.index, "observed": f.hex(row.d), "k": k,
-                "rows_run": len(obs.rows) + rows,
-                "closest": [{"hypothesis": models[i].name, "same_outputs": len(consistent),
-                             "rows_matched": len(obs.rows), "rows": len(obs.rows) + rows,
-                             "max_ulps": ulps, "max_bits_differing": bin(d ^ row.d).count("1"),
-                             "first_mismatch": row.index, "at_failing_row": f.hex(d)}]}
+    return [], (consistent[0], *misses[consistent[0]])    # type: ignore[misc]
 
 
 def other_counts(obs: ObservationSet) -> dict[str, int]:

@@ -207,7 +207,9 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     failure = None
     if res.consistent and obs.other:           # rows of another k, judged at their own k
         from tcsmt.identify.atk import keep_at_own_k
-        res.consistent, failure = keep_at_own_k(models, res.consistent, obs)
+        n = len(res.consistent)
+        res.consistent, miss = keep_at_own_k(models, res.consistent, obs)
+        failure = None if miss is None else _other_k_failure(models, obs, n, *miss)
         say(log, f"{len(res.consistent)} hypotheses reproduce the rows of k = "
                  f"{', '.join(map(str, sorted(obs.other)))} too")
     if failure is not None:
@@ -390,6 +392,21 @@ def ordered(bits: np.ndarray, fmt: Format) -> np.ndarray:
     sign = (bits >> np.uint64(fmt.bits - 1)) & np.uint64(1)
     mag = (bits & np.uint64((1 << (fmt.bits - 1)) - 1)).astype(np.int64)
     return np.where(sign == 1, -mag, mag)
+
+
+def _other_k_failure(models, obs: ObservationSet, left: int, i: int, k: int, row, d: int) -> dict:
+    """The failure record of a row of another k that the ``left``
+    hypotheses the file's rows leave all miss (tcsmt.identify.atk): the
+    first of them, what it gives there and how far off."""
+    rows = len(obs.rows) + sum(len(r) for r in obs.other.values())
+    f = obs.fout
+    pair = np.array([d, row.d], dtype=np.uint64)
+    nan = any(f.classify(int(x)) == "nan" for x in pair)
+    return {"row": row.index, "index": row.index, "observed": f.hex(row.d), "k": k, "rows_run": rows,
+            "closest": [{"hypothesis": models[i].name, "same_outputs": left, "rows_matched": len(obs.rows),
+                         "rows": rows, "max_ulps": None if nan else int(abs(np.diff(ordered(pair, f))[0])),
+                         "max_bits_differing": bin(d ^ row.d).count("1"), "first_mismatch": row.index,
+                         "at_failing_row": f.hex(d)}]}
 
 
 def _popcount(x: np.ndarray) -> np.ndarray:
