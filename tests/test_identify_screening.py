@@ -1,6 +1,6 @@
 """What makes identification from recorded rows cheaper leaves its answer as
 it was: the space's digest read from its axes, the screening that shares
-stage results across hypotheses and screens further rows before the batch
+stage results across hypotheses, screening in rounds before the batch
 stages."""
 
 from __future__ import annotations
@@ -68,16 +68,19 @@ def test_shared_screening_keeps_what_the_plain_one_keeps(e4m3_rows, e4m3_models,
     assert any(by.values()), by
 
 
-def test_identify_with_further_screening_rows_leaves_the_same_hypotheses(monkeypatch):
-    """identify (no plan) screening more rows before the batch stages, with
-    shared stage results, leaves the hypotheses and classes the batch
-    stages alone leave."""
+def test_identify_screening_in_rounds_leaves_the_same_hypotheses(monkeypatch):
+    """identify (no plan) screening in rounds (each on rows chosen for the
+    hypotheses the round before left) with shared stage results leaves the
+    hypotheses and classes the batch stages alone leave."""
     obs = read_observations(E4M3)
     obs.rows = obs.rows[:300]
     space = identification_space("e4m3:fp32")
     space.parts = space.parts[2:]                     # the mma.sync part (c added after)
-    monkeypatch.setattr(narrow, "SCREEN_MIN", 16)
-    screened = narrow.identify(obs, space)
+    monkeypatch.setattr(narrow, "SCREEN_MIN", 2)
+    said: list[str] = []
+    screened = narrow.identify(obs, space, log=said.append)
+    rounds = [line for line in said if line.startswith("screening ")]
+    assert len(rounds) >= 2, said                    # a second round on rows chosen for those left
     monkeypatch.setattr(narrow, "SCREEN_MIN", 1 << 62)
     batch = narrow.identify(obs, space)
     assert screened.consistent == batch.consistent and screened.classes == batch.classes

@@ -46,12 +46,13 @@ STAGES = (64, 1024)     # rows of the first evaluation stages (see _staged)
 NEXT_POOL = 1500        # candidates tried for the next vector without a plan
 SCREEN_MIN = 256        # hypotheses from which the scalar screening pays (see _screened)
 CLOSEST = 5
-SCREEN_DEPTH = 8
-"""Rows the screening may run a hypothesis on (it stops at the first row
-the hypothesis does not reproduce). On the H100 e4m3 rows three chosen rows
-leave 642 of 30816 hypotheses, and the batch stages then record each of
-them (about seven scalar rows' cost apiece) to rule out all but one; a few
-more scalar rows rule them out first."""
+SCREEN_ROUNDS = 3
+"""Rounds of screening at most: each screens the hypotheses the round before
+left on rows chosen for them (tcsmt.sim.evaluate.screening_rows), while at
+least SCREEN_MIN are left. On the H100 e4m3 rows three rows chosen for the
+whole space leave 642 of 30816 hypotheses, which the next rows of 32
+products do not tell apart (8 rows leave the same 642); rows chosen for
+those 642 rule out all but one before the batch stages record any."""
 
 
 @dataclass
@@ -252,12 +253,16 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
     runs = [i for m, st in zip(cand_classes, statuses) for i in (m[:1] if _once(st, in_domain) else m)]
     if len(runs) < SCREEN_MIN or a.shape[0] <= SCREEN_ROWS:
         return None
-    hyps = [models[i] for i in runs]
-    rows = screening_rows(hyps, a, b, c, d, rows=SCREEN_DEPTH, sa=sa, sb=sb)
-    say(log, f"screening {len(runs)} hypotheses on rows {', '.join(map(str, rows))} "
-              "(scalar interpreter)")
-    tick = progress and (lambda done, total: progress(f"screening {len(runs)} hypotheses", done, total))
-    kept = {runs[j] for j in screen(hyps, a, b, c, d, progress=tick, order=rows, sa=sa, sb=sb)}
+    kept = set(runs)
+    for n in range(SCREEN_ROUNDS):
+        left = [i for i in runs if i in kept]
+        if len(left) < SCREEN_MIN:
+            break
+        kept = _screen_round([models[i] for i in left], left, a, b, c, d, log, progress, sa, sb)
+        if not kept and n:
+            kept = set(left)      # the batch stages find the closest of those the round before left
+        if len(kept) == len(left):
+            break
     pairs = [(m if _once(st, in_domain) and m[0] in kept else [i for i in m if i in kept], st)
              for m, st in zip(cand_classes, statuses)]
     pairs = [(m, st) for m, st in pairs if m]
@@ -265,6 +270,15 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
         return None
     say(log, f"{sum(len(m) for m, _ in pairs)} hypotheses left after screening")
     return [m for m, _ in pairs], [st for _, st in pairs]
+
+
+def _screen_round(hyps, runs, a, b, c, d, log, progress, sa, sb) -> set[int]:
+    """The hypotheses (of runs) that reproduce the rows chosen for them."""
+    rows = screening_rows(hyps, a, b, c, d, sa=sa, sb=sb)
+    say(log, f"screening {len(runs)} hypotheses on rows {', '.join(map(str, rows))} "
+              "(scalar interpreter)")
+    tick = progress and (lambda done, total: progress(f"screening {len(runs)} hypotheses", done, total))
+    return {runs[j] for j in screen(hyps, a, b, c, d, progress=tick, order=rows, sa=sa, sb=sb)}
 
 
 def _staged(models, cand_classes, statuses, in_domain, a, b, c, d, log, progress=None,

@@ -12,8 +12,12 @@ values. The stage itself always runs as written, once per distinct
 
 A call is keyed by value: words by (value, width), terms by their fields,
 results the memo handed out by a number given when they were kept (they
-are never changed in place). The memo is emptied when it holds ``LIMIT``
-results.
+are never changed in place). A term a stage computes equal to one kept
+before is handed back as that one, so the stages after it are answered
+alike, whichever hypothesis (with whatever parameters) computed it. A
+stage called inside another's first run adds to the outer's reads the
+names its answer depends on. The memo is emptied when it holds ``LIMIT``
+results; numbers are never handed out twice.
 """
 
 from __future__ import annotations
@@ -48,12 +52,14 @@ class StageMemo:
         self.limit = limit
         self.hits = 0
         self.misses = 0
-        self.clear()
+        self._numbers = 0     # never handed out twice, not even after clear(): a stage that
+        self.clear()          # began before it keeps its arguments' numbers
 
     def clear(self) -> None:
         # per stage function: {names read: {(argument key, values read): result}}
         self._calls: dict = {}
         self._kept: dict[int, tuple[object, tuple]] = {}   # id(result) -> (result, number)
+        self._values: dict[tuple, object] = {}            # a kept result's value -> that result
         self._size = 0
 
     def key(self, x):
@@ -100,11 +106,21 @@ class StageMemo:
         if self._size >= self.limit:
             self.clear()
             calls = self._calls.setdefault(fn, {})
+        if (type(out) is Term or type(out) is Fixed) and id(out) not in self._kept:
+            # numbered once (a stage may hand back what a stage inside it
+            # kept), and one number per value: a result equal to a kept one
+            # is handed back as that one, so the stages after it are answered
+            # alike whichever hypothesis computed it
+            value = self.key(out)
+            same = self._values.get(value)
+            if same is None:
+                self._values[value] = out
+                self._kept[id(out)] = (out, ("kept", self._numbers))
+                self._numbers += 1
+            else:
+                out = same
         names = tuple(dict.fromkeys(n for n, _ in seen))     # each name once, in the order first read
         calls.setdefault(names, {})[(inputs,) + tuple(getattr(raw, n) for n in names)] = out
-        if (type(out) is Term or type(out) is Fixed) and id(out) not in self._kept:
-            # numbered once: a stage may hand back what a stage inside it kept
-            self._kept[id(out)] = (out, ("kept", len(self._kept)))
         self._size += 1
         return out
 
