@@ -150,8 +150,8 @@ def test_identify_on_cuda_probes_runs_the_second_k_through_its_instruction(tmp_p
     of Ampere's 8) are split by a launch of mma.sync m16n8k8, built by nvcc
     beside the m16n8k16 probes, not refused; the unit ends identified, and
     the model file written reproduces every row at its own k, and the file
-    replays through the plan to the same verdict. Slow: 25 to 40 s at a load
-    of 5 (about 18 CPU-s: three nvcc builds, phase 2's search)."""
+    replays through the plan to the same verdict. Slow: 25 to 51 s at a load
+    of 4 to 6 (about 18 CPU-s: three nvcc builds, phase 2's search)."""
     monkeypatch.chdir(tmp_path)
     code, out, err = tcsmt(["identify", "--device", "cuda-host:ampere", "--formats", "fp16:fp16",
                             "--batch", "plan", "--no-prove", "--model-file", "found.toml",
