@@ -51,7 +51,7 @@ def test_sim_recovers_each_amd_model(name, formats, part):
     behaviour (one circuit); for SPLIT_BY_SIMULATION only after rows the
     simulator found split its class."""
     plan = plan_of(formats)
-    rec = run_sim(name, None, plan, prove=True, timeout=60, confirm=False)   # wall seconds: room for a loaded machine
+    rec = run_sim(name, None, plan, prove=True, timeout=60, confirm=False)   # wall s: a loaded machine
     c = rec["check"]
     assert c["space_hypothesis"].startswith(part) and c["outside_the_space"] == {}
     assert c["phase1_class_holds_unit"] and rec["phase1"]["runs"] <= plan.stats["worst_case_runs"]
