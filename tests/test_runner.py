@@ -184,6 +184,9 @@ def test_with_torch_loaded_workers_are_spawned_and_get_the_shared_data(monkeypat
 _CTRL_C_AT_START = r"""
 import os, signal, sys, time
 from functools import partial
+# Ctrl-C as a terminal gives it: a process started with SIGINT ignored (a test
+# worker that ran something which ignores it) would inherit that disposition
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tcsmt.runner import local
 from tcsmt.runner.tasks import Task
 
