@@ -197,3 +197,9 @@ def test_a_second_k_on_mfma_runs_another_mfma_shape(tmp_path):
     doc = json.loads((tmp_path / "obs.json").read_text())
     assert [(x["instruction"], x["k"]) for x in doc["launches"]] == [
         ("v_mfma_f32_32x32x8f16", 8), ("v_mfma_f32_16x16x16f16", 16)]
+
+
+def test_one_reading_of_an_nvidia_architecture():
+    from tcsmt.instructions.nvidia import compute_capability
+    assert [compute_capability(a) for a in ("sm_80", "sm_90a", "SM_100f", " sm_120a ")] == [80, 90, 100, 120]
+    assert [compute_capability(a) for a in ("gfx90a", "80", "sm_", "sm_9x")] == [None] * 4

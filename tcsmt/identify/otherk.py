@@ -18,7 +18,7 @@ for. Otherwise the rows are refused, with the reason in one line.
 from __future__ import annotations
 
 from tcsmt.instructions.instruction import AMD_APIS, Instruction
-from tcsmt.instructions.nvidia import PTX_TYPES
+from tcsmt.instructions.nvidia import PTX_TYPES, compute_capability
 
 NVIDIA_FAMILIES = [((70, 70), "Volta"), ((75, 75), "Turing"), ((80, 87), "Ampere"),
                    ((89, 89), "Ada Lovelace"), ((90, 90), "Hopper"), ((100, 103), "Blackwell"),
@@ -32,10 +32,9 @@ def family(arch: str) -> str | None:
     arch = arch.strip().lower()
     if arch.startswith("gfx"):
         return AMD_FAMILIES.get(arch.split(":")[0])
-    digits = arch.removeprefix("sm_").rstrip("af")
-    if not digits.isdigit():
+    cc = compute_capability(arch)
+    if cc is None:
         return None
-    cc = int(digits)
     return next((name for (lo, hi), name in NVIDIA_FAMILIES if lo <= cc <= hi), None)
 
 

@@ -37,8 +37,17 @@ def _shape(shape: str) -> tuple[int, int, int]:
     return m, n, k
 
 
+def compute_capability(arch: str) -> int | None:
+    """The number of an NVIDIA architecture: 80 for ``sm_80``, 90 for
+    ``sm_90a``, 100 for ``sm_100f``; None for anything else (``gfx90a``)."""
+    digits = arch.strip().lower().removeprefix("sm_").rstrip("af")
+    return int(digits) if arch.strip().lower().startswith("sm_") and digits.isdigit() else None
+
+
 def _sm(arch: str) -> int:
-    return int(arch[3:].rstrip("a"))
+    cc = compute_capability(arch)
+    assert cc is not None, arch
+    return cc
 
 
 # (A layout, B layout, C layout, A, B, C elements per lane) of mma.sync shapes

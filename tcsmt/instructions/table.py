@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from tcsmt.errors import UserError
 from tcsmt.instructions.instruction import AMD_APIS, Instruction
+from tcsmt.instructions.nvidia import compute_capability
 
 # ---------------------------------------------------------------------------
 # Looking instructions up
@@ -124,11 +125,11 @@ def runs_on(ins: Instruction, arch: str) -> bool:
     arch = arch.strip().lower()
     if ins.api in AMD_APIS:
         return arch.split(":")[0] in ins.archs
-    if not arch.startswith("sm_") or not arch[3:].rstrip("af").isdigit():
+    cc = compute_capability(arch)
+    if cc is None:
         return False
-    cc = int(arch[3:].rstrip("af"))
     if ins.arch.endswith("a"):
-        own = int(ins.arch[3:].rstrip("a"))
+        own = compute_capability(ins.arch)
         same = SAME_INSTRUCTIONS.get(f"sm_{cc}a")
         return cc == own or (same is not None and same == (ins.arch, ins.api))
     return cc >= ins.min_sm
