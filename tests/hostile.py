@@ -10,7 +10,8 @@ its own, and returns what went wrong (an empty list: it ended clean):
 - no traceback anywhere, and an error is one line on stderr (``error: ...``)
   holding the case's words;
 - its peak memory (the process and the children it waited for, from
-  wait4's rusage) stayed under the case's bound;
+  wait4's rusage, measured by tests/launch.py so that the size of the
+  process running the case does not count) stayed under the case's bound;
 - every file in its folder, and every path the case names outside it, is
   as it was (type, inode, bytes, link target, device number) but for the
   paths the case lets it write.
@@ -38,6 +39,7 @@ from pathlib import Path
 from cli_run import script
 
 MiB = 1 << 20
+LAUNCH = Path(__file__).with_name("launch.py")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 DATA_LIMIT = 6 << 30
 """RLIMIT_DATA of every case's process: a guard for the shared machine
@@ -215,45 +217,61 @@ def _error_lines(code, err: str, words) -> list[str]:
 
 
 def run_bounded(argv, cwd: Path, env, seconds: float, term_after: float | None = None):
-    """(exit code or None when killed, seconds, peak RSS bytes, stdout, stderr)."""
+    """(exit code or None when killed, seconds, peak RSS bytes, stdout, stderr).
+
+    The command starts through tests/launch.py, a small interpreter in a
+    session of its own that forks it, waits for it and writes down its exit
+    status and peak resident size: forked straight from this process, the
+    command's peak would count this process's resident pages (see launch.py).
+    """
     outf, errf = cwd.parent / f".{cwd.name}.out", cwd.parent / f".{cwd.name}.err"
+    report = cwd.parent / f".{cwd.name}.rusage"
+    launcher = [sys.executable, "-I", "-S", str(LAUNCH), str(report)]
     t0 = time.monotonic()
     with open(outf, "wb") as o, open(errf, "wb") as e, open(os.devnull, "rb") as nul:
         pid = os.fork()
-        if pid == 0:                                   # the child: its own session, SIGINT default
+        if pid == 0:                                   # the child: its own session
             try:
                 os.setsid()
                 resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 os.chdir(cwd)
                 for src, dst in ((nul, 0), (o, 1), (e, 2)):
                     os.dup2(src.fileno(), dst)
-                os.execve(argv[0], argv, env)
+                os.execve(launcher[0], [*launcher, *argv], env)
             finally:
                 os._exit(127)
         code, rss, termed, polls = None, 0, False, 0
         while True:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
+            done, status, _ = os.wait4(pid, os.WNOHANG)
             if done:
-                code = os.waitstatus_to_exitcode(status)
-                rss = usage.ru_maxrss * 1024
+                code, rss = _reported(report, status)
                 break
             elapsed = time.monotonic() - t0
             if term_after is not None and not termed and elapsed > term_after:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)           # passed on to the command
                 termed = True
             polls += 1
             if elapsed > seconds or (polls % 10 == 0 and session_rss(pid) > WATCHDOG):
+                rss = session_rss(pid)
                 _kill_session(pid)
-                _, _, usage = os.wait4(pid, 0)
-                rss = max(usage.ru_maxrss * 1024, session_rss(pid))
+                os.wait4(pid, 0)
                 break
             time.sleep(0.02)
     _kill_session(pid)
     out, err = outf.read_text(errors="replace"), errf.read_text(errors="replace")
-    outf.unlink()
-    errf.unlink()
+    for f in (outf, errf, report):
+        f.unlink(missing_ok=True)
     return code, time.monotonic() - t0, rss, out, err
+
+
+def _reported(report: Path, launcher_status: int) -> tuple[int, int]:
+    """(exit code, peak RSS bytes) of the command, as tests/launch.py wrote
+    them; when it wrote nothing, the launcher's own exit code and 0."""
+    try:
+        status, maxrss_kib = map(int, report.read_text().split())
+    except (OSError, ValueError):
+        return os.waitstatus_to_exitcode(launcher_status), 0
+    return os.waitstatus_to_exitcode(status), maxrss_kib * 1024
 
 
 def session_rss(sid: int) -> int:

@@ -520,6 +520,36 @@ def test_hostile(case: Case, tmp_path):
     assert not problems, "\n".join(problems)
 
 
+_BIG_PARENT = """
+import os, resource, sys, tempfile
+from pathlib import Path
+from hostile import MiB, run_bounded
+held = bytearray(b"1") * (2 << 30)                     # 2 GiB written, so resident
+own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+with tempfile.TemporaryDirectory() as t:
+    work = Path(t) / "w"
+    work.mkdir()
+    peaks = [run_bounded([sys.executable, "-c", code], work, dict(os.environ), 60)[2]
+             for code in ("pass", "x = bytearray(b'1') * (300 << 20)")]
+print(own // MiB, *(p // MiB for p in peaks))
+"""
+
+
+def test_the_peak_memory_is_the_commands_own_whatever_the_size_of_the_runner():
+    """A case judged from a test worker that has grown to 2 GiB measures the
+    command's peak, not the worker's: an empty Python stays under 64 MiB,
+    one that writes 300 MiB peaks between 300 and 364 MiB."""
+    import subprocess
+    import sys
+    ran = subprocess.run([sys.executable, "-c", _BIG_PARENT], cwd=Path(__file__).parent,
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    own, empty, grown = map(int, ran.stdout.split())
+    assert own >= 2048
+    assert empty < 64
+    assert 300 <= grown < 364
+
+
 def test_results_are_untouched_by_the_cases():
     """No case above names a path under the checkout's results/."""
     assert all(str(RESULTS) not in " ".join(c.argv) for c in CASES)
