@@ -190,11 +190,59 @@ def test_representative_programs_compile(tmp_path):
 
 @pytest.mark.slow
 def test_every_program_compiles(tmp_path):
+    """Every probe, compiled for its target: probes that one compiler command
+    compiles are compiled together, PER_UNIT to a translation unit (see
+    _batched); the default run compiles one probe of each family on its
+    own (test_representative_programs_compile)."""
     jobs = _compile_jobs(KNOWN, tmp_path)
     if not jobs:
         pytest.skip("neither nvcc nor a HIP compiler is installed")
-    failed = _run_jobs(jobs)
-    assert not failed, f"{len(failed)} of {len(jobs)} failed:\n" + "\n".join(failed)
+    units = _batched(jobs, tmp_path / "units")
+    assert sum(n for _, _, n in units) == len(jobs)
+    failed = _run_jobs([(name, cmd) for name, cmd, _ in units])
+    assert not failed, f"{len(failed)} of {len(units)} units ({len(jobs)} probes):\n" + "\n".join(failed)
+
+
+PER_UNIT = 32
+"""Probes compiled in one translation unit: a compiler command costs about
+1.2 CPU-s whatever it compiles (the runtime's headers, the host compiler's
+start), a probe more in it about 0.15 CPU-s."""
+
+
+def _batched(jobs, folder: Path, per_unit: int = PER_UNIT) -> list[tuple[str, list[str], int]]:
+    """(name, command, probes in it): the compile ``jobs`` (commands ending
+    SOURCE -o OUTPUT) that differ only in their source and output, and
+    whose sources include the same headers, compiled as one translation
+    unit each PER_UNIT probes. Each probe stays as written inside a
+    namespace of its own (its macros undefined after it), its #include lines
+    hoisted to the top of the unit; a #line directive names its source and
+    instruction, so an error says which probe it is in."""
+    folder.mkdir()
+    groups: dict[tuple, list[tuple[str, Path, list[str]]]] = {}
+    for name, cmd in jobs:
+        src = Path(cmd[-3])
+        lines = src.read_text().splitlines()
+        includes = tuple(x for x in lines if x.startswith("#include"))
+        key = (tuple(cmd[:-3]), src.suffix, Path(cmd[-1]).suffix, includes)
+        groups.setdefault(key, []).append((name, src, lines))
+    units = []
+    for (prefix, suffix, out_suffix, includes), members in groups.items():
+        for start in range(0, len(members), per_unit):
+            chunk = members[start:start + per_unit]
+            unit = folder / f"unit{len(units)}{suffix}"
+            body = (x for n, m in enumerate(chunk) for x in _wrapped(n, *m))
+            unit.write_text("\n".join([*includes, *body]) + "\n")
+            out = unit.with_suffix(out_suffix)
+            units.append((f"{len(chunk)} probes ({chunk[0][0]} ..)", [*prefix, str(unit), "-o", str(out)],
+                          len(chunk)))
+    return units
+
+
+def _wrapped(n: int, name: str, src: Path, lines: list[str]) -> list[str]:
+    macros = [m.group(1) for m in (re.match(r"#define (\w+)", x) for x in lines) if m]
+    body = ["" if x.startswith("#include") else x for x in lines]
+    return [f"namespace probe_{n} {{", f'#line 1 "{src} ({name})"', *body, "}",
+            *(f"#undef {m}" for m in dict.fromkeys(macros))]
 
 
 def test_linked_probe_without_a_gpu_says_so(tmp_path):
