@@ -26,6 +26,9 @@ one comment separated by ";":
     <!-- test: file NAME -->              the block is the content of NAME in the page's folder
     <!-- test: smaller "OLD" "NEW" -->    run with OLD replaced by NEW (a smaller size): the
                                           output's lines compared by their first word only
+    <!-- test: number varies "TEXT" (why) -->  the whole number right before TEXT is compared
+                                          as "N" (a count that depends on what the solvers
+                                          answer within their time, say)
 
 A page's folder is a fresh temporary folder in which data/, results/,
 models/ and benchmarks/ of the checkout can be read, so the paths a page
@@ -80,7 +83,7 @@ def _marks(text: str) -> dict[str, str]:
         part = part.strip()
         if not part:
             continue
-        for key in ("output varies", "skip", "slow", "exit", "file", "smaller"):
+        for key in ("output varies", "number varies", "skip", "slow", "exit", "file", "smaller"):
             if part.startswith(key):
                 out[key] = part[len(key):].strip()
                 break
@@ -161,7 +164,9 @@ def _indented(lines: list[str]) -> list[int]:
 
 def reasons_missing(page: Path) -> list[str]:
     return [f"{b.where}: '{k}' needs a reason in parentheses" for b in blocks(page)
-            for k in ("skip", "slow", "output varies") if k in b.marks and not b.marks[k].startswith("(")]
+            for k in ("skip", "slow", "output varies") if k in b.marks and not b.marks[k].startswith("(")] + [
+        f"{b.where}: 'number varies' needs \"TEXT\" and a reason in parentheses" for b in blocks(page)
+        if "number varies" in b.marks and not re.fullmatch(r'"[^"]+" \(.+\)', b.marks["number varies"])]
 
 
 # ---------------------------------------------------------------------------
@@ -198,6 +203,12 @@ def missing_part(shown: str, got: str) -> str | None:
     return None
 
 
+def _number_varies(block: Block, text: str) -> str:
+    """``text`` with the whole number right before the marker's TEXT written N."""
+    after = block.marks["number varies"].split('"')[1]
+    return re.sub(rf"\b\d+(?= {re.escape(after)})", "N", text)
+
+
 def _first_words(text: str) -> list[str]:
     return [(x.split() or [""])[0] for x in text.splitlines()]
 
@@ -209,6 +220,8 @@ def compare(block: Block, shown: str | None, got: str, what: str) -> None:
         assert _first_words(got) == _first_words(shown), \
             f"{block.where}: {what} prints other lines than the page shows:\n{got}"
         return
+    if "number varies" in block.marks:
+        shown, got = _number_varies(block, shown), _number_varies(block, got)
     missing = missing_part(shown, got)
     assert missing is None, (f"{block.where}: {what} does not print what the page shows:\n{missing}\n"
                              f"--- it printed:\n{got}")
