@@ -35,7 +35,8 @@ def load_model(path: str | Path) -> ModelParams:
 
 @functools.cache
 def _load_all(folder: str) -> tuple[ModelParams, ...]:
-    return tuple(load_model(p) for p in sorted(Path(folder).glob("*.toml")))
+    read: dict[Path, ModelParams] = {}       # a base file beside is read once, not once a model
+    return tuple(read_model_file(p, _shipped, read=read) for p in sorted(Path(folder).glob("*.toml")))
 
 
 def all_models() -> list[ModelParams]:

@@ -47,12 +47,16 @@ model of that name; none: a base must be a file beside)."""
 
 
 def read_model_file(path: str | Path, shipped: Shipped | None = None,
-               _chain: tuple[str, ...] = ()) -> ModelParams:
+               _chain: tuple[str, ...] = (), read: dict[Path, ModelParams] | None = None) -> ModelParams:
     """A model file, checked completely. ``base = "NAME"`` starts from another
     model (a file NAME.toml beside this one, else the shipped model NAME
     found by ``shipped``, else a path ending in .toml relative to this file)
-    and the file lists only what differs; ``default`` is never inherited."""
+    and the file lists only what differs; ``default`` is never inherited.
+    ``read``: the files already read in this pass (by path as named), filled
+    in, so that a folder of files that start from each other reads each once."""
     path = Path(path)
+    if read is not None and path in read:
+        return read[path]
     origin = str(path)
     text = read_text(path, ModelFileError, SMALL_LIMIT)
     try:
@@ -65,16 +69,20 @@ def read_model_file(path: str | Path, shipped: Shipped | None = None,
     if "name" not in data:
         data = {"name": path.stem, **data}
     if "base" in data:
-        base = _load_base(path, data.pop("base"), shipped, _chain + (str(path.resolve()),))
+        base = _load_base(path, data.pop("base"), shipped, _chain + (str(path.resolve()),), read)
         inherited = {k: v for k, v in base.as_dict().items() if k not in ("name", "default")}
         unknown = [k for k in data if k not in FIELD_NAMES]
         if unknown:
             raise bad(origin, unknown[0], "unknown key")
         data = {**inherited, **data}
-    return params_from_dict(data, origin)
+    p = params_from_dict(data, origin)
+    if read is not None:
+        read[path] = p
+    return p
 
 
-def _load_base(path: Path, base, shipped: Shipped | None, chain: tuple[str, ...]) -> ModelParams:
+def _load_base(path: Path, base, shipped: Shipped | None, chain: tuple[str, ...],
+               read: dict[Path, ModelParams] | None) -> ModelParams:
     """The model a file's ``base`` names (see load_model)."""
     origin = str(path)
     if not isinstance(base, str) or not base.strip():
@@ -84,7 +92,7 @@ def _load_base(path: Path, base, shipped: Shipped | None, chain: tuple[str, ...]
     if beside.is_file():
         if str(beside.resolve()) in chain:
             raise bad(origin, "base", f"{base!r} leads back to this file (a cycle)")
-        return read_model_file(beside, shipped, chain)
+        return read_model_file(beside, shipped, chain, read)
     try:
         if shipped is None:
             raise UserError(base)
