@@ -451,8 +451,9 @@ def kernel_lines(name: str, k: int) -> set[str]:
     them), and an n-operand and/or written once."""
     p = choose(name)
     text = ends_source(start_program(p), end_program(p), "ends")
-    text += "".join(steps_source(step_program(p, key), "steps")
-                    for key in dict.fromkeys(run.key for run in plan(p, k).runs))
+    pl = plan(p, k)
+    text += "".join(steps_source(step_program(p, key), "steps", pl.order is not None)
+                    for key in dict.fromkeys(run.key for run in pl.runs))
     lines = set()
     for line in text.splitlines():
         line = re.sub(r"\bv\d+\b", "v", line.strip())

@@ -143,17 +143,19 @@ def _signed_extreme(fn: str, a, ws, K) -> str:
     flipped words, flipped back (one machine max; a chain of them, as in
     a block's exponent maximum, folds the flips between its links)."""
     sb = _sb(ws, K)
-    return f"({_extreme(fn, [f'{x} ^ {sb}' for x in a], ws[0])} ^ {sb})"
+    return f"({_extreme(fn, [f'{x} ^ {sb}' for x in a], ws[0], K)} ^ {sb})"
 
 
-def _extreme(fn: str, a, w: int) -> str:
+def _extreme(fn: str, a, w: int, K: Consts) -> str:
     """max or min of two words of width w, both narrowed where w allows
     (a max of a uint32 and a uint64 would be a 64-bit one), as a
-    conditional expression: Numba's CUDA max is an overload it compiles
-    for the current device, so a kernel that calls it cannot be compiled
-    to PTX without a GPU (LLVM makes either one machine max)."""
+    branch-free select: Numba's CUDA max is an overload it compiles for
+    the current device, so a kernel that calls it cannot be compiled to
+    PTX without a GPU, and a conditional expression is a branch, which
+    makes Numba's passes (SSA, liveness) cost the kernel's blocks times
+    its variables (LLVM makes either one machine max)."""
     x, y = narrow(a[0], w), narrow(a[1], w)
-    return f"({x} if {x} {'>=' if fn == 'max' else '<='} {y} else {y})"
+    return select(f"{x} {'>=' if fn == 'max' else '<='} {y}", x, y, K)
 
 
 def _not(x: str, K: Consts) -> str:
@@ -204,8 +206,8 @@ _TABLE = {
     "xor_": lambda a, ws, st, w, K: f"({a[0]} ^ {a[1]})",
     "smax": lambda a, ws, st, w, K: _signed_extreme("max", a, ws, K),
     "smin": lambda a, ws, st, w, K: _signed_extreme("min", a, ws, K),
-    "umax": lambda a, ws, st, w, K: _extreme("max", a, w),
-    "umin": lambda a, ws, st, w, K: _extreme("min", a, w),
+    "umax": lambda a, ws, st, w, K: _extreme("max", a, w, K),
+    "umin": lambda a, ws, st, w, K: _extreme("min", a, w, K),
     "neg_if": lambda a, ws, st, w, K: select(a[0], _neg(a[1], w, K), a[1], K),
 }
 

@@ -79,17 +79,19 @@ def ends_source(start: Program, end: Program, name: str) -> str:
     return "\n".join(_head(name) + K.lines() + [""] + kernels) + "\n"
 
 
-def steps_source(prog: Program, name: str) -> str:
+def steps_source(prog: Program, name: str, ordered: bool) -> str:
     """A module with ``steps(A, B, SCA, SCB, ORDER, SROWS, ST, j0, j1, size,
     ident)``: blocks j0 .. j1 - 1 of one element per thread (A's bits [M,
-    K], B's [K, N], the scales' SCA [S, M], SCB [S, N]; products in order
-    where ``ident``, else at the rows ORDER lists)."""
+    K], B's [K, N], the scales' SCA [S, M], SCB [S, N]; products at the
+    rows ORDER lists where ``ordered``, else in order: ``ident`` is the
+    plan's, not read). Straight-line code in the loop over the blocks:
+    a branch would make Numba's passes cost the blocks times the variables."""
     K = Consts()
     reads: dict[str, str | None] = {"c." + f[2:]: _var(f) for f in STATE if f.startswith("c.")}
     for n in prog.inputs:
         head = n.rstrip("0123456789")
         i = n[len(head):]
-        row = f"(j * size + {i} if ident else ORDER[j * size + {i}])"
+        row = f"ORDER[j * size + {i}]" if ordered else f"j * size + {i}"
         reads[n] = {"a": f"A[m, {row}]", "b": f"B[{row}, n]",
                     "sa": f"SCA[SROWS[j, {i}], m]", "sb": f"SCB[SROWS[j, {i}], n]"}.get(head, reads.get(n))
     w = Writer(prog, K, reads)

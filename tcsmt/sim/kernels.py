@@ -138,12 +138,13 @@ def _load(source: str):
 
 
 @functools.lru_cache(maxsize=128)
-def cuda_module(kind: str, p: ModelParams, key=None):
+def cuda_module(kind: str, p: ModelParams, key=None, ordered: bool = False):
     """A model's CUDA module, named by what it is (not by the model): models
-    of one arithmetic share one source file in the cache."""
+    of one arithmetic share one source file in the cache. ``ordered``: the
+    steps read the products at the rows of the plan's ORDER."""
     if kind == "ends":
         return _load(ends_source(start_program(p), end_program(p), "ends"))
-    return _load(steps_source(step_program(p, key), f"steps {key.n}"))
+    return _load(steps_source(step_program(p, key), f"steps {key.n}", ordered))
 
 
 def cuda_available() -> bool:
@@ -169,9 +170,10 @@ def cuda_ptx(p: ModelParams, k: int, cc: tuple[int, int] = (9, 0)) -> dict[str, 
     ends = cuda_module("ends", p)
     out = {"start": cuda.compile_ptx(ends.start.py_func, (u2, u3), cc=cc)[0],
            "end": cuda.compile_ptx(ends.end.py_func, (u2, u2, u3), cc=cc)[0]}
-    keys = list(dict.fromkeys(run.key for run in plan(p, k).runs))
+    pl = plan(p, k)
+    keys = list(dict.fromkeys(run.key for run in pl.runs))
     for i, key in enumerate(keys):
-        fn = cuda_module("steps", p, key).steps.py_func
+        fn = cuda_module("steps", p, key, pl.order is not None).steps.py_func
         args = (u2, u2, u2, u2, i1, i2, u3) + (nt.int64,) * 4
         out[f"steps {i} ({key.n} products)"] = cuda.compile_ptx(fn, args, cc=cc)[0]
     return out
@@ -201,7 +203,7 @@ def run_cuda(p: ModelParams, a, b, c, block: tuple[int, int] = (16, 16), sa=None
     with compiling("cuda", p, k):
         ends.start[grid, block](c, st)
         for run in pl.runs:
-            steps = cuda_module("steps", p, run.key).steps
+            steps = cuda_module("steps", p, run.key, pl.order is not None).steps
             steps[grid, block](a, b, sa, sb, order, srows, st, run.j0, run.j1, size, ident)
         ends.end[grid, block](c, d, st)
     return d.copy_to_host() if on_host else d
