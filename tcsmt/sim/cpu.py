@@ -54,11 +54,13 @@ def cpu_count() -> int:
 # Modules
 # ---------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=32)
 def module_text(kind: str, p: ModelParams, key=None) -> str:
     """The IR of one module: "ends", or a block shape's "gemm" or "rows".
     The module is named by what it is, not by the model: models of one
     arithmetic record the same programs, so they share one compiled object
-    in the cache (its file is named by the text's digest)."""
+    in the cache (its file is named by the text's digest). Kept: a call
+    asks for it twice (whether it is on disk, then to load it)."""
     if kind == "ends":
         return str(ends_module(start_program(p), end_program(p), "ends"))
     make = gemm_module if kind == "gemm" else rows_module
