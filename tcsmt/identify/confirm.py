@@ -20,7 +20,6 @@ scales of 1), or cut where its products beyond k are zero.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,6 @@ from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 
 ASK_TIMEOUT = 1.5       # seconds per solver question when properties are asked on the spot
-ASK_BUDGET = 45.0       # seconds for all the properties asked on the spot
 RANDOM_ROWS = 512       # random rows per confirmation (64 of each kind)
 POOL_SIZE = 2000        # candidate rows of the splitting pool (and as many random rows)
 
@@ -98,20 +96,18 @@ def shipped_vectors(h: ModelParams, same: ModelParams, k: int) -> list[tuple[Vec
     return out if files else None
 
 
-def asked_vectors(h: ModelParams, k: int, budget: float = ASK_BUDGET, log=None) -> tuple[list, list[str]]:
+def asked_vectors(h: ModelParams, k: int, log=None) -> tuple[list, list[str]]:
     """For every property that applies to h, vectors separating h from each
     of its hypotheses, asked now (find's pool, then the solvers for
-    ASK_TIMEOUT a question), within ``budget`` seconds in all; and what was
-    not asked or not answered."""
+    ASK_TIMEOUT on each pair the pool leaves: the vectors are all run, so
+    no question asks for one vector for several pairs); and what was not
+    answered. Every property is asked, however long the answers took."""
     from tcsmt.properties.registry import resolve_hypotheses
     from tcsmt.search.find import find_vectors
     from tcsmt.search.vectors import outputs
-    out, notes, t0 = [], [], time.monotonic()
+    out, notes = [], []
     me = repr(sorted(h.parameter_dict().items()))
     for prop in _properties(h):
-        if time.monotonic() - t0 > budget:
-            notes.append(f"{prop.name}: not asked (the {budget:g} s for properties were spent)")
-            continue
         try:
             ms = resolve_hypotheses(prop, h)
         except UserError:
@@ -123,7 +119,8 @@ def asked_vectors(h: ModelParams, k: int, budget: float = ASK_BUDGET, log=None) 
             continue
         say(log, f"asking {prop.name} for {h.name} ({len(hyps) - 1} other hypotheses)")
         found = find_vectors(hyps, k, prop.domain(h), timeout=ASK_TIMEOUT, cross_check=False,
-                             lemma=prop.lemma, pairs=[(0, j) for j in range(1, len(hyps))], sweep=False)
+                             lemma=prop.lemma, pairs=[(0, j) for j in range(1, len(hyps))], sweep=False,
+                             together=False)
         for n, v in enumerate(found.vectors):
             outs = outputs(v, hyps)
             apart = [x.id for x in hyps[1:] if outs[x.id] != outs["identified"]]

@@ -17,8 +17,6 @@ compute the same, or left undecided (and said so).
 
 from __future__ import annotations
 
-import time
-
 from tcsmt.enums import Verdict
 from tcsmt.identify.classes import say
 from tcsmt.identify.confirm import split_pool, splitting_rows
@@ -29,7 +27,6 @@ from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis
 
 SETTLE_TIMEOUT = 10.0     # seconds of the solvers per rival
-SETTLE_BUDGET = 60.0      # seconds for every rival of one split
 PER_CHANGE = 3            # rivals changing the same parameters that are asked of the solvers
 
 
@@ -115,26 +112,33 @@ def fewest_carries(p: ModelParams, timeout: float) -> int | None:
     return _FEWEST[key]
 
 
-def settle_all(h: ModelParams, rivals: list[ModelParams], k: int, log=None,
-               budget: float = SETTLE_BUDGET) -> list[dict]:
-    """``settle`` for each rival within ``budget`` seconds in all, and for
-    at most PER_CHANGE rivals that change the same parameters (the rest,
-    as a floor's many values, are like those asked); a rival past either
-    is unknown (not asked)."""
-    t0, out = time.monotonic(), []
+def settle_all(h: ModelParams, rivals: list[ModelParams], k: int, log=None) -> list[dict]:
+    """``settle`` for at most PER_CHANGE rivals that change the same
+    parameters (the rest, as a floor's many values, are like those asked),
+    and for none after one of them is left undecided: the solvers that did
+    not decide min_exponent = none in SETTLE_TIMEOUT do not decide -140
+    either, and asking costs the whole timeout. A rival past either is
+    unknown (not asked). What is asked depends on the answers alone, never
+    on how long they took."""
+    out: list[dict] = []
     asked: dict[tuple, int] = {}
+    undecided: dict[tuple, str] = {}
     for r in rivals:
         keys = tuple(differs(h, r))
+        if keys in undecided:
+            out.append({"rival": r, "verdict": "unknown",
+                        "how": f"not asked ({undecided[keys]} was not decided)"})
+            continue
         asked[keys] = asked.get(keys, 0) + 1
         if asked[keys] > PER_CHANGE:
             out.append({"rival": r, "verdict": "unknown",
                         "how": f"not asked ({PER_CHANGE} values of {', '.join(keys)} were)"})
             continue
-        if time.monotonic() - t0 > budget:
-            out.append({"rival": r, "verdict": "unknown", "how": f"not asked (the {budget:g} s were spent)"})
-            continue
         say(log, f"no pool row tells {_changes(h, r)} apart: asking the solvers")
-        out.append({"rival": r, **settle(h, r, k, min(SETTLE_TIMEOUT, budget))})
+        got = {"rival": r, **settle(h, r, k, SETTLE_TIMEOUT)}
+        if got["verdict"] not in ("sat", "unsat"):
+            undecided[keys] = _changes(h, r)
+        out.append(got)
     return out
 
 

@@ -11,7 +11,12 @@ compositions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tcsmt.interp.graph import GraphBuilder, Node
+
+if TYPE_CHECKING:
+    from tcsmt.interp.memo import StageMemo
 
 # ite(cmp(a, b), b, a) is the larger of a and b, ite(cmp(a, b), a, b) the
 # smaller: recorded as one fused operation, which NumpyInterp computes with
@@ -28,6 +33,8 @@ class TraceInterp(GraphBuilder):
     """Records primitive calls as a graph of Nodes (see the module doc)."""
 
     name = "trace"
+    memo: StageMemo | None = None
+    """Given one, the datapath's stages share their results (tcsmt.interp.memo)."""
 
     def fuse_ite(self, c, x, y) -> Node | None:
         if not FUSE:

@@ -192,7 +192,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
                  timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True, cross_check: bool = False,
                  use_pool: bool = True, lemma=None, prior: Sequence[Vector] = (),
                  prior_single: Verdict | None = None, pairs: list[Pair] | None = None,
-                 sweep: bool = True) -> FindOutcome:
+                 sweep: bool = True, together: bool = True) -> FindOutcome:
     """The fewest vectors this search finds that separate every separable
     pair of hypotheses, and the verdict on every pair left.
 
@@ -215,7 +215,9 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     answer to the one-vector-for-all question, given when it asked the same
     question: a proof that no one vector does (unsat) is proved again with
     the full time; an earlier "unknown" stays unknown rather than depend on
-    timing."""
+    timing. ``together=False`` never asks for one vector for several pairs
+    (a caller that runs every vector found, and wants no fewest set, asks
+    each pair the pool leaves on its own)."""
     t0 = time.monotonic()
     res = FindOutcome(hyps, k, domain)
     res.lemma = lemma
@@ -227,8 +229,8 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
         if domain.contains(p.fin, p.fc, list(vec.a), list(vec.b), vec.c, p.fb):
             _take(res, vec, remaining, "earlier result")
     single_time = min(timeout, SINGLE_TIMEOUT)
-    ask_single = True
-    if res.vectors and prior_single is not None:
+    ask_single = together
+    if together and res.vectors and prior_single is not None:
         ask_single, single_time = prior_single == Verdict.UNSAT, timeout
         res.single = prior_single if not ask_single else res.single
     if use_pool and remaining:
@@ -244,7 +246,7 @@ def find_vectors(hyps: list[Hypothesis], k: int, domain: Domain, solver: str = "
     elif len(res.vectors) == 1 and not remaining:
         res.single = Verdict.SAT
     while remaining:
-        if len(remaining) > 1 and not asked_all:
+        if together and len(remaining) > 1 and not asked_all:
             got = _ask(res, remaining, solver, min(timeout, SINGLE_TIMEOUT), readable)
             if got.verdict == Verdict.SAT:
                 _take(res, got.vectors[0], remaining, got.found_by)

@@ -45,6 +45,7 @@ from tcsmt.budget import require
 from tcsmt.errors import UserError
 from tcsmt.interp.arrays import MAX_BITS, NumpyInterp
 from tcsmt.interp.graph import postorder
+from tcsmt.interp.memo import StageMemo
 from tcsmt.interp.program import const_value
 from tcsmt.interp.trace import Node, TraceInterp
 from tcsmt.model.params import ModelParams
@@ -100,9 +101,14 @@ def batches(models: list[ModelParams], size: int | None = None) -> list[list[int
 
 def trace(models: list[ModelParams], k: int) -> list[Node]:
     """The root node of every model's datapath, all in one graph (the
-    scales of a block-scaled model are inputs sa{j}, sb{j} like a, b, c)."""
+    scales of a block-scaled model are inputs sa{j}, sb{j} like a, b, c).
+    The datapath's stages share their results (tcsmt.interp.memo): a stage
+    called with the same nodes and the same values of the parameters it
+    reads gives the node it gave, as hash-consing would, without tracing
+    it again."""
     p0 = models[0]
     T = TraceInterp()
+    T.memo = StageMemo()
     a = [T.input(f"a{i}", p0.fin.bits) for i in range(k)]
     b = [T.input(f"b{i}", p0.fb.bits) for i in range(k)]
     c = T.input("c", p0.fc.bits)
