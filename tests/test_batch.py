@@ -31,6 +31,7 @@ from tcsmt.api import matmul
 from tcsmt.errors import UserError
 from tcsmt.interp import chain
 from tcsmt.interp import trace as interp_trace
+from tcsmt.interp.memo import RowsInterp
 from tcsmt.judge import conformance
 from tcsmt.model.catalogue import all_models, arch_for_device
 from tcsmt.model.choose import choose
@@ -50,10 +51,14 @@ REFUSED = [m for m in all_models() if not supported(m)]
 
 
 def scalar(p, a, b, c, sa=None, sb=None, mask=None) -> np.ndarray:
+    """The Python-int interpretation, row by row, its element stages
+    (unpack, multiply) kept across the rows (RowsInterp: tests/test_memo.py
+    holds it to the plain one's bits)."""
     def ints(x, i):
         return None if x is None else [int(v) for v in x[i]]
+    I = RowsInterp()
     return np.array([dot_bits(p, ints(a, i), ints(b, i), int(c[i]), ints(sa, i), ints(sb, i),
-                              ints(mask, i)) for i in range(len(c))], dtype=np.uint64)
+                              ints(mask, i), I=I) for i in range(len(c))], dtype=np.uint64)
 
 
 def generated(p, n: int, k: int, seed: int):

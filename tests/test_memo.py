@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcsmt.identify.hypspace import identification_space
-from tcsmt.interp.memo import MemoInterp
+from tcsmt.interp.memo import MemoInterp, RowsInterp
+from tcsmt.model.choose import choose
 from tcsmt.observed.observations import read_observations
+from tcsmt.observed.random_rows import random_rows
 from tcsmt.sim.dot import dot_bits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,3 +40,28 @@ def test_memo_emptied_at_its_limit_gives_the_same_bits():
     I = MemoInterp(limit=50)
     assert _bits(models, rows, I) == _bits(models, rows)
     assert I.memo.misses > 50
+
+
+def test_rows_memo_gives_the_plain_bits_and_answers_the_products():
+    """RowsInterp (element stages kept across rows) on recorded fp8 rows of
+    three models, on random rows of every encoding of block-scaled and
+    fp16 models, and emptied at a small limit: the plain bits."""
+    obs = read_observations(ROOT / "results/hardware/H100/mma-e4m3-f32.json")
+    rows = obs.rows[:40]
+    models = [choose(n) for n in ("hopper-e4m3-fp32", "hopper-e4m3-fp32-mma", "hopper-e4m3-fp16")]
+    I = RowsInterp()
+    assert _bits(models, rows, I) == _bits(models, rows)
+    assert I.memo.hits > I.memo.misses
+    for name, limit in (("blackwell-nvfp4", 1000), ("blackwell-mxf8f6f4-e4m3-e5m2", 50),
+                        ("hopper-fp16-fp32", 1000)):
+        p = choose(name)
+        r = random_rows(p, 2 * p.block_size + 3, 30, 1)
+        sa, sb = r.scale_bits(p)
+        want = [dot_bits(p, list(map(int, r.a[i])), list(map(int, r.b[i])), int(r.c[i]),
+                         None if sa is None else list(map(int, sa[i])),
+                         None if sb is None else list(map(int, sb[i]))) for i in range(30)]
+        I = RowsInterp(limit)
+        got = [dot_bits(p, list(map(int, r.a[i])), list(map(int, r.b[i])), int(r.c[i]),
+                        None if sa is None else list(map(int, sa[i])),
+                        None if sb is None else list(map(int, sb[i])), I=I) for i in range(30)]
+        assert got == want, name

@@ -117,11 +117,15 @@ class IntInterp:
         return x.w
 
     def add(self, x, y):
-        w = self._same(x, y)
+        w = x.w
+        if w != y.w:
+            self._same(x, y)
         return IntWord((x.v + y.v) & ((1 << w) - 1), w)
 
     def sub(self, x, y):
-        w = self._same(x, y)
+        w = x.w
+        if w != y.w:
+            self._same(x, y)
         return IntWord((x.v - y.v) & ((1 << w) - 1), w)
 
     def mul(self, x, y):
@@ -160,8 +164,9 @@ class IntInterp:
         return IntWord(sv & ((1 << w) - 1), w)
 
     def eq(self, x, y):
-        self._same(x, y)
-        return _b(x.v == y.v)
+        if x.w != y.w:
+            self._same(x, y)
+        return _TRUE if x.v == y.v else _FALSE
 
     def ult(self, x, y):
         self._same(x, y)
@@ -180,18 +185,24 @@ class IntInterp:
         return _b(_signed(x.v, w) <= _signed(y.v, w))
 
     def ite(self, c, x, y):
-        if isinstance(x, IntWord) and x.w != y.w:
+        if type(x) is IntWord and x.w != y.w:
             raise ValueError(f"ite branches of widths {x.w} and {y.w}")
         return x if c.b else y
 
     def and_(self, *bs):
-        return _b(all(b.b for b in bs))
+        for b in bs:
+            if not b.b:
+                return _FALSE
+        return _TRUE
 
     def or_(self, *bs):
-        return _b(any(b.b for b in bs))
+        for b in bs:
+            if b.b:
+                return _TRUE
+        return _FALSE
 
     def not_(self, b):
-        return _b(not b.b)
+        return _FALSE if b.b else _TRUE
 
     # -- derived operations computed natively (tcsmt.datapath.bv) -------------
 

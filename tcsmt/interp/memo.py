@@ -27,6 +27,8 @@ from operator import attrgetter
 
 from tcsmt.datapath.terms import Fixed, Term
 from tcsmt.interp.ints import IntBool, IntInterp, IntWord
+from tcsmt.model.formats import Format
+from tcsmt.model.params import ModelParams
 
 LIMIT = 200_000
 _FIELDS = {t: attrgetter(*(f.name for f in dataclasses.fields(t))) for t in (Term, Fixed)}
@@ -131,3 +133,75 @@ class MemoInterp(IntInterp):
     def __init__(self, limit: int = LIMIT) -> None:
         super().__init__()
         self.memo = StageMemo(limit)
+
+
+NARROW = 12
+"""Words up to this many bits are worth keeping stages for: an 8-bit
+format has 256 encodings and 65 536 pairs, so a row of products is mostly
+answered; a 16-bit one's pairs rarely repeat (the look-up would cost more
+than it saves)."""
+
+
+class RowMemo:
+    """For many rows of the same model(s): an element stage (unpack,
+    multiply) is answered from an earlier call with equal narrow words
+    (NARROW bits at most), equal static values, the same ModelParams and
+    Format objects (they are frozen) and the same Terms this memo handed
+    out (frozen too: words are never changed in place). Any other call
+    (a list of words, a wide word, a Fixed, a trace) runs as written.
+    Emptied when it holds ``limit`` results."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self.hits = self.misses = 0
+        self._calls: dict[tuple, object] = {}
+        self._held: dict[int, object] = {}   # id -> the object keyed by it, kept alive
+
+    def call(self, fn, params: int | None, I, args: tuple, kw: dict):
+        key = self._key(fn, args) if not kw else None
+        if key is None:
+            return fn(I, *args, **kw)
+        out = self._calls.get(key)
+        if out is not None:
+            self.hits += 1
+        else:
+            self.misses += 1
+            out = fn(I, *args)
+            if len(self._calls) >= self.limit:
+                self._calls.clear()
+                self._held.clear()
+            self._calls[key] = out
+            if type(out) is Term:
+                self._held[id(out)] = out
+        return out
+
+    def _key(self, fn, args: tuple) -> tuple | None:
+        key: list = [fn]
+        for x in args:
+            t = type(x)
+            if t is IntWord:
+                if x.w > NARROW:
+                    return None
+                key.append((x.v, x.w))
+            elif t is IntBool or t is int or t is bool or t is str or x is None:
+                key.append(x.b if t is IntBool else x)
+            elif t is Term:
+                if self._held.get(id(x)) is not x:
+                    return None
+                key.append(id(x))
+            elif t is ModelParams or t is Format:
+                self._held.setdefault(id(x), x)
+                if self._held[id(x)] is not x:
+                    return None
+                key.append(id(x))
+            else:
+                return None
+        return tuple(key)
+
+
+class RowsInterp(IntInterp):
+    """IntInterp whose element stages are kept across rows (RowMemo)."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        super().__init__()
+        self.memo = RowMemo(limit)

@@ -335,6 +335,9 @@ def internal_format(exp_bits: int, frac_bits: int) -> Format:
 
 def get_format(name: str) -> Format:
     """Look a format up by its name or an alias (fp16, bf16, e4m3, e8m13...)."""
+    fmt = FORMATS.get(name) if type(name) is str else None   # a canonical name: its own alias
+    if fmt is not None:
+        return fmt
     key = str(name).strip().lower()
     if key in ALIASES:
         return FORMATS[ALIASES[key]]
