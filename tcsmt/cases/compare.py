@@ -87,6 +87,8 @@ RESTRICTION_BUDGET = 40.0
 """CPU seconds a solver may spend on one restriction: these formulas hold
 five tensor-core datapaths and an exact reference, far more than a diff's
 (tcsmt.search.separation.RESTRICTION_BUDGET)."""
+HALF = "half"
+"""The tag of the restriction to binary16 a and b alone."""
 CANDIDATES = "candidates"
 """The tag (run.solver.formula) of a witness the candidate search found."""
 
@@ -167,7 +169,7 @@ def formulations(tc: ModelParams, k: int, reproduce: bool) -> list[tuple[str, Fo
             tag = "half/pow2-b/c-near" + ("" if sup is None else f"/support-{m}")
             out.append((tag, formula(tc, k, reproduce, half=True, pow2_b=True, support=sup,
                                      c_near=True)))
-    out.append(("half", formula(tc, k, reproduce, half=True)))
+    out.append((HALF, formula(tc, k, reproduce, half=True)))
     out.append((sep.FULL, formula(tc, k, reproduce)))
     return out
 
@@ -233,10 +235,8 @@ def run_compare(arch: str, k: int = 4, solver: str = "portfolio", timeout: float
         out = sep.Outcome(Verdict.SAT, forms[-1][1], vectors=[found[0]], tag=CANDIDATES,
                           seconds=found[1])
     else:
-        jobs = [service.Job(f, s, tag, None if tag == sep.FULL else RESTRICTION_BUDGET)
-                for tag, f in forms for s in names[:1]]
-        jobs += [service.Job(f, s, tag, None if tag == sep.FULL else RESTRICTION_BUDGET)
-                 for tag, f in forms[-2:] for s in names[1:]]
+        jobs = [_job(tag, f, s) for tag, f in first_solver_order(forms) for s in names[:1]]
+        jobs += [_job(tag, f, s) for tag, f in forms[-2:] for s in names[1:]]
         out = sep.race(jobs, forms, timeout, lambda run: [_replay(tc, k, run, reproduce)],
                        names=names, parallel=2)
     out.notes += notes
@@ -245,6 +245,24 @@ def run_compare(arch: str, k: int = 4, solver: str = "portfolio", timeout: float
         a, b, c = list(v.a), list(v.b), v.c
         vectors.append(vector_record(check_witness(tc, a, b, c), a, b, c))
     return document(tc, k, reproduce, vectors, out, command)
+
+
+def first_solver_order(forms: list[tuple[str, Formula]]) -> list[tuple[str, Formula]]:
+    """The formulas in the order the first solver takes them, two at a
+    time: the quickest restriction beside "half" (binary16 a and b, no
+    other restriction), then the other restrictions, then the full
+    formula. Where every narrower restriction is unsat (CDNA2 at k = 4:
+    three restrictions, 40 CPU-s each, before "half" could start) "half"
+    answers from the start."""
+    half = [x for x in forms if x[0] == HALF]
+    rest = [x for x in forms if x[0] != HALF]
+    return rest[:1] + half + rest[1:]
+
+
+def _job(tag: str, f: Formula, solver: str) -> service.Job:
+    """One solver on one formula: the full formula and "half" until the
+    race's timeout, a narrower restriction within RESTRICTION_BUDGET."""
+    return service.Job(f, solver, tag, None if tag in (sep.FULL, HALF) else RESTRICTION_BUDGET)
 
 
 def searched(tc: ModelParams, k: int, seeds: Sequence[Vector],
