@@ -26,9 +26,9 @@ one comment separated by ";":
     <!-- test: file NAME -->              the block is the content of NAME in the page's folder
     <!-- test: smaller "OLD" "NEW" -->    run with OLD replaced by NEW (a smaller size): the
                                           output's lines compared by their first word only
-    <!-- test: number varies "TEXT" (why) -->  the whole number right before TEXT is compared
-                                          as "N" (a count that depends on what the solvers
-                                          answer within their time, say)
+    <!-- test: number varies "TEXT" ... (why) -->  the whole number right before each TEXT is
+                                          compared as "N" (a count that depends on what the
+                                          solvers answer within their time, say)
 
 A page's folder is a fresh temporary folder in which data/, results/,
 models/ and benchmarks/ of the checkout can be read, so the paths a page
@@ -166,7 +166,7 @@ def reasons_missing(page: Path) -> list[str]:
     return [f"{b.where}: '{k}' needs a reason in parentheses" for b in blocks(page)
             for k in ("skip", "slow", "output varies") if k in b.marks and not b.marks[k].startswith("(")] + [
         f"{b.where}: 'number varies' needs \"TEXT\" and a reason in parentheses" for b in blocks(page)
-        if "number varies" in b.marks and not re.fullmatch(r'"[^"]+" \(.+\)', b.marks["number varies"])]
+        if "number varies" in b.marks and not re.fullmatch(r'("[^"]+" )+\(.+\)', b.marks["number varies"])]
 
 
 # ---------------------------------------------------------------------------
@@ -204,9 +204,10 @@ def missing_part(shown: str, got: str) -> str | None:
 
 
 def _number_varies(block: Block, text: str) -> str:
-    """``text`` with the whole number right before the marker's TEXT written N."""
-    after = block.marks["number varies"].split('"')[1]
-    return re.sub(rf"\b\d+(?= {re.escape(after)})", "N", text)
+    """``text`` with the whole number right before each of the marker's TEXTs written N."""
+    for after in re.findall(r'"([^"]+)"', block.marks["number varies"].split("(")[0]):
+        text = re.sub(rf"\b\d+(?= {re.escape(after)})", "N", text)
+    return text
 
 
 def _first_words(text: str) -> list[str]:
