@@ -148,26 +148,22 @@ def result_format(p: ModelParams) -> Format:
 
 def flush_in(p: ModelParams) -> bool:
     """Whether a subnormal c (and a block result read as the next c) reads as zero."""
-    return p.subnormals in ("flush", "flush_inputs", "flush_every_step", "flush_c", "flush_rounded")
+    return p.flushes_c
 
 
 def flush_ab(p: ModelParams) -> bool:
     """Whether subnormal a and b read as zero."""
-    return flush_in(p) and p.subnormals != "flush_c"
+    return p.flushes_ab
 
 
 def flush_out(p: ModelParams) -> bool | str:
-    """Whether subnormal results are flushed: True (rounded on the
-    subnormal grid, then flushed), "rounded" (rounded to the format's full
-    precision first, +0 when that lies below the smallest normal) or False."""
-    if p.subnormals in ("flush_c", "flush_rounded"):
-        return "rounded"
-    return p.subnormals in ("flush", "flush_outputs", "flush_every_step")
+    """Whether subnormal results are flushed (ModelParams.flushes_out)."""
+    return p.flushes_out
 
 
 def flush_steps(p: ModelParams) -> bool:
     """Whether every product and every rounded sum is flushed too."""
-    return p.subnormals == "flush_every_step"
+    return p.flushes_steps
 
 
 def unpack_input(I, p: ModelParams, fmt: Format, bits, ew: int, is_c: bool = False) -> Term:

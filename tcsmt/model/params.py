@@ -295,6 +295,35 @@ class ModelParams:
     def facc(self) -> Format:
         return get_format(self.acc_format)
 
+    # What the subnormal setting means, one flag per stage that reads it: a
+    # stage reads the flag it needs, so the interpretations that share stage
+    # results (tcsmt.interp.memo) share them between settings that agree on
+    # it (keep and flush_outputs unpack and multiply alike).
+
+    @property
+    def flushes_c(self) -> bool:
+        """Whether a subnormal c (and a block result read as the next c) reads as zero."""
+        return self.subnormals in ("flush", "flush_inputs", "flush_every_step", "flush_c", "flush_rounded")
+
+    @property
+    def flushes_ab(self) -> bool:
+        """Whether subnormal a and b read as zero."""
+        return self.flushes_c and self.subnormals != "flush_c"
+
+    @property
+    def flushes_out(self) -> bool | str:
+        """Whether subnormal results are flushed: True (rounded on the
+        subnormal grid, then flushed), "rounded" (rounded to the format's full
+        precision first, +0 when that lies below the smallest normal) or False."""
+        if self.subnormals in ("flush_c", "flush_rounded"):
+            return "rounded"
+        return self.subnormals in ("flush", "flush_outputs", "flush_every_step")
+
+    @property
+    def flushes_steps(self) -> bool:
+        """Whether every product and every rounded sum is flushed too."""
+        return self.subnormals == "flush_every_step"
+
     @property
     def F(self) -> int:
         """Fraction bits kept below the alignment point."""
