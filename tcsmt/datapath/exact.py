@@ -66,13 +66,21 @@ def normalise(I, t: Term, q: int, ew: int) -> Norm:
 def sort_down(I, ns: list[Norm]) -> list[Norm]:
     """The terms in decreasing order of their leading-one exponents, by a
     network of compare-and-swap steps (zero terms last)."""
+    return sort_steps(I, ns)[-1]
+
+
+def sort_steps(I, ns: list[Norm]) -> list[list[Norm]]:
+    """The terms before the network and after each compare-and-swap step
+    of sort_down (a proof follows the sum through them)."""
     ns = list(ns)
+    out = [list(ns)]
     for i in range(len(ns)):
         for j in range(len(ns) - 1 - i):
             x, y = ns[j], ns[j + 1]
             swap = I.slt(x.e, y.e)
             ns[j], ns[j + 1] = _pick(I, swap, y, x), _pick(I, swap, x, y)
-    return ns
+            out.append(list(ns))
+    return out
 
 
 def _pick(I, c, x: Norm, y: Norm) -> Norm:
@@ -140,16 +148,16 @@ def take(I, st: State, t: Norm, q: int, out_frac: int, W: int, ew: int) -> State
                  I.ite(done_now, d_nz, st.d_nz))
 
 
-def exact_sum(I, terms: list[Term], out_frac: int, ew: int, trace=None) -> Fixed:
-    """The exact sum of the terms as a Fixed that rounds (to out_frac
-    fraction bits, any mode) exactly as the exact sum does."""
-    q = max(I.width(t.sig) for t in terms) - 1
-    W = register_bits(q, out_frac, len(terms))
-    ns = sort_down(I, [normalise(I, t, q, ew) for t in terms])
+def start(I, e_first, W: int, ew: int) -> State:
+    """The state before the first term: an empty register at the first
+    (largest) term's exponent."""
     false, zero_w = I.bool_const(False), I.const(0, W)
-    st = State(zero_w, ns[0].e, false, zero_w, I.const(0, ew), false, false, false)
-    for t in ns:
-        st = take(I, st, t, q, out_frac, W, ew)
+    return State(zero_w, e_first, false, zero_w, I.const(0, ew), false, false, false)
+
+
+def result(I, st: State, q: int, W: int, ew: int):
+    """(signed (W+1)-bit total, scale) after the last term: the register,
+    or once split the head H with D's sign in the bit below it."""
     d_neg = I.ite(st.done, st.d_neg, bv.msb(I, st.R))
     d_nz = I.ite(st.done, st.d_nz, I.not_(bv.is_zero(I, st.R)))
     H2 = I.shl(bv.resize_s(I, st.H, W + 1), I.const(1, W + 1))
@@ -157,6 +165,19 @@ def exact_sum(I, terms: list[Term], out_frac: int, ew: int, trace=None) -> Fixed
     head = I.add(H2, tail)
     total = I.ite(st.split, head, bv.resize_s(I, st.R, W + 1))
     scale = I.ite(st.split, I.sub(st.K, I.const(1, ew)), I.sub(st.e_cur, I.const(q, ew)))
+    return total, scale
+
+
+def exact_sum(I, terms: list[Term], out_frac: int, ew: int, trace=None) -> Fixed:
+    """The exact sum of the terms as a Fixed that rounds (to out_frac
+    fraction bits, any mode) exactly as the exact sum does."""
+    q = max(I.width(t.sig) for t in terms) - 1
+    W = register_bits(q, out_frac, len(terms))
+    ns = sort_down(I, [normalise(I, t, q, ew) for t in terms])
+    st = start(I, ns[0].e, W, ew)
+    for t in ns:
+        st = take(I, st, t, q, out_frac, W, ew)
+    total, scale = result(I, st, q, W, ew)
     neg, mag = bv.abs_s(I, total)
     nan, inf, inf_sign = specials(I, terms)
     neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])

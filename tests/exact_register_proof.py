@@ -1,0 +1,312 @@
+"""A proof, in lemmas, that the exact register (tcsmt/datapath/exact.py)
+rounds as the exact sum does: the argument of that module's docstring,
+by induction over the terms it takes, each step one small formula.
+
+One formula for the whole statement (tests/test_exact_sum.py) asks the
+solver to see that sums taken in decreasing order, each partial sum
+shifted by the next exponent gap, equal the plain sum of the shifted terms:
+no solver answers that in ten minutes for four terms. The lemmas, each
+unsat (a list of formulas, each to be unsat):
+
+  glue   the model's d is round_fixed of exact_sum of its terms;
+  norm   the normalised terms sum (in units of 2^(low - q)) to 2^q times
+         the wide sum of the terms (units of 2^low);
+  swap   a compare-and-swap step of the sort keeps the sum of its two
+         terms (each step of the network is one, on two adjacent terms,
+         the others kept: exact.sort_steps), so the sort keeps the sum;
+  order  the sorted terms are in shape (a zero term has M = 0 and comes
+         after every non-zero one; a non-zero one has M's top bit set and
+         its exponent in [elo, ehi], at most the one before it);
+  start  the empty register and P = 0 meet the invariant Inv_0;
+  step   for any j < n, any state in one case of Inv_j (below), any
+         partial sum P, any term t in shape taken in order: when
+         take(state, t) lands in a case, it meets that case of Inv_{j+1}
+         with P + t (nine lemmas: three cases from, three to);
+  final  a state meeting Inv_n rounds as P does (any flags);
+  value  P = 2^q S (or a NaN or infinity) rounds as S does.
+
+Together: d = round(exact_sum) (glue) = round(result of state n) rounds as
+P_n, the sum of the sorted terms (start, step 0..n-1 with order, final),
+P_n = 2^q S (swap, norm), which rounds as the wide sum S (value).
+
+Inv_j (P the sum of the j terms taken, D = P - H 2^K once split):
+  not split: P = R 2^(e_cur - q), e_cur = e_last;
+  split, not done: D = R 2^(e_cur - q), e_cur = e_last, 2^(of+2) <= |H| <= 2^(of+3),
+    e_last + b + 3 <= K, |D| <= 2^(K-1) + j 2^(K-b-2);
+  done: D != 0 with D's sign d_neg, d_nz, the same bounds on H, K and |D|,
+    and |D| >= 2^(e_last+1) (2^(of+b+4) - j), so no later term turns D.
+(of the output's fraction bits, b = bits_for(n - 1), e_last the exponent
+of the last non-zero term taken: later terms are below 2^(e_last + 1).)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcsmt import datapath
+from tcsmt.datapath import bv
+from tcsmt.datapath.exact import Norm, State, normalise, register_bits, result, sort_steps, start, take
+from tcsmt.datapath.terms import Fixed
+from tcsmt.smt.smtlib import build_formula
+
+
+@dataclass(frozen=True)
+class Setting:
+    p: object          # the model
+    k: int
+    ew: int
+    q: int             # fraction bits of a normalised term
+    W: int             # the register's width
+    b: int
+    of: int            # the output's fraction bits
+    low: int           # the wide sum's unit, 2^low
+    width: int         # the wide sum's width
+    elo: int           # the exponents of non-zero terms' leading ones
+    ehi: int
+
+    @property
+    def n(self) -> int:
+        return self.k + 1
+
+    @property
+    def U(self) -> int:          # P's unit: 2^(low - q)
+        return self.low - self.q
+
+    @property
+    def Wd(self) -> int:         # P's width (signed)
+        return self.width + self.q + 2
+
+
+def setting(p, k: int, low: int, width: int) -> Setting:
+    q = max(p.fc.frac_bits, 2 * p.fin.frac_bits + 1)
+    of = p.fout.frac_bits
+    elo = min(p.fc.emin - p.fc.frac_bits, 2 * (p.fin.emin - p.fin.frac_bits))
+    return Setting(p, k, datapath.exp_width(p), q, register_bits(q, of, k + 1), bv.bits_for(k), of,
+                   low, width, elo, p.fc.emax + 4)
+
+
+def _inputs(I, s: Setting):
+    p, ew = s.p, s.ew
+    a = [I.var(f"a{i}", p.fin.bits) for i in range(s.k)]
+    b = [I.var(f"b{i}", p.fin.bits) for i in range(s.k)]
+    c = I.var("c", p.fc.bits)
+    ta = [datapath.unpack(I, p.fin, x, ew, False) for x in a]
+    tb = [datapath.unpack(I, p.fin, y, ew, False) for y in b]
+    terms = [datapath.unpack(I, p.fc, c, ew, False)]
+    terms += [datapath.multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
+    return a, b, c, terms
+
+
+def _c(I, s: Setting, v: int):
+    return bv.sconst(I, v, s.ew)
+
+
+def _le(I, x, y):
+    return I.not_(I.slt(y, x))
+
+
+def _pow(I, s: Setting, x):
+    """2^x in P's width, x an exponent in units of P (x >= 0)."""
+    return bv.shl_by(I, I.const(1, s.Wd), x)
+
+
+def value(I, s: Setting, t: Norm):
+    """A normalised term in units of 2^(low - q)."""
+    v = bv.neg_if(I, t.neg, bv.shl_by(I, bv.resize_u(I, t.M, s.Wd), I.sub(t.e, _c(I, s, s.low))))
+    return I.ite(t.zero, I.const(0, s.Wd), v)
+
+
+def total(I, s: Setting, ns: list[Norm]):
+    out = I.const(0, s.Wd)
+    for t in ns:
+        out = I.add(out, value(I, s, t))
+    return out
+
+
+def reg_value(I, s: Setting, R, e):
+    return bv.shl_by(I, bv.resize_s(I, R, s.Wd), I.sub(e, _c(I, s, s.low)))
+
+
+def shape(I, s: Setting, t: Norm) -> list:
+    live = [bv.msb(I, t.M), _le(I, _c(I, s, s.elo), t.e), _le(I, t.e, _c(I, s, s.ehi))]
+    return [I.ite(t.zero, bv.is_zero(I, t.M), I.and_(*live))]
+
+
+def _count(I, s: Setting, j):
+    """j (an int, or a word of COUNT bits) as an exponent-width word."""
+    return _c(I, s, j) if isinstance(j, int) else bv.resize_u(I, j, s.ew)
+
+
+COUNT = 4
+"""Bits of the free count j of terms taken in a step lemma."""
+
+
+PHASES = ("none", "split", "done")
+
+
+def inv(I, s: Setting, st: State, P, e_last, j: int, phase: str | None = None):
+    """Inv_j as one Bool (only the given phase's case when ``phase``)."""
+    Wd, of, b = s.Wd, s.of, s.b
+    U = _c(I, s, s.U)
+    D = I.sub(P, bv.shl_by(I, bv.resize_s(I, st.H, Wd), I.sub(st.K, U)))
+    _, dmag = bv.abs_s(I, D)
+    _, hmag = bv.abs_s(I, bv.resize_s(I, st.H, Wd))
+    h_ok = I.and_(_le(I, I.const(1 << (of + 2), Wd), hmag), _le(I, hmag, I.const(1 << (of + 3), Wd)))
+    k_ok = I.and_(_le(I, I.add(e_last, _c(I, s, b + 3)), st.K), _le(I, st.K, _c(I, s, s.ehi + s.W)))
+    e_ok = I.and_(_le(I, _c(I, s, s.elo), e_last), _le(I, e_last, _c(I, s, s.ehi)))
+    d_hi = I.add(_pow(I, s, I.sub(I.sub(st.K, U), _c(I, s, 1))),
+                 bv.shl_by(I, bv.resize_u(I, _count(I, s, j), Wd), I.sub(I.sub(st.K, U), _c(I, s, b + 2))))
+    unit = I.sub(I.add(e_last, _c(I, s, 1)), U)
+    d_lo = I.sub(_pow(I, s, I.add(unit, _c(I, s, of + b + 4))),
+                 bv.shl_by(I, bv.resize_u(I, _count(I, s, j), Wd), unit))
+    none = I.and_(I.not_(st.split), I.not_(st.done), I.eq(P, reg_value(I, s, st.R, st.e_cur)),
+                  I.eq(st.e_cur, e_last), I.or_(bv.is_zero(I, st.R), e_ok))
+    split = I.and_(st.split, I.not_(st.done), I.eq(D, reg_value(I, s, st.R, st.e_cur)),
+                   I.eq(st.e_cur, e_last), e_ok, h_ok, k_ok, _le(I, dmag, d_hi))
+    d_sign = I.not_(bv.xor_b(I, bv.msb(I, D), st.d_neg))
+    done = I.and_(st.split, st.done, I.not_(bv.is_zero(I, D)), d_sign, st.d_nz, e_ok,
+                  _le(I, e_last, st.e_cur), h_ok, k_ok, _le(I, dmag, d_hi), _le(I, d_lo, dmag))
+    cases = {"none": none, "split": split, "done": done}
+    return cases[phase] if phase else I.or_(none, split, done)
+
+
+def free_state(I, s: Setting) -> State:
+    return State(I.var("R", s.W), I.var("e_cur", s.ew), I.var("split", 0), I.var("H", s.W),
+                 I.var("K", s.ew), I.var("done", 0), I.var("d_neg", 0), I.var("d_nz", 0))
+
+
+def free_norm(I, s: Setting, name: str = "t") -> Norm:
+    return Norm(I.var(f"{name}_neg", 0), I.var(f"{name}_e", s.ew), I.var(f"{name}_M", s.q + 1),
+                I.var(f"{name}_zero", 0))
+
+
+def _flags(I):
+    return [I.var(n, 0) for n in ("nan", "inf", "inf_sign", "neg_zeros", "pos_zeros")]
+
+
+def _round(I, s: Setting, total_word, scale, flags):
+    neg, mag = bv.abs_s(I, total_word)
+    p = s.p
+    return datapath.round_fixed(I, Fixed(neg, mag, scale, *flags), p.fout, p.final_rounding, s.ew,
+                                p.overflow, p.zero_sign, False)
+
+
+# ---------------------------------------------------------------------------
+# The lemmas, each a formula to be unsat
+# ---------------------------------------------------------------------------
+
+def lemma_glue(s: Setting, wide):
+    """d = round_fixed(exact_sum(terms)), the register and its result as
+    exact.py builds them."""
+    p = s.p
+
+    def build(I):
+        a, b, c, terms = _inputs(I, s)
+        got = datapath.dot(I, p, a, b, c)
+        ns = _sorted(I, s, terms)
+        st = _run(I, s, ns)
+        tot, scale = result(I, st, s.q, s.W, s.ew)
+        flags = _term_flags(I, terms, wide)
+        return [I.not_(I.eq(got, _round(I, s, tot, scale, flags)))]
+    return build_formula(build, description="exact register: glue")
+
+
+def _term_flags(I, terms, wide):
+    f = wide(I, terms)
+    return [f.nan, f.inf, f.inf_sign, f.neg_zeros, f.pos_zeros]
+
+
+def _sorted(I, s: Setting, terms):
+    return sort_steps(I, [normalise(I, t, s.q, s.ew) for t in terms])[-1]
+
+
+def _run(I, s: Setting, ns):
+    st = start(I, ns[0].e, s.W, s.ew)
+    for t in ns:
+        st = take(I, st, t, s.q, s.of, s.W, s.ew)
+    return st
+
+
+def lemma_norm(s: Setting, wide_total):
+    def build(I):
+        _, _, _, terms = _inputs(I, s)
+        ns = [normalise(I, t, s.q, s.ew) for t in terms]
+        S = bv.resize_s(I, wide_total(I, terms), s.Wd)
+        return [I.not_(I.eq(total(I, s, ns), I.shl(S, I.const(s.q, s.Wd))))]
+    return build_formula(build, description="exact register: norm")
+
+
+def lemma_swap(s: Setting):
+    """One compare-and-swap step of the sort (sort_steps of any two terms)
+    keeps their sum; every step of the network is one such step on two
+    adjacent terms, the others kept."""
+    def build(I):
+        x, y = free_norm(I, s, "x"), free_norm(I, s, "y")
+        (before, after) = sort_steps(I, [x, y])
+        return [I.not_(I.eq(total(I, s, before), total(I, s, after)))]
+    return build_formula(build, description="exact register: swap")
+
+
+def lemma_order(s: Setting):
+    def build(I):
+        _, _, _, terms = _inputs(I, s)
+        ns = _sorted(I, s, terms)
+        facts = [f for t in ns for f in shape(I, s, t)]
+        for x, y in zip(ns, ns[1:]):
+            facts.append(I.or_(y.zero, I.and_(I.not_(x.zero), _le(I, y.e, x.e))))
+        return [I.not_(I.and_(*facts))]
+    return build_formula(build, description="exact register: order")
+
+
+def lemma_start(s: Setting):
+    def build(I):
+        e = I.var("e", s.ew)
+        st = start(I, e, s.W, s.ew)
+        return [I.not_(inv(I, s, st, I.const(0, s.Wd), e, 0))]
+    return build_formula(build, description="exact register: start")
+
+
+def lemma_step(s: Setting, phase: str, after: str):
+    """From a state in ``phase``'s case of Inv_j (any 0 <= j < n), the
+    next term in shape and in order takes it to ``after``'s case of
+    Inv_{j+1}."""
+    def build(I):
+        st, t, P, e_last = free_state(I, s), free_norm(I, s), I.var("P", s.Wd), I.var("e_last", s.ew)
+        j = I.var("j", COUNT)
+        hyp = [I.ult(j, I.const(s.n, COUNT)), inv(I, s, st, P, e_last, j, phase)] + shape(I, s, t)
+        hyp.append(I.or_(t.zero, _le(I, t.e, e_last)))
+        st2 = take(I, st, t, s.q, s.of, s.W, s.ew)
+        e2 = I.ite(t.zero, e_last, t.e)
+        lands = {"none": I.not_(st2.split), "split": I.and_(st2.split, I.not_(st2.done)),
+                 "done": st2.done}[after]
+        j2 = I.add(j, I.const(1, COUNT))
+        return hyp + [lands, I.not_(inv(I, s, st2, I.add(P, value(I, s, t)), e2, j2, after))]
+    return build_formula(build, description=f"exact register: step, {phase} -> {after}")
+
+
+def steps(s: Setting) -> list:
+    return [lemma_step(s, ph, to) for ph in PHASES for to in PHASES]
+
+
+def lemma_final(s: Setting):
+    def build(I):
+        st, P, e_last, flags = free_state(I, s), I.var("P", s.Wd), I.var("e_last", s.ew), _flags(I)
+        tot, scale = result(I, st, s.q, s.W, s.ew)
+        want = _round(I, s, P, _c(I, s, s.U), flags)
+        return [inv(I, s, st, P, e_last, s.n), I.not_(I.eq(_round(I, s, tot, scale, flags), want))]
+    return build_formula(build, description="exact register: final")
+
+
+def lemma_value(s: Setting):
+    def build(I):
+        P, S, flags = I.var("P", s.Wd), I.var("S", s.width), _flags(I)
+        same = I.eq(P, I.shl(bv.resize_s(I, S, s.Wd), I.const(s.q, s.Wd)))
+        hyp = I.or_(flags[0], flags[1], same)
+        got = _round(I, s, P, _c(I, s, s.U), flags)
+        return [hyp, I.not_(I.eq(got, _round(I, s, S, _c(I, s, s.low), flags)))]
+    return build_formula(build, description="exact register: value")
+
+
+def lemmas(s: Setting, wide, wide_total) -> list:
+    return [lemma_glue(s, wide), lemma_norm(s, wide_total), lemma_swap(s), lemma_order(s),
+            lemma_start(s), *steps(s), lemma_final(s), lemma_value(s)]
