@@ -308,5 +308,15 @@ def lemma_value(s: Setting):
 
 
 def lemmas(s: Setting, wide, wide_total) -> list:
-    return [lemma_glue(s, wide), lemma_norm(s, wide_total), lemma_swap(s), lemma_order(s),
-            lemma_start(s), *steps(s), lemma_final(s), lemma_value(s)]
+    return shared(s, wide_total) + rounding(s, wide)
+
+
+def shared(s: Setting, wide_total) -> list:
+    """The lemmas that do not read the rounding mode (the same formulas
+    for every mode)."""
+    return [lemma_norm(s, wide_total), lemma_swap(s), lemma_order(s), lemma_start(s), *steps(s)]
+
+
+def rounding(s: Setting, wide) -> list:
+    """The lemmas that read the model's rounding mode."""
+    return [lemma_glue(s, wide), lemma_final(s), lemma_value(s)]
