@@ -228,3 +228,13 @@ def test_ctrl_c_while_workers_start_kills_no_worker_mid_start():
                        timeout=60, start_new_session=True)
     assert "Traceback" not in p.stderr, p.stderr
     assert p.stdout.strip() == "interrupted", (p.returncode, p.stdout, p.stderr)
+
+
+def test_a_commands_scheduler_ends_with_the_command(capsys, tmp_path, monkeypatch):
+    """--scheduler is the command's: a later run in the same process (a test,
+    a notebook) goes back to the environment's choice, not to a cluster the
+    earlier command named and that may be gone."""
+    monkeypatch.delenv(runner.ENV_SCHEDULER, raising=False)
+    code, _, err = tcsmt(["regen", "volta", "--property", "align-bits", "--root", tmp_path,
+                          "--scheduler", "tcp://127.0.0.1:1"], capsys)
+    assert runner.scheduler_address() is None, (code, err)

@@ -143,8 +143,13 @@ def output(default: str, force: bool = True):
 
 
 def _choose_scheduler(ctx, param, value):
+    """The command's scheduler, for the command only: when its context
+    closes the runner goes back to the environment's (a command called in
+    the same process after it, as tests and notebooks do, does not inherit it)."""
     from tcsmt import runner
     runner.use_scheduler(value)
+    if value:
+        ctx.call_on_close(lambda: runner.use_scheduler(None))
     return value
 
 
