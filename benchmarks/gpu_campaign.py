@@ -19,9 +19,15 @@ time left is skipped, and says so):
         added to the blocks' rounded sum): open question 6 of FACTS.md (the
         recordings ran wgmma with c = 0)
   gemm  the CUDA GEMM kernel against MMA-Sim on the same GPU:
-        benchmarks/bench_gpu.py where it exists, else bench_kernels.py
-        --sizes 2048 (its CUDA rows: the kernel, MMA-Sim on the device);
-        it runs before the two wgmma steps into fp16
+        benchmarks/bench_gpu.py --size 4096 where it exists, else
+        bench_kernels.py --sizes 2048 (its CUDA rows: the kernel, MMA-Sim on
+        the device); it runs before the two wgmma steps into fp16
+  wgmma-f16-f32, wgmma-f16-f16, wgmma-bf16-f32, wgmma-tf32-f32,
+  mma-e4m3-f16, mma-e5m2-f16
+        the other probes no GPU had run (results/hardware/README.md), each
+        against its shipped Hopper model (tf32 also with blocks of 4)
+  confirm-fp16   the fp16 identification in both phases: the plan, then
+        confirmation parameter by parameter on the device
 
 Everything goes to results/hardware/<GPU>/campaign-<UTC time>/ (or --out):
 each step's files (the observations name the device, its driver and
@@ -55,11 +61,22 @@ sys.path.insert(0, str(ROOT))
 # (step, seconds, what) in the order they run
 IDENTIFY = {"identify-fp16": "fp16:fp32", "identify-bf16": "bf16:fp32", "identify-tf32": "tf32:fp32",
             "identify-e4m3": "e4m3:fp32", "identify-e4m3-wgmma": "e4m3:fp32"}
+# the probes no GPU had run (results/hardware/README.md): vectors -> the
+# shipped model they are checked against, and the other readings checked
 WGMMA = {"wgmma-e4m3-f32": "hopper-e4m3-fp32", "wgmma-e5m2-f32": "hopper-e5m2-fp32",
-         "wgmma-e4m3-f16": "hopper-e4m3-fp16", "wgmma-e5m2-f16": "hopper-e5m2-fp16"}
+         "wgmma-e4m3-f16": "hopper-e4m3-fp16", "wgmma-e5m2-f16": "hopper-e5m2-fp16",
+         "wgmma-f16-f32": "hopper-fp16-fp32", "wgmma-f16-f16": "hopper-fp16-fp16",
+         "wgmma-bf16-f32": "hopper-bf16-fp32", "wgmma-tf32-f32": "hopper-tf32-fp32",
+         "mma-e4m3-f16": "hopper-e4m3-fp16", "mma-e5m2-f16": "hopper-e5m2-fp16"}
+READINGS = {name: ["c_placement=after"] for name in list(WGMMA)[:4]} | \
+    {"wgmma-tf32-f32": ["block_size=4"]}
+# the identification of the fp16 unit in both phases: the plan's search,
+# then confirmation parameter by parameter on vectors it was not chosen from
+CONFIRM = {"confirm-fp16": "fp16:fp32"}
 STEPS = [(name, 75) for name in IDENTIFY] + [("vectors", 60)] + \
-    [(name, 60) for name in list(WGMMA)[:2]] + [("gemm", 150)] + [(name, 60) for name in list(WGMMA)[2:]]
-SM90 = {"identify-e4m3-wgmma", "vectors", *WGMMA}          # wgmma: sm_90a only
+    [(name, 60) for name in list(WGMMA)[:2]] + [("gemm", 150)] + [(name, 60) for name in list(WGMMA)[2:]] + \
+    [(name, 180) for name in CONFIRM]
+SM90 = {"identify-e4m3-wgmma", *(w for w in WGMMA if w.startswith("wgmma"))}   # wgmma: sm_90a only
 PROOF_SECONDS = 40.0
 
 
@@ -91,17 +108,35 @@ def step_identify(name: str, device: str, out: Path) -> dict:
             "run_seconds": [x["run_seconds"] for x in obs["launches"]]}
 
 
+def step_confirm(name: str, device: str, out: Path) -> dict:
+    """Both phases on the device: the plan's search, then confirmation
+    parameter by parameter (every launch kept in the observations)."""
+    import tcsmt.api as api
+    rec = api.identify(device=device, formats=CONFIRM[name], batch="plan", confirm=True,
+                       observations_out=out / f"observed-{name}.json", timeout=PROOF_SECONDS,
+                       model_file=str(out / f"identified-{name}.toml"), log=say)
+    (out / f"{name}.json").write_text(json.dumps(rec, indent=1) + "\n")
+    launches = rec["launches"]
+    return {"verdict": rec["verdict"], "model": rec["phase2"].get("describe"),
+            "launches_phase1": launches["phase1"], "launches_phase2": launches["phase2"],
+            "vectors_run": launches["vectors"], "instruction": rec["instruction"],
+            "undecided": rec["phase2"].get("undecided")}
+
+
 def step_wgmma(name: str, device: str, out: Path) -> dict:
-    """The vectors through wgmma on the device (one launch), then the rows
-    against the shipped model and against the other place of c."""
+    """The vectors through their instruction on the device (one launch),
+    then the rows against the shipped model and its other readings."""
     import tcsmt.api as api
     vectors = out / "vectors" / f"{name}.vectors.json"
+    if not vectors.exists():
+        _make_vectors(out / "vectors")
     obs = out / f"observed-{name}.json"
     got = {}
-    for reading, sets in (("shipped", []), ("c_placement=after", ["c_placement=after"])):
+    for reading, sets in [("shipped", [])] + [(r, [r]) for r in READINGS.get(name, [])]:
         first = not obs.exists()
+        ins = "wgmma" if first and name.startswith("wgmma") else None
         doc = api.check(vectors if first else obs, [WGMMA[name]], overrides=sets, show=2,
-                        device=device if first else None, instruction="wgmma" if first else None,
+                        device=device if first else None, instruction=ins,
                         observations=obs if first else None, log=say)
         (out / f"{name}.check-{reading.replace('=', '-')}.json").write_text(json.dumps(doc, indent=1) + "\n")
         m = doc["models"][0]
@@ -121,7 +156,8 @@ def step_vectors(name: str, device: str, out: Path) -> dict:
 
 def step_gemm(name: str, device: str, out: Path) -> dict:
     mine = ROOT / "benchmarks" / "bench_gpu.py"
-    cmd = [sys.executable, str(mine)] if mine.exists() else \
+    sizes = ["--size", "4096", "--repeat", "2", "--mmasim-rows", "64"]
+    cmd = [sys.executable, str(mine), *sizes] if mine.exists() else \
         [sys.executable, str(ROOT / "benchmarks" / "bench_kernels.py"), "--sizes", "2048", "--repeat", "3"]
     done = subprocess.run(cmd, capture_output=True, text=True, env=_env())
     (out / "gemm.txt").write_text(f"$ {' '.join(Path(c).name if '/' in c else c for c in cmd)}\n"
@@ -133,7 +169,7 @@ def step_gemm(name: str, device: str, out: Path) -> dict:
 
 def run_step(name: str, device: str, out: Path) -> None:
     fn = (step_identify if name in IDENTIFY else step_wgmma if name in WGMMA else
-          step_vectors if name == "vectors" else step_gemm)
+          step_confirm if name in CONFIRM else step_vectors if name == "vectors" else step_gemm)
     t0 = time.monotonic()
     result = fn(name, device, out)
     result["seconds"] = round(time.monotonic() - t0, 1)
@@ -231,6 +267,9 @@ def campaign(args) -> int:
 
 
 def _figures(res: dict) -> str:
+    if "launches_phase2" in res:
+        return (f"{res['verdict']}: {res['model']}, {res['launches_phase1']} + {res['launches_phase2']} "
+                f"launches of {res['vectors_run']} vectors")
     if "verdict" in res:
         return (f"{res['verdict']}, {res['runs']} runs, {res['launches']} launch(es) of {res['vectors_run']} "
                 f"vectors, class {res['class']} ({res['first_member']})")
