@@ -74,7 +74,7 @@ READINGS = {name: ["c_placement=after"] for name in list(WGMMA)[:4]} | \
 # then confirmation parameter by parameter on vectors it was not chosen from
 CONFIRM = {"confirm-fp16": "fp16:fp32"}
 STEPS = [(name, 75) for name in IDENTIFY] + [("vectors", 60)] + \
-    [(name, 60) for name in list(WGMMA)[:2]] + [("gemm", 150)] + [(name, 60) for name in list(WGMMA)[2:]] + \
+    [(name, 60) for name in list(WGMMA)[:2]] + [("gemm", 200)] + [(name, 60) for name in list(WGMMA)[2:]] + \
     [(name, 180) for name in CONFIRM]
 SM90 = {"identify-e4m3-wgmma", *(w for w in WGMMA if w.startswith("wgmma"))}   # wgmma: sm_90a only
 PROOF_SECONDS = 40.0

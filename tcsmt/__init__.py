@@ -14,6 +14,33 @@ prints (tcsmt.api): ``tcsmt.diff``, ``tcsmt.find``, ``tcsmt.check``, ``tcsmt.cov
 tcsmt.models, tcsmt.properties and tcsmt.regen are packages of their own).
 """
 
+
+
+def _source_checkout() -> None:
+    """Run from a source checkout on sys.path (no pip install, as on a lent
+    GPU machine: benchmarks/gpu_campaign.py), ``tcsmt.queries`` is the
+    folder queries/ beside tcsmt/, as pyproject.toml's package-dir maps it
+    for an install. An installed or editable package is left as it is."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    here = Path(__file__).resolve().parent
+    src = here.parent / "queries" / "__init__.py"
+    if "tcsmt.queries" in sys.modules or (here / "queries").is_dir() or not src.is_file():
+        return
+    if importlib.util.find_spec("tcsmt.queries") is not None:     # an editable install's finder
+        return
+    spec = importlib.util.spec_from_file_location("tcsmt.queries", src,
+                                                  submodule_search_locations=[str(src.parent)])
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tcsmt.queries"] = module
+    spec.loader.exec_module(module)
+
+
+_source_checkout()
+
 from tcsmt.model.catalogue import all_models, load_model  # noqa: E402
 from tcsmt.model.choose import choose as choose_model  # noqa: E402
 from tcsmt.model.params import ModelParams  # noqa: E402

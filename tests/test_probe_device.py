@@ -309,3 +309,29 @@ def test_campaign_steps_run_in_host_mode(tmp_path):
     assert (tmp_path / "identified-identify-tf32.toml").is_file()
     assert "identify-tf32: done" in done.stdout and done.stdout.rstrip().splitlines()[-1].startswith(
         "  identify-tf32")
+
+
+SOURCE_RUN = """
+import sys
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+sys.path.insert(0, ROOT)
+import tcsmt
+assert tcsmt.__file__.startswith(ROOT), tcsmt.__file__
+from tcsmt.properties.registry import all_properties
+print(len(all_properties()), sys.modules["tcsmt.queries"].__file__)
+"""
+
+
+def test_a_source_checkout_finds_its_queries():
+    """The campaign runs from a checkout on PYTHONPATH, with no install (a
+    lent GPU machine): the property queries are found in queries/ there (the
+    confirmation phase failed on an H200 with "No module named
+    'tcsmt.queries'"). An editable install's finder is taken away first, so
+    nothing but the checkout can answer."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + SOURCE_RUN],
+                          capture_output=True, text=True, timeout=120, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, where = done.stdout.split()
+    assert int(count) >= 20 and where == str(ROOT / "queries" / "__init__.py")
