@@ -49,6 +49,15 @@ def by_leading_one(terms: list[Term]) -> list[Term]:
     return [replace(t, lead=True) for t in terms]
 
 
+@stage()
+def led(I, terms: list[Term]) -> tuple[Term, ...]:
+    """by_leading_one as a stage: an interpretation that shares stage
+    results hands back the same terms for the same terms, so the stages
+    after it (block_sum) find them by their numbers instead of by their
+    fields (a tuple: a shared result is never changed)."""
+    return tuple(by_leading_one(terms))
+
+
 @stage(params=0)
 def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Term:
     """A sum rounded to the accumulator format, as a Term (one IEEE addition
@@ -61,7 +70,7 @@ def add_rounded(I, p: ModelParams, terms: list[Term], ew: int, trace=None) -> Te
     sticky bit then landed above the rounding position)."""
     fmt = acc_internal(p)
     if p.align_rounding != "truncate":
-        terms = by_leading_one(terms)
+        terms = list(led(I, terms))
     s = block_sum(I, p, terms, ew, p.F, p.align_rounding, None, trace=trace)
     bits = round_fixed(I, s, fmt, inner_mode(p), ew, p.overflow, p.zero_sign, flush_steps(p))
     return unpack(I, fmt, bits, ew, False)
@@ -71,7 +80,7 @@ def add_ieee(I, p: ModelParams, x: Term, y: Term, fmt: Format, mode: str, ew: in
     """One IEEE addition x + y rounded into fmt with mode (guard, round and
     sticky bits make a two-term sum round exactly, the terms aligned by
     their leading ones as in add_rounded); returns fmt's bits."""
-    x, y = by_leading_one([x, y])
+    x, y = led(I, [x, y])
     s = block_sum(I, p, [x, y], ew, fmt.frac_bits, mode, None, carry=None)
     return round_fixed(I, s, fmt, mode, ew, p.overflow, p.zero_sign, flush_out(p))
 
@@ -160,7 +169,7 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         prods = pair_terms(I, p, prods, ew)
     terms = [lift_c(I, c, p.c_lead_bits, ew)] + prods
     if ieee_alignment(p):
-        terms = by_leading_one(terms)
+        terms = list(led(I, terms))
     c_tiny = p.fc.emin if p.align_rounding == "floor" and p.pair_sums else None
     s = block_sum(I, p, terms, ew, p.F, p.align_rounding, p.min_exponent, trace=trace,
                   frame=c.sign, c_tiny=c_tiny)

@@ -31,7 +31,13 @@ from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
 
 LIMIT = 200_000
+_PLAIN = frozenset({int, str, bool, float, type(None), Format})
+"""Arguments that are their own key."""
 _FIELDS = {t: attrgetter(*(f.name for f in dataclasses.fields(t))) for t in (Term, Fixed)}
+
+
+def _no_values(names: tuple) -> tuple:
+    return ()
 
 
 class _Reads:
@@ -63,6 +69,7 @@ class StageMemo:
         self._kept: dict[int, tuple[object, tuple]] = {}   # id(result) -> (result, number)
         self._values: dict[tuple, object] = {}            # a kept result's value -> that result
         self._size = 0
+        self._models: dict[int, tuple] = {}               # id(params) -> (params, their values)
 
     def key(self, x):
         t = type(x)
@@ -70,8 +77,10 @@ class StageMemo:
             return (x.v, x.w)
         if t is IntBool:
             return x.b
-        if t is list or t is tuple:
-            return tuple(map(self.key, x))
+        if t is list or t is tuple:       # the common items without a call each
+            key = self.key
+            return tuple([e if type(e) in _PLAIN else (e.v, e.w) if type(e) is IntWord else key(e)
+                          for e in x])
         fields = _FIELDS.get(t)
         if fields is not None:
             kept = self._kept.get(id(x))
@@ -87,10 +96,12 @@ class StageMemo:
         raw = p
         while type(raw) is _Reads:        # a stage called inside another's first run
             raw = raw._p
-        inputs = self.key([a for n, a in enumerate(args) if n != params]), self.key(sorted(kw.items()))
+        inputs = (self.key(args if params is None else args[:params] + args[params + 1:]),
+                  self.key(sorted(kw.items())) if kw else ())
         calls = self._calls.setdefault(fn, {})
+        values = self._read_values(raw)
         for names, results in calls.items():
-            found = results.get((inputs,) + tuple(getattr(raw, n) for n in names))
+            found = results.get((inputs, values(names)))
             if found is not None:
                 self.hits += 1
                 if p is not raw:          # the outer stage read what this answer depends on
@@ -108,22 +119,46 @@ class StageMemo:
         if self._size >= self.limit:
             self.clear()
             calls = self._calls.setdefault(fn, {})
-        if (type(out) is Term or type(out) is Fixed) and id(out) not in self._kept:
-            # numbered once (a stage may hand back what a stage inside it
-            # kept), and one number per value: a result equal to a kept one
-            # is handed back as that one, so the stages after it are answered
-            # alike whichever hypothesis computed it
-            value = self.key(out)
-            same = self._values.get(value)
-            if same is None:
-                self._values[value] = out
-                self._kept[id(out)] = (out, ("kept", self._numbers))
-                self._numbers += 1
-            else:
-                out = same
+        if type(out) is Term or type(out) is Fixed:
+            out = self._keep(out)
+        elif type(out) is tuple:            # a block's products: each term numbered
+            out = tuple(self._keep(x) if type(x) is Term else x for x in out)
         names = tuple(dict.fromkeys(n for n, _ in seen))     # each name once, in the order first read
-        calls.setdefault(names, {})[(inputs,) + tuple(getattr(raw, n) for n in names)] = out
+        calls.setdefault(names, {})[(inputs, self._read_values(raw)(names))] = out
         self._size += 1
+        return out
+
+    def _read_values(self, raw):
+        """names -> the values of those parameters of ``raw``, each tuple
+        made once per model (a parameter may be a property: facc, F)."""
+        if raw is None:
+            return _no_values
+        held = self._models.get(id(raw))
+        if held is None or held[0] is not raw:
+            cache: dict = {}
+
+            def values(names: tuple) -> tuple:
+                v = cache.get(names)
+                if v is None:
+                    v = cache[names] = tuple([getattr(raw, n) for n in names])
+                return v
+            held = self._models[id(raw)] = (raw, values)
+        return held[1]
+
+    def _keep(self, out):
+        """``out`` numbered once (a stage may hand back what a stage inside
+        it kept), and one number per value: a result equal to a kept one is
+        handed back as that one, so the stages after it are answered alike
+        whichever hypothesis computed it."""
+        if id(out) in self._kept:
+            return out
+        value = self.key(out)
+        same = self._values.get(value)
+        if same is not None:
+            return same
+        self._values[value] = out
+        self._kept[id(out)] = (out, ("kept", self._numbers))
+        self._numbers += 1
         return out
 
 
