@@ -12,7 +12,7 @@ Three checks, each independent of the code under test:
     more bits than the register holds, that the rounded result equals the
     rounding of a register wide enough for every exact sum (written here,
     in a few lines, without sorting or splitting), as lemmas of an
-    induction over the terms (tests/exact_register_proof.py).
+    induction over the terms (tcsmt/search/exact_register.py).
 """
 
 from __future__ import annotations
@@ -20,20 +20,17 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-import exact_register_proof as proof
 import numpy as np
 import pytest
 import reference as R
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcsmt import datapath
-from tcsmt.datapath import bv
 from tcsmt.datapath.exact import register_bits
-from tcsmt.datapath.register import specials
-from tcsmt.datapath.terms import Fixed
 from tcsmt.model.choose import choose
 from tcsmt.model.formats import Format, get_format
+from tcsmt.search import exact_register as proof
+from tcsmt.search.wide_sum import wide_sum
 from tcsmt.sim.batch import dot_batch
 from tcsmt.sim.dot import dot_bits
 from tcsmt.smt import service
@@ -218,25 +215,6 @@ def test_register_width():
 # A proof for small formats
 # ---------------------------------------------------------------------------
 
-def wide_total(I, terms, low: int, width: int, ew: int):
-    """The terms' exact sum, signed, in units of 2^low in one wide register."""
-    total = I.const(0, width)
-    for t in terms:
-        sig = bv.resize_u(I, t.sig, width)
-        shift = I.sub(I.sub(t.exp, I.const(t.frac, ew)), bv.sconst(I, low, ew))
-        total = I.add(total, bv.neg_if(I, t.sign, bv.shl_by(I, sig, shift)))
-    return total
-
-
-def wide_sum(I, terms, low: int, width: int, ew: int) -> Fixed:
-    """Every term shifted to units of 2^low in one wide register."""
-    neg, mag = bv.abs_s(I, wide_total(I, terms, low, width, ew))
-    nan, inf, inf_sign = specials(I, terms)
-    neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])
-    pos_zeros = bv.all_(I, [I.and_(I.not_(t.sign), bv.is_zero(I, t.sig)) for t in terms])
-    return Fixed(neg, mag, bv.sconst(I, low, ew), nan, inf, inf_sign, neg_zeros, pos_zeros)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("fin,fc,fout,k,modes", [
     ("float4_e2m1fn", "float8_e5m2", "float8_e5m2", 3, ("rne", "rd")),
@@ -247,21 +225,17 @@ def test_solver_proves_the_register_exact(fin, fc, fout, k, modes):
     the wide sum (wide_sum, units of 2^low, a register wide enough for
     every exact sum). One formula for that is answered by no solver in ten
     minutes; the same statement is proved as the lemmas of
-    tests/exact_register_proof.py (an induction over the terms the register
+    tcsmt/search/exact_register.py (an induction over the terms the register
     takes; its docstring says how they cover the statement), each unsat by
     Boolector and again by Bitwuzla. The lemmas that do not read the mode
     are the same formulas for every mode and are proved once."""
     models = [exact_model(fin, k, mode, fout, fc) for mode in modes]
-    p = models[0]
-    ew = datapath.exp_width(p)
-    low = min(p.fin.emin - p.fin.frac_bits, 0) * 2 + p.fc.emin - p.fc.frac_bits
-    width = 2 * (p.fc.emax + 4 - low) + 8
-    formulas = proof.shared(proof.setting(p, k, low, width),
-                            lambda I, terms: wide_total(I, terms, low, width, ew))
+    s = proof.spec(models[0], k)
+    formulas = proof.shared(s)
     for m in models:
-        formulas += proof.rounding(proof.setting(m, k, low, width),
-                                   lambda I, terms: wide_sum(I, terms, low, width, ew))
-    assert len(formulas) == 13 + 3 * len(modes)
+        formulas += proof.rounding(proof.spec(m, k),
+                                   lambda I, terms: wide_sum(I, terms, s.low, s.width, s.ew))
+    assert len(formulas) == 15 + 3 * len(modes)
     for f in formulas:
         for solver in ("boolector", "bitwuzla"):
             answer = service.solve(f, solver, 600)

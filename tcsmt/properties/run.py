@@ -12,18 +12,25 @@ them.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from tcsmt.enums import PropertyKind
+from tcsmt.enums import PropertyKind, Verdict
 from tcsmt.errors import UserError
 from tcsmt.invocation import command_line
 from tcsmt.model.choose import choose
 from tcsmt.model.overrides import apply_overrides
 from tcsmt.model.params import ModelParams
 from tcsmt.properties.registry import Property, get_property, resolve_hypotheses
-from tcsmt.report.documents import monotonicity_document, prior_single, prior_vectors, search_document
+from tcsmt.report.documents import (
+    monotonicity_document,
+    monotonicity_parts_document,
+    prior_single,
+    prior_vectors,
+    search_document,
+)
 from tcsmt.report.results import earlier
-from tcsmt.search import find
+from tcsmt.search import find, monotone_exact
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
@@ -88,6 +95,12 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
     k = prop.k(base)
     old = prior_vectors(prior) if prior else []
     if prop.kind == PropertyKind.MONOTONIC:
+        if monotone_exact.applies(base, k):          # the whole formula is too hard: in parts
+            start = time.monotonic()
+            proof = monotone_exact.prove(base, k, budget=timeout)    # per part and solver
+            if proof.verdict == Verdict.UNSAT:
+                return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
+                                                   command)
         mono = run_monotonicity(base, k, solver, timeout, readable, cross_check, old, use_pool)
         return monotonicity_document(prop, base, k, mono, command)
     hyps = hypotheses(prop, base)

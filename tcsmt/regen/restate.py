@@ -44,7 +44,7 @@ def restate_property(prop_name: str, arch: str, command: str, doc: dict) -> dict
     prop = get_property(prop_name)
     base = resolve_base(prop, arch)
     if prop.kind == PropertyKind.MONOTONIC:
-        return _restate_monotonicity(prop, base, command, doc)
+        return restate_monotonicity(prop, base, command, doc)
     return _restate_search(prop, base, command, doc)
 
 
@@ -78,17 +78,36 @@ class Inconsistent(ValueError):
     proved inseparable that one of its own vectors separates)."""
 
 
-def _restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
+def restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
     from tcsmt.report.documents import monotonicity_document, prior_vectors
-    from tcsmt.search import monotonic
+    from tcsmt.search import monotone_exact, monotonic
     from tcsmt.search.separation import Outcome
     k = prop.k(base)
+    if doc["query"].get("method") == monotone_exact.METHOD:
+        return _restate_parts(prop, base, k, command, doc)
     vectors = prior_vectors(doc)
     if doc["verdict"] == Verdict.SAT:
         monotonic.check_witness(base, k, *vectors)
     out = Outcome(Verdict(doc["verdict"]), Formula(""), _proof_runs(doc["run"]["proved_by"]),
                   vectors, tag="full")
     return monotonicity_document(prop, base, k, out, command)
+
+
+def _restate_parts(prop, base, k: int, command: str, doc: dict) -> dict:
+    """A monotonicity proof in parts from the file's verdicts and runs; the
+    parts as the current code names them (one the file lacks: unknown)."""
+    from tcsmt.report.documents import monotonicity_parts_document
+    from tcsmt.search import monotone_exact
+    from tcsmt.search.monotone_cuts import Part, Proof
+    said = {p["part"]: p["verdict"] for p in doc["query"].get("parts", [])}
+    how = {p["part"]: p for p in doc["run"].get("parts", [])}
+    parts = [Part(name, said.get(name, "unknown"), list(how.get(name, {}).get("proved_by", [])),
+                  dict(how.get(name, {}).get("cpu_seconds", {})), dict(how.get(name, {}).get("seconds", {})),
+                  sha256=how.get(name, {}).get("smt2_sha256", ""))
+             for name in monotone_exact.part_names()]
+    verdict = Verdict.UNSAT if all(p.verdict == "unsat" for p in parts) else Verdict.UNKNOWN
+    return monotonicity_parts_document(prop, base, k, Proof(verdict, parts, []),
+                                       doc["run"].get("seconds", 0.0), command)
 
 
 def restate_carry_proof(arch: str, command: str, doc: dict) -> dict:

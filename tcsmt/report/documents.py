@@ -8,6 +8,7 @@ the answer as stable content, how it was obtained under ``run``.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from tcsmt.enums import PairVerdict, Status, Verdict
@@ -162,6 +163,35 @@ def monotonicity_document(prop, base: ModelParams, k: int, out: Outcome, command
     return make_result(query, [hyp], out.vectors, out.verdict, run, cross_checked(out.proved_by))
 
 
+def monotonicity_parts_document(prop, base: ModelParams, k: int, proof, seconds: float,
+                                command: str = "") -> dict:
+    """Monotonicity proved in parts (``proof``: a monotone_cuts.Proof, its
+    parts those of tcsmt.search.monotone_exact): each part's verdict in the
+    question, who proved it, its formula's hash and its seconds under run."""
+    from tcsmt.search import monotone_exact
+    query = {"kind": prop.name, "description": prop.description, "model": base.name, "k": k,
+             "domain": dict(monotonic.DOMAIN), "monotonic_pair": None,
+             "method": monotone_exact.METHOD,
+             "parts": [{"part": p.what, "verdict": p.verdict} for p in proof.parts],
+             "command": command}
+    proved_by = _proved_by_all(proof) if proof.verdict == Verdict.UNSAT else []
+    sha = hashlib.sha256("".join(p.sha256 for p in proof.parts).encode()).hexdigest()
+    cpu = proof.cpu_seconds()
+    run = run_record(seconds, proved_by,
+                     {"name": (proved_by or [""])[0], "version": "", "seconds": round(seconds, 3),
+                      "formula": "parts", "runs": [], "notes": [],
+                      "cpu_seconds": cpu},
+                     sha, parts=[{**p.doc(), "smt2_sha256": p.sha256} for p in proof.parts])
+    return make_result(query, [Hypothesis("model", base, base.name)], [], proof.verdict, run,
+                       cross_checked(proved_by))
+
+
+def _proved_by_all(proof) -> list[str]:
+    """The solvers that proved every part."""
+    names = [s for s in (proof.parts[0].proved_by if proof.parts else [])]
+    return [s for s in names if all(s in p.proved_by for p in proof.parts)]
+
+
 def prior_vectors(path: str | Path | dict) -> list[Vector]:
     """The vectors of an earlier tcsmt-result (a document, or the path of its
     file; none when it is missing, unreadable or of another schema):
@@ -186,5 +216,6 @@ def prior_single(path: str | Path | dict) -> Verdict | None:
         return None
 
 
-__all__ = ["Run", "carry_proof_document", "diff_document", "monotonicity_document", "prior_single",
+__all__ = ["Run", "carry_proof_document", "diff_document", "monotonicity_document",
+           "monotonicity_parts_document", "prior_single",
            "prior_vectors", "search_document", "separation_document", "solver_record"]

@@ -112,6 +112,7 @@ class Part:
     cpu: dict[str, float] = field(default_factory=dict)   # CPU seconds of answering runs
     seconds: dict[str, float] = field(default_factory=dict)   # wall seconds of every run
     values: dict[str, int] = field(default_factory=dict, repr=False)   # a sat part's model
+    sha256: str = ""           # of the formula's SMT-LIB text
 
     def doc(self) -> dict:
         return {"part": self.what, "verdict": self.verdict, "proved_by": self.proved_by,
@@ -226,7 +227,7 @@ def prove(p: ModelParams, k: int = False,
     domains: list[str] = []
     for n in range(len(cuts)):
         for want in (FINITE, NOT_NAN):
-            part = _ask(domain_formula(p, k, domains, n, want),
+            part = ask(domain_formula(p, k, domains, n, want),
                         f"domain {cut_name(n)}: {want}", solvers, budget, log)
             parts.append(part)
             if part.verdict == "unsat":
@@ -251,7 +252,7 @@ def step_part(p: ModelParams, k: int, domains: list[str], segment: int,
     replayed on the concrete model, are a counterexample)."""
     what = f"segment {segment}, step {move}"
     f = step_formula(p, k, domains, segment, move)
-    part = Part(what, "unread") if f is None else _ask(f, what, solvers, budget, log)
+    part = Part(what, "unread") if f is None else ask(f, what, solvers, budget, log)
     sat = part.verdict == "sat" and not move.startswith("cut")
     return part, _replay(p, k, move, part) if sat else []
 
@@ -261,8 +262,10 @@ def _say(cuts: list[Cut], domains: list[str]) -> list[str]:
             f"{domains[n] if n < len(domains) else '?'}" for n, c in enumerate(cuts)]
 
 
-def _ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
-    part = Part(what, "unsat")
+def ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
+    """A part: the formula asked of each solver in turn, unsat only when
+    every one answers unsat."""
+    part = Part(what, "unsat", sha256=f.sha256)
     for s in solvers:
         run = service.race([service.Job(f, s, what, budget)], budget + 30.0, parallel=1)[0]
         part.seconds[s] = run.seconds

@@ -2,6 +2,10 @@
 rounds as the exact sum does: the argument of that module's docstring,
 by induction over the terms it takes, each step one small formula.
 
+The exact sum is stated in a few lines (tcsmt.search.wide_sum: every term
+shifted to units of 2^low in one register wide enough for any sum, no
+sorting or splitting); ``spec`` picks low and the width for a model.
+
 One formula for the whole statement (tests/test_exact_sum.py) asks the
 solver to see that sums taken in decreasing order, each partial sum
 shifted by the next exponent gap, equal the plain sum of the shifted terms:
@@ -9,11 +13,17 @@ no solver answers that in ten minutes for four terms. The lemmas, each
 unsat (a list of formulas, each to be unsat):
 
   glue   the model's d is round_fixed of exact_sum of its terms;
-  norm   the normalised terms sum (in units of 2^(low - q)) to 2^q times
-         the wide sum of the terms (units of 2^low);
-  swap   a compare-and-swap step of the sort keeps the sum of its two
-         terms (each step of the network is one, on two adjacent terms,
-         the others kept: exact.sort_steps), so the sort keeps the sum;
+  norm   each term (c's, and a product's: every product is the same
+         function of its a_i, b_i) normalised has 2^q times its wide value
+         (units of 2^(low - q) and 2^low), at most 2^B (term c, term ab);
+         a wide partial sum of j < n such terms and the next one neither
+         wraps nor leaves j 2^B, and 2^q distributes over it (sum): so
+         the normalised terms sum to 2^q times the wide sum S;
+  swap   a compare-and-swap step of the sort gives back its two terms,
+         in one order or the other (each step of the network is one, on
+         two adjacent terms, the others kept: exact.sort_steps), so the
+         sorted terms are the terms permuted and keep their sum (addition
+         commutes);
   order  the sorted terms are in shape (a zero term has M = 0 and comes
          after every non-zero one; a non-zero one has M's top bit set and
          its exponent in [elo, ehi], at most the one before it);
@@ -47,12 +57,14 @@ from tcsmt import datapath
 from tcsmt.datapath import bv
 from tcsmt.datapath.exact import Norm, State, normalise, register_bits, result, sort_steps, start, take
 from tcsmt.datapath.terms import Fixed
+from tcsmt.model.params import ModelParams
+from tcsmt.search.wide_sum import abs_le, term_value, wide_sum
 from tcsmt.smt.smtlib import build_formula
 
 
 @dataclass(frozen=True)
 class Setting:
-    p: object          # the model
+    p: ModelParams     # the model
     k: int
     ew: int
     q: int             # fraction bits of a normalised term
@@ -85,13 +97,29 @@ def setting(p, k: int, low: int, width: int) -> Setting:
                    low, width, elo, p.fc.emax + 4)
 
 
-def _inputs(I, s: Setting):
+def spec(p, k: int) -> Setting:
+    """The setting of a model at k: the wide sum's unit 2^low, the last bit
+    of the smallest product or c, and a width that holds any sum of up to
+    2^COUNT terms below 2^(ehi + 1) with its sign, and the register's
+    head at its highest point (|H| up to 2^(of + 3), K up to ehi + W)."""
+    low = min(2 * (p.fin.emin - p.fin.frac_bits), p.fc.emin - p.fc.frac_bits)
+    s = setting(p, k, low, 0)
+    return setting(p, k, low, s.ehi + 1 - low + s.W + s.of + COUNT + 6)
+
+
+def model_lemmas(s: Setting) -> list:
+    """Every lemma for the model's own setting (``spec``)."""
+    ew = s.ew
+    return lemmas(s, lambda I, t: wide_sum(I, t, s.low, s.width, ew))
+
+
+def inputs(I, s: Setting):
     p, ew = s.p, s.ew
     a = [I.var(f"a{i}", p.fin.bits) for i in range(s.k)]
-    b = [I.var(f"b{i}", p.fin.bits) for i in range(s.k)]
+    b = [I.var(f"b{i}", p.fb.bits) for i in range(s.k)]
     c = I.var("c", p.fc.bits)
     ta = [datapath.unpack(I, p.fin, x, ew, False) for x in a]
-    tb = [datapath.unpack(I, p.fin, y, ew, False) for y in b]
+    tb = [datapath.unpack(I, p.fb, y, ew, False) for y in b]
     terms = [datapath.unpack(I, p.fc, c, ew, False)]
     terms += [datapath.multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
     return a, b, c, terms
@@ -184,11 +212,15 @@ def _flags(I):
     return [I.var(n, 0) for n in ("nan", "inf", "inf_sign", "neg_zeros", "pos_zeros")]
 
 
+def round_sum(I, s: Setting, x: Fixed):
+    """The model's final rounding of a sum."""
+    p = s.p
+    return datapath.round_fixed(I, x, p.fout, p.final_rounding, s.ew, p.overflow, p.zero_sign, False)
+
+
 def _round(I, s: Setting, total_word, scale, flags):
     neg, mag = bv.abs_s(I, total_word)
-    p = s.p
-    return datapath.round_fixed(I, Fixed(neg, mag, scale, *flags), p.fout, p.final_rounding, s.ew,
-                                p.overflow, p.zero_sign, False)
+    return round_sum(I, s, Fixed(neg, mag, scale, *flags))
 
 
 # ---------------------------------------------------------------------------
@@ -201,7 +233,7 @@ def lemma_glue(s: Setting, wide):
     p = s.p
 
     def build(I):
-        a, b, c, terms = _inputs(I, s)
+        a, b, c, terms = inputs(I, s)
         got = datapath.dot(I, p, a, b, c)
         ns = _sorted(I, s, terms)
         st = _run(I, s, ns)
@@ -227,29 +259,82 @@ def _run(I, s: Setting, ns):
     return st
 
 
-def lemma_norm(s: Setting, wide_total):
+def bound(s: Setting) -> int:
+    """B: every term's value is at most 2^B units of 2^low."""
+    return s.ehi + 1 - s.low
+
+
+def times(I, s: Setting, j):
+    """j 2^B as a width-bit word (j an int or a COUNT-bit word)."""
+    jw = I.const(j, s.width) if isinstance(j, int) else bv.resize_u(I, j, s.width)
+    return I.shl(jw, I.const(bound(s), s.width))
+
+
+def _norm_term(s: Setting, what: str, make):
+    """One term (``make(I)``, from free inputs): normalised, its value is
+    2^q times its wide value, which is at most 2^B."""
     def build(I):
-        _, _, _, terms = _inputs(I, s)
-        ns = [normalise(I, t, s.q, s.ew) for t in terms]
-        S = bv.resize_s(I, wide_total(I, terms), s.Wd)
-        return [I.not_(I.eq(total(I, s, ns), I.shl(S, I.const(s.q, s.Wd))))]
-    return build_formula(build, description="exact register: norm")
+        t = make(I)
+        v = term_value(I, t, s.low, s.width, s.ew)
+        wide = I.shl(bv.resize_s(I, v, s.Wd), I.const(s.q, s.Wd))
+        same = I.eq(value(I, s, normalise(I, t, s.q, s.ew)), wide)
+        return [I.not_(I.and_(same, abs_le(I, v, times(I, s, 1))))]
+    return build_formula(build, description=f"exact register: norm, {what}")
+
+
+def lemma_norm_c(s: Setting):
+    p = s.p
+    return _norm_term(s, "term c", lambda I: datapath.unpack(I, p.fc, I.var("c", p.fc.bits), s.ew, False))
+
+
+def lemma_norm_ab(s: Setting):
+    p = s.p
+
+    def make(I):
+        ta = datapath.unpack(I, p.fin, I.var("a", p.fin.bits), s.ew, False)
+        tb = datapath.unpack(I, p.fb, I.var("b", p.fb.bits), s.ew, False)
+        return datapath.multiply(I, ta, tb, p, s.ew)
+    return _norm_term(s, "term ab", make)
+
+
+def lemma_norm_sum(s: Setting):
+    """A partial wide sum X of j < n terms and the next term t: X + t does
+    not wrap (sign-extended to P's width it is the sum of the extended
+    words) and stays within (j + 1) 2^B, and 2^q distributes over the sum."""
+    def build(I):
+        X, t, j = I.var("X", s.width), I.var("t", s.width), I.var("j", COUNT)
+        hyp = [I.ult(j, I.const(s.n, COUNT)), abs_le(I, X, times(I, s, j)), abs_le(I, t, times(I, s, 1))]
+        ext = lambda x: bv.resize_s(I, x, s.Wd)          # noqa: E731
+        q = I.const(s.q, s.Wd)
+        ok = [I.eq(ext(I.add(X, t)), I.add(ext(X), ext(t))),
+              abs_le(I, I.add(X, t), times(I, s, I.add(j, I.const(1, COUNT)))),
+              I.eq(I.shl(I.add(ext(X), ext(t)), q), I.add(I.shl(ext(X), q), I.shl(ext(t), q)))]
+        return hyp + [I.not_(I.and_(*ok))]
+    return build_formula(build, description="exact register: norm, sum")
 
 
 def lemma_swap(s: Setting):
     """One compare-and-swap step of the sort (sort_steps of any two terms)
-    keeps their sum; every step of the network is one such step on two
-    adjacent terms, the others kept."""
+    gives its two terms back, kept or swapped, every field with its term;
+    every step of the network is one such step on two adjacent terms, the
+    others kept."""
     def build(I):
         x, y = free_norm(I, s, "x"), free_norm(I, s, "y")
-        (before, after) = sort_steps(I, [x, y])
-        return [I.not_(I.eq(total(I, s, before), total(I, s, after)))]
+        (_, after) = sort_steps(I, [x, y])
+        kept = I.and_(_same(I, after[0], x), _same(I, after[1], y))
+        swapped = I.and_(_same(I, after[0], y), _same(I, after[1], x))
+        return [I.not_(I.or_(kept, swapped))]
     return build_formula(build, description="exact register: swap")
+
+
+def _same(I, u: Norm, v: Norm):
+    return I.and_(I.eq(u.e, v.e), I.eq(u.M, v.M), I.not_(bv.xor_b(I, u.neg, v.neg)),
+                  I.not_(bv.xor_b(I, u.zero, v.zero)))
 
 
 def lemma_order(s: Setting):
     def build(I):
-        _, _, _, terms = _inputs(I, s)
+        _, _, _, terms = inputs(I, s)
         ns = _sorted(I, s, terms)
         facts = [f for t in ns for f in shape(I, s, t)]
         for x, y in zip(ns, ns[1:]):
@@ -307,14 +392,22 @@ def lemma_value(s: Setting):
     return build_formula(build, description="exact register: value")
 
 
-def lemmas(s: Setting, wide, wide_total) -> list:
-    return shared(s, wide_total) + rounding(s, wide)
+def lemma_names() -> list[str]:
+    """The lemmas' descriptions, in the order of ``lemmas``, without building them."""
+    shared_ = ["norm, term c", "norm, term ab", "norm, sum", "swap", "order", "start"]
+    shared_ += [f"step, {ph} -> {to}" for ph in PHASES for to in PHASES]
+    return [f"exact register: {n}" for n in shared_ + ["glue", "final", "value"]]
 
 
-def shared(s: Setting, wide_total) -> list:
+def lemmas(s: Setting, wide) -> list:
+    return shared(s) + rounding(s, wide)
+
+
+def shared(s: Setting) -> list:
     """The lemmas that do not read the rounding mode (the same formulas
     for every mode)."""
-    return [lemma_norm(s, wide_total), lemma_swap(s), lemma_order(s), lemma_start(s), *steps(s)]
+    return [lemma_norm_c(s), lemma_norm_ab(s), lemma_norm_sum(s), lemma_swap(s), lemma_order(s),
+            lemma_start(s), *steps(s)]
 
 
 def rounding(s: Setting, wide) -> list:

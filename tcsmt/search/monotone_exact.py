@@ -1,0 +1,155 @@
+"""Monotonicity, in parts, of a model whose block sum is exact
+(align_rounding = "exact": the terms summed exactly, then one rounding).
+
+The argument, for x <= y in the domain (tcsmt.search.monotonic: a, b
+non-negative and finite, c finite, x <= y elementwise):
+
+  register  d = round(S, flags): the model's output is the final rounding
+            of the terms' exact sum S (``wide_sum.wide_total``, units
+            of 2^low) with the sum's flags, for every input (the lemmas of
+            tcsmt.search.exact_register, an induction over the terms the
+            register takes);
+  flags     inputs in the domain give no NaN and no infinite term;
+  term c    c_x <= c_y, both finite: c's term value at x <= at y;
+  term ab   0 <= a <= a', 0 <= b <= b', all finite: the product term's
+            value at (a, b) <= at (a', b') (every product term is this one
+            function of its a_i and b_i);
+            (every term's value is at most 2^B: the register's norm lemmas)
+  sum       for j < n terms: X <= Y, |X|, |Y| <= j 2^B, t <= t',
+            |t|, |t'| <= 2^B give X + t <= Y + t' and both sums at most
+            (j + 1) 2^B in magnitude (no wrap in the wide register);
+  round     S <= S', |S|, |S'| <= n 2^B, no NaN or infinity, any zero
+            flags: round(S) <= round(S') in the order of float_le.
+
+By induction over the terms (sum, with term c and term ab), S(x) <= S(y);
+round then gives d(x) <= d(y), so no x <= y has d(x) > d(y). Each part is
+a formula to be unsat, answered by two solvers in turn; a part not proved
+leaves the whole unknown (a sat part is no counterexample of the model).
+"""
+
+from __future__ import annotations
+
+from tcsmt import datapath
+from tcsmt.datapath import bv
+from tcsmt.enums import Verdict
+from tcsmt.errors import BadOption
+from tcsmt.model.params import ModelParams
+from tcsmt.search import exact_register as er
+from tcsmt.search import wide_sum as ws
+from tcsmt.search.monotone_cuts import Part, Proof, ask
+from tcsmt.search.monotonic import float_le, in_domain
+from tcsmt.smt.smtlib import build_formula
+
+METHOD = "exact sum"
+
+
+def applies(p: ModelParams, k: int) -> bool:
+    """The model sums its k products and c exactly in one block."""
+    return (p.align_rounding == "exact" and k <= p.block_size and p.scale_format is None
+            and not p.fin.is_integer and not p.fc.is_integer)
+
+
+def _le(I, x, y):
+    return I.not_(I.slt(y, x))
+
+
+def _value(I, s: er.Setting, t):
+    return ws.term_value(I, t, s.low, s.width, s.ew)
+
+
+def part_flags(s: er.Setting):
+    """No input of the domain gives a NaN or an infinite term."""
+    def build(I):
+        a, b, c, terms = er.inputs(I, s)
+        nan, inf = ws.sum_flags(I, terms)[:2]
+        return in_domain(I, s.p, a, b, c) + [I.or_(nan, inf)]
+    return build_formula(build, description="exact sum monotone: flags")
+
+
+def part_c(s: er.Setting):
+    p = s.p
+
+    def build(I):
+        cx, cy = I.var("cx", p.fc.bits), I.var("cy", p.fc.bits)
+        tx, ty = (datapath.unpack(I, p.fc, c, s.ew, False) for c in (cx, cy))
+        ok = _le(I, _value(I, s, tx), _value(I, s, ty))
+        dom = [I.not_(I.or_(t.nan, t.inf)) for t in (tx, ty)]
+        return dom + [float_le(I, p.fc, cx, cy), I.not_(ok)]
+    return build_formula(build, description="exact sum monotone: term c")
+
+
+def part_ab(s: er.Setting):
+    p = s.p
+
+    def build(I):
+        fmts = (p.fin, p.fb, p.fin, p.fb)
+        xs = [I.var(n, f.bits) for n, f in zip(("a", "b", "a2", "b2"), fmts)]
+        ts = [datapath.unpack(I, f, x, s.ew, False) for f, x in zip(fmts, xs)]
+        px, py = datapath.multiply(I, ts[0], ts[1], p, s.ew), datapath.multiply(I, ts[2], ts[3], p, s.ew)
+        ok = _le(I, _value(I, s, px), _value(I, s, py))
+        dom = [I.not_(I.or_(t.nan, t.inf)) for t in ts] + [I.not_(bv.msb(I, x)) for x in xs]
+        return dom + [float_le(I, p.fin, xs[0], xs[2]), float_le(I, p.fb, xs[1], xs[3]), I.not_(ok)]
+    return build_formula(build, description="exact sum monotone: term ab")
+
+
+def part_sum(s: er.Setting):
+    def build(I):
+        X, Y, t, t2 = (I.var(n, s.width) for n in ("X", "Y", "t", "t2"))
+        j = I.var("j", er.COUNT)
+        one, before = er.times(I, s, 1), er.times(I, s, j)
+        after = er.times(I, s, I.add(j, I.const(1, er.COUNT)))
+        hyp = [I.ult(j, I.const(s.n, er.COUNT)), _le(I, X, Y), _le(I, t, t2),
+               ws.abs_le(I, X, before), ws.abs_le(I, Y, before), ws.abs_le(I, t, one),
+               ws.abs_le(I, t2, one)]
+        S, S2 = I.add(X, t), I.add(Y, t2)
+        ok = I.and_(_le(I, S, S2), ws.abs_le(I, S, after), ws.abs_le(I, S2, after))
+        return hyp + [I.not_(ok)]
+    return build_formula(build, description="exact sum monotone: sum")
+
+
+def part_round(s: er.Setting):
+    p = s.p
+
+    def build(I):
+        S, S2 = I.var("S", s.width), I.var("S2", s.width)
+        fx, fy = ([I.var(f"{n}{side}", 0) for n in ("neg_zeros", "pos_zeros")] for side in "xy")
+        false = I.bool_const(False)
+        rx = er.round_sum(I, s, ws.fixed_of(I, S, s.low, s.ew, [false, false, false, *fx]))
+        ry = er.round_sum(I, s, ws.fixed_of(I, S2, s.low, s.ew, [false, false, false, *fy]))
+        lim = er.times(I, s, s.n)
+        return [_le(I, S, S2), ws.abs_le(I, S, lim), ws.abs_le(I, S2, lim),
+                I.not_(float_le(I, p.fout, rx, ry))]
+    return build_formula(build, description="exact sum monotone: round")
+
+
+MONOTONE = ("flags", "term c", "term ab", "sum", "round")
+
+
+def part_names() -> list[str]:
+    """Every part's description, in order, without building the formulas."""
+    return er.lemma_names() + [f"exact sum monotone: {n}" for n in MONOTONE]
+
+
+def parts(p: ModelParams, k: int) -> list:
+    """Every part's formula, each to be unsat: the register's lemmas, then
+    the monotone ones."""
+    s = er.spec(p, k)
+    if s.n >= 1 << er.COUNT or s.width <= er.bound(s) + er.COUNT + 1:
+        raise BadOption(f"{p.name}: k = {k} is too large for the exact sum's parts")
+    return er.model_lemmas(s) + [part_flags(s), part_c(s), part_ab(s), part_sum(s), part_round(s)]
+
+
+def prove(p: ModelParams, k: int, solvers: tuple[str, str] = ("bitwuzla", "boolector"),
+          budget: float = 600.0, log=None) -> Proof:
+    """Every part, each by both solvers in turn (one process at a time);
+    ends at the first part not proved (unknown)."""
+    if not applies(p, k):
+        raise BadOption(f"{p.name}: monotonicity by the exact sum needs align_rounding = exact, "
+                        f"one block and no scales")
+    done: list[Part] = []
+    for f in parts(p, k):
+        part = ask(f, f.description, solvers, budget, log)
+        done.append(part)
+        if part.verdict != "unsat":
+            return Proof(Verdict.UNKNOWN, done, [])
+    return Proof(Verdict.UNSAT, done, [])

@@ -1,0 +1,68 @@
+"""Monotonicity in parts of a model whose block sum is exact
+(tcsmt.search.monotone_exact): the register's lemmas, then the exact sum
+grows with the inputs and its rounding with the sum. A small exact model is
+proved, each part unsat by two solvers, and its result file restates; a
+register too narrow for the lemmas' statements makes a part sat (the parts
+can fail)."""
+
+import pytest
+
+from tcsmt.enums import Verdict
+from tcsmt.errors import BadOption
+from tcsmt.model.choose import choose
+from tcsmt.properties.registry import get_property
+from tcsmt.properties.run import run_property
+from tcsmt.regen.restate import restate_monotonicity
+from tcsmt.report.results import stable
+from tcsmt.search import exact_register as er
+from tcsmt.search import monotone_exact as me
+from tcsmt.smt import service
+
+
+def _small():
+    """CDNA1's exact datapath with FP4 inputs and an FP8 c and output, k = 2."""
+    return choose("cdna1-fp16-fp32").replace(
+        name="cdna1-small", in_format="float4_e2m1fn", c_format="float8_e5m2",
+        out_format="float8_e5m2", acc_format="float8_e5m2", block_size=2)
+
+
+def test_the_parts_are_named_as_built():
+    p = _small()
+    assert [f.description for f in me.parts(p, 2)] == me.part_names()
+    assert len(me.part_names()) == 18 + 5
+
+
+def test_only_exact_float_models_apply():
+    assert me.applies(choose("cdna1-fp16-fp32"), 4)
+    assert not me.applies(choose("cdna2-fp16-fp32"), 4)
+    assert not me.applies(choose("ampere-s8-s32"), 4)
+    with pytest.raises(BadOption):
+        me.prove(choose("cdna3-fp16-fp32"), 4)
+
+
+def test_a_register_too_narrow_for_the_statement_makes_a_part_sat():
+    """The wide sum without room for the register's head (K up to ehi + W):
+    the step lemma from a split register is false."""
+    p = _small()
+    s = er.spec(p, 2)
+    narrow = er.setting(p, 2, s.low, s.ehi + 1 - s.low + er.COUNT + 2)
+    f = er.lemma_step(narrow, "split", "split")
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
+@pytest.mark.slow
+def test_a_small_exact_model_is_proved_monotone_in_parts_and_its_file_restates():
+    p = _small()
+    prop = get_property("monotonicity")
+    doc = run_property(prop, p, command="test")
+    assert doc["verdict"] == Verdict.UNSAT, doc["query"].get("parts")
+    assert doc["query"]["method"] == me.METHOD
+    assert [x["part"] for x in doc["query"]["parts"]] == me.part_names()
+    assert all(x["verdict"] == "unsat" for x in doc["query"]["parts"])
+    assert doc["run"]["proved_by"] == ["bitwuzla", "boolector"] and doc["proof"]["cross_checked"]
+    assert all(x["proved_by"] == ["bitwuzla", "boolector"] and x["smt2_sha256"] for x in doc["run"]["parts"])
+    assert set(doc["run"]["solver"]["cpu_seconds"]) == {"bitwuzla", "boolector"}
+    again = restate_monotonicity(prop, p, "test", doc)
+    assert stable(again) == stable(doc)
+    doc["query"]["parts"][3]["verdict"] = "unknown"          # a part the file does not prove
+    assert restate_monotonicity(prop, p, "test", doc)["verdict"] == Verdict.UNKNOWN
