@@ -81,3 +81,26 @@ def test_subnormal_settings_that_agree_on_a_stage_share_it():
     q = p.replace(subnormals="flush_outputs")
     assert [dot_bits(q, *row, I=I) for row in rows] == [dot_bits(q, *row) for row in rows]
     assert I.memo.misses - first <= len(rows) < first
+
+
+def test_rows_memo_tells_the_plain_domain_membership():
+    """Domain.contains through RowsInterp (as candidate_vectors and identify
+    run it on many rows): the plain answers, on rows inside and outside
+    the fp8 plan domain (NaN, infinite and subnormal encodings), and it
+    answers the inputs' unpacking from its memo."""
+    import random
+
+    from tcsmt.identify.plan import plan_domain
+    from tcsmt.interp.ints import INT
+    from tcsmt.model.formats import get_format
+    fin, fc = get_format("e4m3"), get_format("fp32")
+    dom = plan_domain(fin, fc)
+    rng = random.Random(3)
+    rows = [([rng.choice([rng.randrange(256), 0x7F, 0x01, 0x38]) for _ in range(8)],
+             [rng.randrange(256) for _ in range(8)], rng.choice([0, 0x3F800000, 0x7F800000, 1]))
+            for _ in range(300)]
+    I = RowsInterp()
+    want = [dom.contains(fin, fc, a, b, c, I=INT) for a, b, c in rows]
+    assert [dom.contains(fin, fc, a, b, c, I=I) for a, b, c in rows] == want
+    assert 0 < sum(want) < len(want)
+    assert I.memo.hits > I.memo.misses

@@ -37,6 +37,7 @@ from tcsmt.errors import UserError
 from tcsmt.identify.classes import classes_of, say
 from tcsmt.identify.hypspace import HypSpace
 from tcsmt.identify.plan import Plan
+from tcsmt.interp.memo import RowsInterp
 from tcsmt.model.formats import Format
 from tcsmt.observed.observations import ObservationSet
 from tcsmt.search.vectors import Vector
@@ -185,9 +186,8 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
     else:
         statuses = [usable.classes[j].status for j in under]
     # whether every row lies in the plan's domain (only a "proved" class reads it)
-    in_domain = usable is not None and any(cl.status == "proved" for cl in usable.classes) and all(
-        usable.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c) for r in obs.rows
-    ) and _finite_scales(obs)
+    in_domain = usable is not None and any(cl.status == "proved" for cl in usable.classes) and \
+        _in_domain(usable, obs)
     if usable is not None and _all_plan_vectors(usable, obs):
         # every member of a plan class gives the same bits on every plan
         # vector (that is how the classes were made): one member per class
@@ -230,6 +230,14 @@ def identify(obs: ObservationSet, space: HypSpace, plan: Plan | None = None, sou
 def _all_plan_vectors(plan: Plan, obs: ObservationSet) -> bool:
     keys = set(_plan_keys(plan))
     return all(_key(r) in keys for r in obs.rows)
+
+
+def _in_domain(plan: Plan, obs: ObservationSet) -> bool:
+    """Whether every row lies in the plan's domain (the rows share their
+    inputs' unpacking: RowsInterp)."""
+    I = RowsInterp()
+    return all(plan.domain.contains(obs.fin, obs.fc, list(r.a), list(r.b), r.c, I=I)
+               for r in obs.rows) and _finite_scales(obs)
 
 
 def _finite_scales(obs: ObservationSet) -> bool:

@@ -27,6 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from tcsmt.interp.memo import RowsInterp
 from tcsmt.model.formats import Format
 from tcsmt.search.domain import Domain
 from tcsmt.search.pool import candidates as readable_candidates
@@ -213,7 +214,9 @@ def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int
     for _name, make, share in KINDS:
         for a, b, c in make(rng, fin, fc, k, domain, int(size * share)):
             rows[(tuple(a), tuple(b), int(c))] = None
-    keep = [r for r in rows if _finite(fin, fc, r) and domain.contains(fin, fc, list(r[0]), list(r[1]), r[2])]
+    I = RowsInterp()         # the rows share their inputs' unpacking (narrow formats)
+    keep = [r for r in rows if _finite(fin, fc, r) and domain.contains(fin, fc, list(r[0]), list(r[1]), r[2],
+                                                                       I=I)]
     a = np.array([r[0] for r in keep], dtype=np.uint64).reshape(len(keep), k)
     b = np.array([r[1] for r in keep], dtype=np.uint64).reshape(len(keep), k)
     c = np.array([r[2] for r in keep], dtype=np.uint64)

@@ -70,10 +70,12 @@ class Domain:
         return out
 
     def contains(self, fin: Format, fc: Format, a: list[int], b: list[int], c: int,
-                 fb: Format | None = None) -> bool:
-        """Whether concrete inputs (bit patterns) lie in the domain."""
+                 fb: Format | None = None, I=None) -> bool:
+        """Whether concrete inputs (bit patterns) lie in the domain. ``I``: a
+        Python-int interpretation (default the plain one; for many rows
+        tcsmt.interp.memo.RowsInterp, which unpacks each narrow word once)."""
         words = lambda xs, f: [IntWord(x, f.bits) for x in xs]  # noqa: E731
-        cs = self.constraints(INT, fin, fc, words(a, fin), words(b, fb or fin), IntWord(c, fc.bits), fb)
+        cs = self.constraints(I or INT, fin, fc, words(a, fin), words(b, fb or fin), IntWord(c, fc.bits), fb)
         return all(x.b for x in cs)
 
 
