@@ -217,6 +217,48 @@ def test_sim_recovers_both_nvfp4_readings(model):
     assert c["space_hypothesis"].startswith(part)
 
 
+def test_committed_nvfp4_plan_proves_the_sftensor_class():
+    """The sf-tensor reading's class in the committed plan holds only
+    align_bits 16 and 17 (groups of 4 split off by the fresh pools) and is
+    proved one function on the plan's domain: a sweeping proof whose every
+    lemma two solvers found UNSAT. With 35 bits below the largest scale
+    pair, R - F never sets the window for F = 39 or 40 (a raw product lies
+    at most 4 above its scale pair), so both build one circuit but for q."""
+    plan = committed("e2m1:fp32", "ue4m3/16")
+    models = plan.models()
+    p = choose("blackwell-nvfp4-sftensor")
+    keys = ("group_size", "c_group_size", "scale_window_bits", "zero_sign")
+    (cl,) = [cl for cl in plan.classes if any(
+        all(getattr(models[i], x) == getattr(p, x) for x in keys + ("align_bits",)) for i in cl.members)]
+    assert sorted(models[i].align_bits for i in cl.members) == [16, 17]
+    assert all(getattr(models[i], x) == getattr(p, x) for i in cl.members for x in keys)
+    assert cl.status == "proved" and len(cl.proved_by) >= 2, cl
+    assert [part["method"] for part in cl.proof] == ["sweep"] and cl.proof[0]["verdict"] == "unsat"
+    assert len(cl.proof[0]["proved_by"]) >= 2 and cl.proof[0]["lemmas"] >= 1
+
+
+def test_sim_recovers_the_sftensor_reading_proved():
+    """identify --device sim on the sf-tensor reading ends "recovered": the
+    class it ends in is the plan's proved one (no solver asked again) and
+    the unit builds the very circuit of its hypothesis."""
+    plan = committed("e2m1:fp32", "ue4m3/16")
+    rec = run_sim("blackwell-nvfp4-sftensor", None, plan, prove=True, timeout=60, confirm=False)
+    c = rec["check"]
+    assert c["phase1_verdict"] == "recovered", c
+    assert c["class_proof"]["found_by"] == "the plan" and len(c["class_proof"]["proved_by"]) >= 2
+
+
+def test_register_keeps_only_the_bits_its_terms_reach():
+    """The window's register keeps K = max(Fc, Fs, min(F, Fs + E)) bits
+    above the quantum (E = 4 for e2m1 x e2m1): 39 for the shipped reading
+    (F = 39), and 39 for F = 40 too, where R - F never sets q."""
+    from tcsmt.datapath.window import register_fraction_bits
+    p = choose("blackwell-nvfp4-sftensor")
+    assert register_fraction_bits(p) == 39 == register_fraction_bits(p.replace(align_bits=17))
+    assert register_fraction_bits(p.replace(align_bits=15)) == 38
+    assert register_fraction_bits(p.replace(scale_window_bits=37, align_bits=17)) == 40
+
+
 def test_committed_fp8_plan_covers_its_space():
     plan = committed("e4m3:fp32")
     assert plan.space.digest() == identification_space("e4m3:fp32").digest()

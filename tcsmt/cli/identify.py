@@ -63,7 +63,8 @@ class _Bars:
               help="Candidate vectors every hypothesis is run on.")
 @click.option("--solver-budget", type=options.Finite(0, options.MAX_SECONDS), default=240.0,
               show_default=True,
-              help="Seconds the solvers may spend looking for inputs that split classes.")
+              help="Seconds the solvers may spend looking for inputs that split classes "
+                   "and then proving the classes left one function (sweeping).")
 @click.option("--seed", type=options.SEED, default=0, show_default=True,
               help="Seed of the random candidate vectors.")
 @options.json_format()

@@ -89,6 +89,22 @@ def groups(I, p: ModelParams, prods: list[Term], ta, tb, size: int, ew: int):
     return out, pair
 
 
+def register_fraction_bits(p: ModelParams) -> int:
+    """K, the bits the register keeps between the quantum 2^q and its point
+    q + K, a point no live term's exponent exceeds: a group's exponent is
+    e0 + its scale pair (e0 = emin of a + emin of b) <= S <= q + Fs; with c
+    dominant c's exponent is q + Fc; otherwise c lies below R, and
+    R <= q + F (q >= R - F) and R <= S + E <= q + Fs + E (a product's raw
+    exponent is at most E = emax of a + emax of b above its scale pair).
+    So K = max(Fc, Fs + max(0, e0), min(F, Fs + E)): where F > Fs + E the
+    term R - F never sets q and F leaves the circuit (models that differ
+    only there build one circuit but for q, which the solvers show equal)."""
+    F, Fs, Fc = p.F, p.scale_window_bits, p.c_window_bits
+    assert Fs is not None and Fc is not None
+    E = p.fin.emax + p.fb.emax
+    return max(Fc, Fs + max(0, p.fin.emin + p.fb.emin), min(F, Fs + E))
+
+
 def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], tb: list[Term],
                  out: Format, ew: int, trace=None):
     """One block of the raw-exponent window: products (unscaled, exact), c,
@@ -126,11 +142,11 @@ def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], 
         terms = [c] + G + [keep_if(I, t, c_dom) for t in Gc]
     else:
         terms = [c] + G
-    K = max(F, Fc, Fs + max(0, p.fin.emin + p.fb.emin))
-    point = I.add(q, k(K))
+    point = I.add(q, k(register_fraction_bits(p)))
 
     def rounded(ts, tr=None):
-        s = block_sum(I, p, ts, ew, K, "truncate", None, trace=tr, carry=None, point=point)
+        s = block_sum(I, p, ts, ew, register_fraction_bits(p), "truncate", None, trace=tr, carry=None,
+                      point=point)
         return round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, False)
 
     bits = rounded(terms, trace)

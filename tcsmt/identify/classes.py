@@ -13,6 +13,7 @@ from tcsmt.search.vectors import Vector
 SEARCH_TIMEOUT = 4.0       # seconds of solver search per open class and round
 MAX_ROUNDS = 6
 MAX_SEARCH_HYPS = 6        # circuits of one class put into one solver query
+PROOF_TIMEOUT = 600.0      # seconds of sweeping (tcsmt.search.sweeping) for one open class
 
 
 @dataclass
@@ -21,11 +22,14 @@ class PlanClass:
     status: str = "single"             # single, identical, proved, open
     proved_by: list[str] = field(default_factory=list)
     note: str = ""
+    proof: list[dict] = field(default_factory=list)   # a sweeping proof's summaries, one a pair
 
     def record(self) -> dict:
         d = {"members": self.members, "status": self.status}
         if self.proved_by:
             d["proved_by"] = self.proved_by
+        if self.proof:
+            d["proof"] = self.proof
         if self.note:
             d["note"] = self.note
         return d

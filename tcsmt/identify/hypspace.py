@@ -207,6 +207,26 @@ def scaled_base(formats: str, scales: str | None = None) -> ModelParams:
     return base.replace(scale_format=fmt, scale_block=block)
 
 
+def position(part: Space, p: ModelParams) -> int:
+    """The index in the part of the hypothesis with p's axis values."""
+    pos, stride = 0, 1
+    for k in reversed(list(part.axes)):
+        pos += part.axes[k].index(getattr(p, k)) * stride
+        stride *= len(part.axes[k])
+    return pos
+
+
+def readings(space: HypSpace) -> set[int]:
+    """The hypotheses that are the bases of the space's parts (the readings
+    a part varies around), where a base's values lie on its part's axes."""
+    out, offset = set(), 0
+    for part in space.parts:
+        if all(getattr(part.base, k) in vals for k, vals in part.axes.items()):
+            out.add(offset + position(part, part.base))
+        offset += part.size
+    return out
+
+
 SCALED_SPACES = {("float4_e2m1fn", "float32", "ue4m3", 16): "nvfp4"}
 
 

@@ -190,7 +190,7 @@ def settle_class(members: list[ModelParams], plan: Plan, walk: Walk, timeout: fl
         if log:
             log(f"proving the class ({len(members)} hypothes{'is' if len(members) == 1 else 'es'}) "
                 "one behaviour on the plan's domain")
-        proof = prove_class(members, plan.k, plan.domain, None, timeout)
+        proof = prove_class(members, plan.k, plan.domain, None, timeout, plan=plan)
         if proof["verdict"] != Verdict.SAT:
             break
         w = proof["witness"]

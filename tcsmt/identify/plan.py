@@ -8,14 +8,20 @@ hypothesis gives, the next one, until one class of hypotheses remains.
    (tcsmt.search.candidates).
 2. Every hypothesis runs on every candidate (tcsmt.sim.evaluate); hypotheses
    with the same outputs on all of them form a class.
-3. The solvers look for an input that splits each class with more than
+3. Fresh pools of the simulator (tcsmt.identify.plansearch: for
+   block-scaled spaces, rows aimed at the window) split what they can;
+   then the solvers look for an input that splits each class with more than
    one circuit in it (tcsmt.search.diff.run_diff: support restrictions first,
    a few seconds per class; every witness is replayed). Witnesses are run
    on the hypotheses of the classes still open, the classes split, and this
-   repeats while it finds witnesses. A class whose members build the same
-   circuit is equal by construction ("identical"); one the solvers prove
-   is "proved"; one neither split nor proved within the budget is "open"
-   (``tcsmt identify`` proves the class it ends in, with a cross-check).
+   repeats while it finds witnesses. Last, classes still open are proved by
+   sweeping (tcsmt.search.sweeping, every lemma UNSAT by two solvers) while
+   the budget lasts, the classes of the space's published readings first.
+   A class whose members build the same circuit is equal by construction
+   ("identical"); one the solvers prove is "proved" (its "proof" holds the
+   sweep's summary: lemmas, solvers, CPU seconds, digest); one neither
+   split nor proved within the budget is "open" (``tcsmt identify`` proves
+   the class it ends in, with a cross-check, unless the plan proved it).
 4. The tree (tcsmt.identify.plantree): at each node the vector whose outputs split
    the remaining classes best.
 
@@ -36,7 +42,7 @@ from tcsmt.budget import require
 from tcsmt.errors import UserError
 from tcsmt.fileio import data_folder, read_json
 from tcsmt.identify.classes import PlanClass, classes_of, say
-from tcsmt.identify.hypspace import HypSpace
+from tcsmt.identify.hypspace import HypSpace, readings
 from tcsmt.identify.plansearch import Search
 from tcsmt.instructions.table import choose_instruction
 from tcsmt.model.formats import Format, get_format
@@ -154,7 +160,7 @@ def build_plan(space: HypSpace, instruction: str | None = None, pool_size: int =
     vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]),
                    *_row_scales(sa, sb, n)) for n in range(a.shape[0])]
     table = ev.outputs
-    search = Search(models, ev.shape, k, domain, solver_budget, log)
+    search = Search(models, ev.shape, k, domain, solver_budget, log, first=readings(space))
     classes, extra, extra_out = search.run(groups)
     reps = [cl.members[0] for cl in classes]
     rep_out = table[reps]
@@ -325,7 +331,8 @@ def read_plan(path: str | Path) -> Plan:
     scales = vs.scales or [([], [])] * len(vs.vectors)
     vecs = [Vector(tuple(a), tuple(b), c, tuple(sa), tuple(sb))
             for (a, b, c), (sa, sb) in zip(vs.vectors, scales)]
-    classes = [PlanClass(list(c["members"]), c["status"], list(c.get("proved_by", [])), c.get("note", ""))
+    classes = [PlanClass(list(c["members"]), c["status"], list(c.get("proved_by", [])), c.get("note", ""),
+                         list(c.get("proof", [])))
                for c in data["classes"]]
     plan = Plan(space, data["instruction"], int(data["k"]), domain, vecs, classes, data["tree"],
                 data.get("stats", {}), where)

@@ -1,15 +1,20 @@
-"""The solver search of a plan on the classes the candidates leave together.
+"""The search of a plan on the classes the candidates leave together.
 
-One query per difference pattern (the parameters a class's members
-disagree on) per round, as independent jobs of tcsmt.runner; every
+First fresh pools through the simulator (``Search.simulate``: rows that
+split a class join the plan, as the solvers' witnesses do); then the
+solvers, one query per difference pattern (the parameters a class's
+members disagree on) per round, as independent jobs of tcsmt.runner; every
 witness is replayed, run on the hypotheses of the classes still open (one
 per circuit), and the classes split; a class the solvers prove equal is
-"proved". tcsmt.identify.plan.build_plan calls ``Search(...).run``.
+"proved". Last, the classes still open are proved by sweeping
+(``Search.prove_open``) while the budget lasts. tcsmt.identify.plan.build_plan
+calls ``Search(...).run``.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from functools import partial
 
 import numpy as np
@@ -19,6 +24,7 @@ from tcsmt.enums import Verdict
 from tcsmt.identify.classes import (
     MAX_ROUNDS,
     MAX_SEARCH_HYPS,
+    PROOF_TIMEOUT,
     SEARCH_TIMEOUT,
     PlanClass,
     classes_of,
@@ -37,12 +43,14 @@ class Search:
     class of a pattern usually splits the others of that pattern too, and
     every witness is run on one member per circuit of every open class."""
 
-    def __init__(self, models, shape, k, domain, budget, log):
+    def __init__(self, models, shape, k, domain, budget, log, first=()):
         self.models, self.shape, self.k, self.domain = models, shape, k, domain
+        self.first = set(first)            # hypotheses whose classes are proved first
         self.budget, self.log = budget, log
         self.spent = 0.0
         self.counts = {"queries": 0, "sat": 0, "unsat": 0, "unknown": 0}
         self.dead: set[tuple] = set()      # patterns whose query found no witness
+        self.simulation: dict = {}
         self.dtype = np.uint32 if models[0].fout.bits <= 32 else np.uint64
 
     def circuits(self, members: list[int]) -> list[int]:
@@ -66,6 +74,13 @@ class Search:
         classes = [self.mark(PlanClass(g)) for g in groups]
         extra: list[Vector] = []
         extra_out = np.zeros((len(self.models), 0), dtype=self.dtype)
+        found = self.simulate(classes)
+        if found:
+            extra += found
+            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes)], axis=1)
+            classes = self.split(classes, extra_out)
+            say(self.log, f"  fresh pools: {len(found)} rows, {len(classes)} classes, "
+                           f"{sum(cl.status == 'open' for cl in classes)} open")
         for rnd in range(MAX_ROUNDS):
             todo: dict[tuple, PlanClass] = {}
             for cl in sorted((c for c in classes if c.status == "open"), key=lambda c: -len(c.members)):
@@ -82,11 +97,89 @@ class Search:
             classes = self.split(classes, extra_out)
             say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
                            f"{sum(cl.status == 'open' for cl in classes)} open")
+        self.prove_open(classes)
         for cl in classes:
             if cl.status == "open" and not cl.note:
                 cl.note = ("not split by the candidates" + (" or the solvers' search" if
                            self.pattern(cl.members) in self.dead else "") + "; not proved equal")
         return classes, extra, extra_out
+
+    def simulate(self, classes: list[PlanClass]) -> list[Vector]:
+        """Rows of fresh pools (tcsmt.identify.simsplit.pool: for block-scaled
+        spaces aimed at the window below the largest term) that split open
+        classes: one member per circuit of every open class runs on each
+        pool, and the first row that gives two outputs in a class joins the
+        plan. Pools are drawn while some class is open, up to simsplit's
+        POOLS (no clock: the plan is the same on any machine)."""
+        from tcsmt.identify.simsplit import POOLS, ROWS, SEED, pool, row_vector
+        t0 = time.monotonic()
+        todo = [cl.members for cl in classes if cl.status == "open"]
+        rows: dict[bytes, Vector] = {}
+        r = 0
+        while todo and r < POOLS:
+            run = sorted({i for m in todo for i in self.circuits(m)})
+            a, b, c, sa, sb = pool(self.models[run[0]], self.k, self.domain, ROWS, SEED + r)
+            out = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb).outputs
+            at = {i: n for n, i in enumerate(run)}
+            left = []
+            for m in todo:
+                o = out[[at[i] for i in self.circuits(m)]]
+                split = np.nonzero((o != o[0][None, :]).any(axis=0))[0]
+                if not len(split):
+                    left.append(m)
+                    continue
+                v = row_vector(a, b, c, sa, sb, int(split[0]))
+                rows.setdefault(repr(v).encode(), v)
+            todo, r = left, r + 1
+        self.simulation = {"pools": r, "rows": r * ROWS, "vectors": len(rows),
+                           "seconds": round(time.monotonic() - t0, 1)}
+        return list(rows.values())
+
+    def prove_open(self, classes: list[PlanClass]) -> None:
+        """Classes still open after the search (MAX_SEARCH_HYPS circuits at
+        most), proved one function on the domain by sweeping (tcsmt.search.sweeping.prove_pair:
+        the first circuit against each other one, every lemma UNSAT by two
+        solvers), while the solvers' budget lasts, PROOF_TIMEOUT seconds at
+        most a class: the classes of ``first`` (the space's published
+        readings), then those whose circuits part least (``apart``). A
+        proved class keeps the proof's summary."""
+        from tcsmt.search.sweeping import prove_pair
+        if self.spent >= self.budget:
+            return
+        todo = [((not self.first & set(c.members), self.apart(c)), c) for c in classes
+                if c.status == "open" and len(self.circuits(c.members)) <= MAX_SEARCH_HYPS]
+        for _, cl in sorted(todo, key=lambda x: x[0]):
+            circ = self.circuits(cl.members)
+            parts = []
+            for j in circ[1:]:
+                left = min(PROOF_TIMEOUT, self.budget - self.spent)
+                if left <= 0:
+                    return
+                t0 = time.monotonic()
+                got = prove_pair(Hypothesis("A", self.models[circ[0]]), Hypothesis("B", self.models[j]),
+                                 self.k, self.domain, timeout=left)
+                self.spent += time.monotonic() - t0
+                self.counts["proofs_tried"] = self.counts.get("proofs_tried", 0) + 1
+                say(self.log, f"  proof {', '.join(self.pattern(cl.members))}: "
+                               f"{'unsat' if got else 'no proof'} ({time.monotonic() - t0:.1f} s)")
+                if got is None:
+                    break
+                parts.append(got.summary())
+            if len(parts) == len(circ) - 1:
+                cl.status = "proved"
+                cl.proved_by = sorted({s for part in parts for s in part["proved_by"]})
+                cl.proof = parts
+                self.counts["proved"] = self.counts.get("proved", 0) + 1
+
+    def apart(self, cl: PlanClass) -> int:
+        """How many graph nodes one circuit of the class has that another
+        lacks (all traced into one graph: what they compute alike is one
+        node), summed over the circuits after the first."""
+        from tcsmt.sim.evaluate import trace
+        from tcsmt.smt.cut import cone
+        roots = trace([self.models[i] for i in self.circuits(cl.members)], self.k)
+        first = cone(roots[:1])
+        return sum(len(cone([r]) ^ first) for r in roots[1:])
 
     def search_round(self, todo: dict[tuple, PlanClass]) -> list[Vector]:
         """One query per pattern, as independent jobs (tcsmt.runner), as many
@@ -145,7 +238,8 @@ class Search:
         return new
 
     def summary(self) -> dict:
-        return {**self.counts, "seconds": round(self.spent, 1), "budget_seconds": self.budget,
+        return {"fresh_pools": self.simulation, **self.counts, "seconds": round(self.spent, 1),
+                "budget_seconds": self.budget,
                 "timeout_per_query": SEARCH_TIMEOUT,
                 "patterns_without_witness": [list(p) for p in sorted(self.dead)]}
 
@@ -157,3 +251,4 @@ def _search_job(models: list[ModelParams], k: int, domain: Domain):
     out = run_diff([Hypothesis(f"H{j}", m) for j, m in enumerate(models)], k, domain,
                    timeout=SEARCH_TIMEOUT)
     return str(out.verdict), out.seconds, list(out.proved_by), out.vector if out.verdict == "sat" else None
+

@@ -9,7 +9,7 @@ import itertools
 from pathlib import Path
 
 from tcsmt.enums import Verdict
-from tcsmt.identify.hypspace import HypSpace
+from tcsmt.identify.hypspace import HypSpace, position
 from tcsmt.identify.narrow import Identification
 from tcsmt.identify.plan import vector_json
 from tcsmt.model.params import ModelParams
@@ -49,7 +49,7 @@ def projection(space: HypSpace, p: ModelParams) -> tuple[int | None, list[str]]:
     offset = 0
     for part in space.parts:
         missing = [k for k in part.axes if getattr(p, k) not in part.axes[k]]
-        idx = None if missing else offset + _position(part, p)
+        idx = None if missing else offset + position(part, p)
         ref = space.models()[idx] if idx is not None else part.base
         diff = [k for k, v in p.parameter_dict().items()
                 if k in missing or (k not in part.axes and getattr(ref, k) != v)]
@@ -60,15 +60,6 @@ def projection(space: HypSpace, p: ModelParams) -> tuple[int | None, list[str]]:
     if best is None:
         return None, []
     return best[1], best[2]
-
-
-def _position(part, p: ModelParams) -> int:
-    """The index in the part of the hypothesis with p's axis values."""
-    pos, stride = 0, 1
-    for k in reversed(list(part.axes)):
-        pos += part.axes[k].index(getattr(p, k)) * stride
-        stride *= len(part.axes[k])
-    return pos
 
 
 def shipped_models(obs) -> list[ModelParams]:
@@ -123,8 +114,9 @@ def distinct_circuits(models: list[ModelParams], k: int) -> list[ModelParams]:
 
 
 def prove_class(members: list[ModelParams], k: int, domain: Domain, device: ModelParams | None = None,
-                timeout: float = 600.0) -> dict:
+                timeout: float = 600.0, plan=None) -> dict:
     """One member per circuit, and the device's model first when given:
+    a proof the plan holds (members all in one class the plan proved), else
     first fresh pools through the simulator (tcsmt.identify.simsplit), then
     run_diff (with a cross-check). unsat proves every output equal on the
     domain; sat gives a replayed witness ("found_by": simulation or the
@@ -137,6 +129,9 @@ def prove_class(members: list[ModelParams], k: int, domain: Domain, device: Mode
     if len(hyps) == 1:
         return {"verdict": "unsat", "proved_by": [], "how": "one circuit: nothing to prove",
                 "circuits": 1, "seconds": 0.0}
+    held = planned_proof(plan, members) if device is None else None
+    if held is not None:
+        return {**held, "circuits": len(circ)}
     split = simulated_split([h.params for h in hyps], k, domain)
     if split is not None:
         p = hyps[0].params
@@ -159,6 +154,23 @@ def prove_class(members: list[ModelParams], k: int, domain: Domain, device: Mode
     elif out.verdict == Verdict.UNKNOWN:
         rec["reason"] = out.reason
     return rec
+
+
+def planned_proof(plan, members: list[ModelParams]) -> dict | None:
+    """The proof of the plan's class that holds every member, when the plan
+    proved that class one function on its domain (tcsmt.identify.plansearch:
+    sweeping, every lemma UNSAT by two solvers); None otherwise."""
+    if plan is None:
+        return None
+    models = plan.models()
+    index = {m.parameter_dict().__repr__(): i for i, m in enumerate(models)}
+    ids = {index.get(m.parameter_dict().__repr__()) for m in members}
+    for cl in plan.classes:
+        if cl.status == "proved" and ids <= set(cl.members):
+            return {"verdict": "unsat", "proved_by": list(cl.proved_by), "found_by": "the plan",
+                    "how": "the plan's class, proved one function on the plan's domain when the plan "
+                           "was built", "proof": list(cl.proof), "seconds": 0.0}
+    return None
 
 
 # ---------------------------------------------------------------------------

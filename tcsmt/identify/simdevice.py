@@ -108,7 +108,7 @@ def _prove_class(truth, plan: Plan, members, idx, outside, timeout) -> dict:
     from tcsmt.sim.dot import dot_bits
     models = plan.models()
     for _ in range(MAX_REFINE):
-        proof = prove_class(members, plan.k, plan.domain, None, timeout)
+        proof = prove_class(members, plan.k, plan.domain, None, timeout, plan=plan)
         if proof["verdict"] != "sat":
             break
         w = proof["witness"]

@@ -62,7 +62,7 @@ def simulated_split(circuits: list[ModelParams], k: int, domain: Domain, pools: 
         split: list[int] = (np.nonzero((out != out[0][None, :]).any(axis=0))[0].tolist()
                              if len(ok) > 1 else [])
         for n in split[:8]:
-            v = _vector(a, b, c, sa, sb, int(n))
+            v = row_vector(a, b, c, sa, sb, int(n))
             got = outputs(v, [Hypothesis(f"H{j}", m) for j, m in enumerate(circuits)])
             if len(set(got.values())) > 1:           # replayed: the scalar interpreter agrees
                 return {"vector": v, "outputs": got, "pools": r + 1, "rows": (r + 1) * rows,
@@ -72,6 +72,6 @@ def simulated_split(circuits: list[ModelParams], k: int, domain: Domain, pools: 
     return None
 
 
-def _vector(a, b, c, sa, sb, n: int) -> Vector:
+def row_vector(a, b, c, sa, sb, n: int) -> Vector:
     scales = () if sa is None else (tuple(int(x) for x in sa[n]), tuple(int(x) for x in sb[n]))
     return Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]), *scales)
