@@ -101,8 +101,12 @@ def test_compare_algorithms_writes_its_queries(tmp_path):
 
 
 def test_plan_writes_its_queries(tmp_path):
+    """Pairs of hypotheses that compute one function with two circuits (a
+    floor no fp16 product reaches): nothing splits them, so the solvers'
+    search and the sweeping proof ask queries, every one written."""
     space = tmp_path / "space.toml"
-    space.write_text('base = "volta-fp16-fp32"\n[axes]\nfinal_rounding = ["rz", "rd"]\n')
+    space.write_text('base = "volta-fp16-fp32"\n[axes]\nmin_exponent = ["none", -126]\n'
+                     'final_rounding = ["rz", "rd"]\n')
     out = tmp_path / "q"
     code, _, _ = tcsmt(["plan", "--space", space, "-o", tmp_path / "plan.json", "--candidates", "8",
                         "--instruction", "mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32",
