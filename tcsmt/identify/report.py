@@ -160,13 +160,14 @@ def planned_proof(plan, members: list[ModelParams]) -> dict | None:
     """The proof of the plan's class that holds every member, when the plan
     proved that class one function on its domain (tcsmt.identify.plansearch:
     sweeping, every lemma UNSAT by two solvers); None otherwise."""
-    if plan is None:
+    proved = [cl for cl in plan.classes if cl.status == "proved"] if plan is not None else []
+    if not proved:
         return None
     models = plan.models()
     index = {m.parameter_dict().__repr__(): i for i, m in enumerate(models)}
     ids = {index.get(m.parameter_dict().__repr__()) for m in members}
-    for cl in plan.classes:
-        if cl.status == "proved" and ids <= set(cl.members):
+    for cl in proved:
+        if ids <= set(cl.members):
             return {"verdict": "unsat", "proved_by": list(cl.proved_by), "found_by": "the plan",
                     "how": "the plan's class, proved one function on the plan's domain when the plan "
                            "was built", "proof": list(cl.proof), "seconds": 0.0}
