@@ -139,3 +139,29 @@ def test_several_models_skip_those_without_the_formats(capsys):
 def test_unknown_model_for_the_formats():
     with pytest.raises(UserError, match="volta has no model for the formats"):
         check(H100 / "mma-bf16-f32.json", ["volta"])
+
+
+H200 = ROOT / "results" / "hardware" / "H200"
+CAMPAIGN = H200 / "campaign-20261127-101515"
+
+
+def test_h200_wgmma_fp8_rows_with_c_follow_the_shipped_models():
+    """Open question 6 of FACTS.md, on the H200: with c != 0 in most rows,
+    wgmma's fp8 rows are the shipped models' (c inside the block), and c
+    added after the block's rounded result is not."""
+    obs = read_observations(CAMPAIGN / "observed-wgmma-e4m3-f32.json")
+    assert obs.device == "NVIDIA H200" and sum(1 for r in obs.rows if r.c != 0) > 1500
+    doc = check(CAMPAIGN / "observed-wgmma-e4m3-f32.json", ["hopper-e4m3-fp32"], show=0)
+    assert doc["models"][0]["matched"] == 2000
+    doc = check(CAMPAIGN / "observed-wgmma-e4m3-f32.json", ["hopper-e4m3-fp32"], ["c_placement=after"], 0)
+    assert doc["models"][0]["matched"] == 1076
+
+
+def test_h200_mma_fp8_into_fp16_is_the_model_file_found_there():
+    """mma.sync fp8 into fp16: the wgmma model misses rows, the model file
+    written from the H200's rows (the fp32 mma.sync reading with fp16 c and
+    output and blocks rounded to nearest) reproduces every row."""
+    for fmt, wgmma_rows in (("e4m3", 1189), ("e5m2", 1243)):
+        rows = CAMPAIGN / f"observed-mma-{fmt}-f16.json"
+        found = check(rows, [str(H200 / f"hopper-{fmt}-fp16-mma.toml"), f"hopper-{fmt}-fp16"], show=0)
+        assert [(m["matched"], m["rows"]) for m in found["models"]] == [(2000, 2000), (wgmma_rows, 2000)]

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from cli_run import tcsmt
 
+from tcsmt import schemas
 from tcsmt.errors import DeviceMissing, OutputRefused, UserError
 from tcsmt.identify.loop import ModelDevice, walk_plan
 from tcsmt.identify.ondevice import device_instruction
@@ -243,6 +244,12 @@ def test_check_on_a_device_keeps_every_observation(capsys, monkeypatch, tmp_path
         code, out, err = run_cli(capsys, "check", "--device", "cuda-host:ampere", vectors)
         assert code == 0, err
         assert f"wrote {name}: " in err and "ampere-fp16-fp32: 2/2 rows match" in out
+    # the JSON document names the observations file and meets its schema
+    code, out, err = run_cli(capsys, "check", "--device", "cuda-host:ampere", vectors, "--format", "json",
+                             "--observations", "kept.json")
+    doc = json.loads(out)
+    assert code == 0 and doc["observations_file"] == "kept.json" and Path("kept.json").is_file()
+    assert schemas.problem(doc, "check") is None
     code, out, err = run_cli(capsys, "check", "--device", "cuda-host:volta", vectors,
                              "--observations", "observed-host-rounding.json")
     assert code == 2 and err.startswith("error: observed-host-rounding.json exists")
