@@ -17,8 +17,6 @@ import shlex
 import tomllib
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 PYTEST = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
 NARROWING = ("-k", "--deselect", "--ignore", "--ignore-glob", "--lf", "--last-failed", "--sw", "-x")
@@ -75,9 +73,6 @@ def test_ci_has_pytest_commands_that_run_every_file():
         assert not bad, f"a CI pytest command narrows its run ({bad}): the check below cannot see past that"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 24: the slow tests (about 4 350 CPU s) have not been "
-                   "run whole beside the default run within CI's 90 minutes, and no CI command runs "
-                   "them; once one does, this passes and the strict xfail fails: remove it")
 def test_every_combination_of_markers_is_run_by_a_ci_command():
     expressions = [mark_expression(a) for a in ci_pytest_commands()]
     names = registered_markers()

@@ -21,7 +21,7 @@ README = ROOT / "README.md"
 INSTALL = ("python3 -m venv .venv && . .venv/bin/activate && pip install . "
            "&& tcsmt find rounding --arch ampere")
 TESTS = ('pip install torch==2.13.0 && pip install ".[dev]" && ruff check . && mypy '
-         '&& pytest -q -n 2 --dist loadfile')
+         '&& pytest -q -n 2 --dist loadfile && pytest -q -m slow -n 2 --dist loadfile')
 
 
 def _commands() -> list[str]:
