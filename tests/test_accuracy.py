@@ -129,13 +129,16 @@ def test_command_prints_a_table_within_the_width_and_writes_the_plot(capsys, mon
 
 
 def test_use_beyond_the_recordings_is_noted_and_cancelled_sums_are_counted():
-    """Hopper's fp8 wgmma rows were all recorded with c = 0: a K longer than
-    one block (32) chains blocks through c != 0, which no recording checks."""
-    doc = tcsmt.error(["hopper-e4m3-fp32", "hopper"], m=4, n=4, ks=[32, 64], distributions=["cancelling"])
-    assert len(doc["notes"]) == 1 and doc["notes"][0].startswith("hopper-e4m3-fp32 was validated only "
-                                                                  "with c = 0")
+    """Hopper's mixed-format fp8 wgmma rows were all recorded with c = 0: a
+    K longer than one block (32) chains blocks through c != 0, which no
+    recording checks (the same-format models were checked with c != 0)."""
+    doc = tcsmt.error(["hopper-e4m3-e5m2-fp32", "hopper-e4m3-fp32", "hopper"], m=4, n=4, ks=[32, 64],
+                      distributions=["cancelling"])
+    assert len(doc["notes"]) == 1 and doc["notes"][0].startswith("hopper-e4m3-e5m2-fp32 was validated "
+                                                                  "only with c = 0")
     assert "K = 64 chains blocks of 32" in doc["notes"][0]
-    assert tcsmt.error("hopper-e4m3-fp32", m=2, n=2, ks=[32], distributions=["positive"])["notes"] == []
+    assert tcsmt.error("hopper-e4m3-e5m2-fp32", m=2, n=2, ks=[32],
+                       distributions=["positive"])["notes"] == []
     rows = {(r["model"], r["k"]): r for r in doc["rows"]}
     assert rows[("hopper-e4m3-fp32", 64)]["cancelled"] > 0           # fp8: the sums cancel to ~0
     positive = tcsmt.error("volta", m=4, n=4, ks=[16], distributions=["positive"])["rows"][0]

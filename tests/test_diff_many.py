@@ -77,20 +77,29 @@ def test_the_same_model_twice_gets_unique_ids():
 
 
 def test_outside_the_validated_inputs_is_noted():
-    fp8 = choose("hopper-e4m3-fp32")
+    """The mixed-format fp8 wgmma models were recorded only with c = 0; the
+    same-format ones were checked with c != 0 too (H200), unless a
+    parameter is changed."""
+    mixed = choose("hopper-e4m3-e5m2-fp32")
     one = {"hex": "0x38", "decimal": "1"}
     vec = lambda c: {"a": [one], "b": [one], "c": {"hex": "", "decimal": c}}  # noqa: E731
-    notes = outside_notes([fp8, choose("hopper-e4m3-fp32-mma")], [vec("0"), vec("2")])
-    assert len(notes) == 1 and "hopper-e4m3-fp32 " in notes[0] and "--c-sign zero" in notes[0]
+    notes = outside_notes([mixed, choose("hopper-e4m3-fp32-mma")], [vec("0"), vec("2")])
+    assert len(notes) == 1 and "hopper-e4m3-e5m2-fp32 " in notes[0] and "--c-sign zero" in notes[0]
     assert "vector(s) 1 " in notes[0]
-    assert outside_notes([fp8], [vec("0"), vec("-0")]) == []
+    assert outside_notes([mixed], [vec("0"), vec("-0")]) == []
+    same = choose("hopper-e4m3-fp32")
+    assert outside_notes([same], [vec("0"), vec("2")]) == []
+    changed = outside_notes([same.replace(carry_bits=2)], [vec("0"), vec("2")])
+    assert len(changed) == 1 and changed[0].startswith("hopper-e4m3-fp32 was validated only with c = 0")
 
 
 def test_the_note_reaches_the_document():
-    doc = api.diff("hopper-e4m3-fp32", "hopper-e4m3-fp32-mma", timeout=60)
+    doc = api.diff("hopper-e4m3-e5m2-fp32", "hopper-e4m3-e5m2-fp32", set_b=["final_rounding=rne"],
+                   timeout=60)
     c_zero = all(v["c"]["decimal"] in ("0", "-0") for v in doc["vectors"])
-    assert bool(doc["run"]["notes"]) == (not c_zero)
-    doc = api.diff("hopper-e4m3-fp32", "hopper-e4m3-fp32-mma", domain=make_domain(c="zero"), timeout=60)
+    assert doc["verdict"] == "sat" and bool(doc["run"]["notes"]) == (not c_zero)
+    doc = api.diff("hopper-e4m3-e5m2-fp32", "hopper-e4m3-e5m2-fp32", set_b=["final_rounding=rne"],
+                   domain=make_domain(c="zero"), timeout=60)
     assert doc["verdict"] == "sat" and doc["run"]["notes"] == []
 
 

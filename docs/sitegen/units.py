@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tcsmt.model import catalogue
 from tcsmt.observed.recorded import KNOWN_PROBLEMS
-from tcsmt.observed.validated import LIMITS
+from tcsmt.observed.validated import CHECKED_BEYOND, LIMITS, limited
 from tcsmt.report.tables import MODEL_COLUMNS, model_rows, own_hypothesis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,11 +223,16 @@ def limit_lines(arch: str) -> list[str]:
     out = []
     models = catalogue.models_of(arch)
     for lim in LIMITS:
-        covered = [m.name for m in models if lim.covers(m)]
+        covered = [m.name for m in models if limited(lim, m)]
         if covered:
             out.append(f"- {', '.join(covered)}: validated only with {lim.what} ({lim.recorded}); "
                        f"a prediction outside it is unchecked. `{lim.option}` keeps a search inside; "
                        "a probe of the instruction with other inputs settles it.")
+        beyond = {m.name: CHECKED_BEYOND[lim.what][m.name] for m in models
+                  if lim.covers(m) and not limited(lim, m)}
+        if beyond:
+            out.append(f"- {', '.join(beyond)}: checked beyond {lim.what} too, on every row of "
+                       + ", ".join(f"`{p}`" for p in beyond.values()) + ".")
     for kp in KNOWN_PROBLEMS:
         if kp.arch == arch:
             hyp = f" (hypothesis used: {kp.hypothesis})" if kp.hypothesis else ""

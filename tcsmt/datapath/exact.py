@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tcsmt.datapath import bv
-from tcsmt.datapath.register import specials
+from tcsmt.datapath.register import sum_flags
 from tcsmt.datapath.terms import Fixed, Term, is_dead, lead_exp
 
 
@@ -179,9 +179,7 @@ def exact_sum(I, terms: list[Term], out_frac: int, ew: int, trace=None) -> Fixed
         st = take(I, st, t, q, out_frac, W, ew)
     total, scale = result(I, st, q, W, ew)
     neg, mag = bv.abs_s(I, total)
-    nan, inf, inf_sign = specials(I, terms)
-    neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])
-    pos_zeros = bv.all_(I, [I.and_(I.not_(t.sign), bv.is_zero(I, t.sig)) for t in terms])
+    flags = sum_flags(I, terms)
     if trace is not None:
         trace.append(("exact sum", total, "signed"))
-    return Fixed(neg, mag, scale, nan, inf, inf_sign, neg_zeros, pos_zeros)
+    return Fixed(neg, mag, scale, *flags)

@@ -104,6 +104,16 @@ def specials(I, terms: list[Term]):
     return nan, I.or_(pos_inf, neg_inf), neg_inf
 
 
+def sum_flags(I, terms: list[Term]) -> tuple:
+    """(nan, inf, inf_sign, neg_zeros, pos_zeros) of a sum of terms: its
+    specials, and whether every term was -0 (every term +0), which give a
+    zero sum its sign."""
+    nan, inf, inf_sign = specials(I, terms)
+    neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])
+    pos_zeros = bv.all_(I, [I.and_(I.not_(t.sign), bv.is_zero(I, t.sig)) for t in terms])
+    return nan, inf, inf_sign, neg_zeros, pos_zeros
+
+
 @stage(params=0)
 def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
               floor: int | None, keeps: list[int] | None = None, trace=None,
@@ -141,13 +151,11 @@ def block_sum(I, p: ModelParams, terms: list[Term], ew: int, F: int, mode: str,
         total = I.add(total, x)
     neg, mag = bv.abs_s(I, total)
     scale = I.sub(e_max, I.const(rl, ew))
-    nan, inf, inf_sign = specials(I, terms)
-    neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])
-    pos_zeros = bv.all_(I, [I.and_(I.not_(t.sign), bv.is_zero(I, t.sig)) for t in terms])
+    flags = sum_flags(I, terms)
     if trace is not None:
         trace.append(("alignment point", e_max, "signed"))
         for i, x in enumerate(aligned):
             trace.append((f"aligned term {i}", x, f"fixed:{rl}"))
         trace.append(("raw sum", total, f"fixed:{rl}"))
         trace.append(("register", (rl, ib, ri), "layout"))
-    return Fixed(neg, mag, scale, nan, inf, inf_sign, neg_zeros, pos_zeros)
+    return Fixed(neg, mag, scale, *flags)

@@ -142,11 +142,11 @@ def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], 
         terms = [c] + G + [keep_if(I, t, c_dom) for t in Gc]
     else:
         terms = [c] + G
-    point = I.add(q, k(register_fraction_bits(p)))
+    K = register_fraction_bits(p)
+    point = I.add(q, k(K))
 
     def rounded(ts, tr=None):
-        s = block_sum(I, p, ts, ew, register_fraction_bits(p), "truncate", None, trace=tr, carry=None,
-                      point=point)
+        s = block_sum(I, p, ts, ew, K, "truncate", None, trace=tr, carry=None, point=point)
         return round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, False)
 
     bits = rounded(terms, trace)

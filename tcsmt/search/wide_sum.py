@@ -6,7 +6,7 @@ model's bounded register rounds as this sum does)."""
 from __future__ import annotations
 
 from tcsmt.datapath import bv
-from tcsmt.datapath.register import specials
+from tcsmt.datapath.register import sum_flags
 from tcsmt.datapath.terms import Fixed
 
 
@@ -30,14 +30,6 @@ def fixed_of(I, S, low: int, ew: int, flags) -> Fixed:
     inf_sign, neg_zeros, pos_zeros) as round_fixed reads it."""
     neg, mag = bv.abs_s(I, S)
     return Fixed(neg, mag, bv.sconst(I, low, ew), *flags)
-
-
-def sum_flags(I, terms) -> list:
-    """(nan, inf, inf_sign, neg_zeros, pos_zeros) of a sum of terms."""
-    nan, inf, inf_sign = specials(I, terms)
-    neg_zeros = bv.all_(I, [I.and_(t.sign, bv.is_zero(I, t.sig)) for t in terms])
-    pos_zeros = bv.all_(I, [I.and_(I.not_(t.sign), bv.is_zero(I, t.sig)) for t in terms])
-    return [nan, inf, inf_sign, neg_zeros, pos_zeros]
 
 
 def wide_sum(I, terms, low: int, width: int, ew: int) -> Fixed:
