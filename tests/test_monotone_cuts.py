@@ -72,3 +72,54 @@ def test_a_part_past_its_budget_is_unknown_with_no_cpu_figure():
     assert part.verdict == "unknown" and vectors == []
     assert part.cpu == {} and part.seconds["bitwuzla"] > 0
     assert part.doc()["proved_by"] == []
+
+
+def test_the_gap_cases_partition_the_integers():
+    cases = mc.gap_cases(5)
+    assert len(cases) == 11
+    assert mc.case_name(cases[0]) == "gap <= -5" and mc.case_name(cases[-1]) == "gap >= 5"
+
+    def holds(case, g):
+        lo, hi = case
+        return (lo is None or lo <= g) and (hi is None or g <= hi)
+    for g in range(-40, 41):
+        assert sum(holds(c, g) for c in cases) == 1, g
+
+
+def test_a_step_split_by_the_gap_of_the_two_terms_is_unsat_in_every_case():
+    """The small model's third rounding (the two pair sums added) raised in
+    its first argument: every gap case unsat by both solvers."""
+    p = _small()
+    assert [c.shift is not None for c in mc.cuts_of(p, 4)] == [True] * 4 + [False]
+    domains = [mc.FINITE, mc.FINITE]
+    parts, vectors = mc.case_parts(p, 4, domains, 2, "cut0-up", mc.gap_cases(4), budget=60.0)
+    assert vectors == [] and len(parts) == 9
+    assert all(x.verdict == "unsat" and x.proved_by == ["bitwuzla", "cvc5"] for x in parts)
+    assert parts[4].what == "segment 2, step cut0-up, gap = 0"
+
+
+def test_a_case_needs_a_segment_that_adds_two_terms():
+    """RDNA3 sums c and both products in one register: no gap to split by."""
+    p = choose("rdna3-fp16-fp32")
+    assert mc.cuts_of(p, 2)[0].shift is None
+    with pytest.raises(BadOption):
+        mc.step_formula(p, 2, [], 0, "c-up", (0, 0))
+
+
+def test_prove_splits_a_step_left_unknown_by_the_gap(monkeypatch):
+    """A step part the whole formula leaves unknown (here made so) is asked
+    in gap cases, which stand in the proof for it."""
+    p = _small()
+    whole = mc.step_part
+
+    def unknown_at_one(p, k, domains, segment, move, *args):
+        if (segment, move) == (1, "cut0-up"):
+            return mc.Part(f"segment {segment}, step {move}", "unknown"), []
+        return whole(p, k, domains, segment, move, *args)
+    monkeypatch.setattr(mc, "step_part", unknown_at_one)
+    proof = mc.prove(p, 2, budget=60.0, gaps=3)
+    assert proof.verdict == Verdict.UNSAT, [x.doc() for x in proof.parts]
+    names = [x.what for x in proof.parts]
+    assert "segment 1, step cut0-up" not in names
+    assert [n for n in names if n.startswith("segment 1, step cut0-up,")] == \
+        [f"segment 1, step cut0-up, {mc.case_name(c)}" for c in mc.gap_cases(3)]

@@ -36,6 +36,14 @@ hash-consed graph: the segment does not read what moved) needs no
 solver. A sat part proves nothing about the whole (the cut values it
 chose may be unreachable) unless its inputs, replayed on the concrete
 model, are a counterexample, which is then the answer.
+
+Case splits. A step part whose segment ends in the sum of two terms (an
+IEEE addition of a model that rounds every addition) can be split by the
+exponent gap of those two terms at the inputs before the step
+(``gap_cases``: gaps of ``reach`` or more either way, and each gap
+between, which partition the integers); the step holds when every case is
+unsat (``case_parts``). Each case fixes the alignment shift, where the
+whole part leaves the solver every shift at once.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tcsmt import datapath
-from tcsmt.datapath import rounding
+from tcsmt.datapath import bv, register, rounding
 from tcsmt.enums import Verdict
 from tcsmt.errors import BadOption, WitnessError
 from tcsmt.model.formats import Format
@@ -58,6 +66,7 @@ from tcsmt.smt.smtlib import build_formula
 from tcsmt.smt.terms import SmtInterp
 
 ROUND = rounding.round_fixed.__wrapped__
+SUM = register.block_sum.__wrapped__
 FINITE, NOT_NAN = "finite", "not NaN"
 
 
@@ -66,6 +75,7 @@ class Cut:
     """A rounding: its format and the segment's term (the encoding it computes)."""
     fmt: Format
     term: object
+    shift: object = None       # the exponent gap of the two terms its segment adds last, if two
 
 
 class Cutting:
@@ -78,17 +88,22 @@ class Cutting:
         self._I, self.memo, self.moved, self.move = I, self, moved, move
         self.cuts: list[Cut] = []
         self.cond: list = []
+        self._sum: list = []       # the terms of the last block_sum since the last cut
 
     def __getattr__(self, name: str):
         return getattr(self._I, name)
 
     def call(self, fn, params, I, args, kw):
         out = fn(I, *args, **kw)
+        if fn is SUM:
+            self._sum = list(kw["terms"] if "terms" in kw else args[1])
         if fn is not ROUND:
             return out
         fmt = kw["fmt"] if "fmt" in kw else args[1]
         n = len(self.cuts)
-        self.cuts.append(Cut(fmt, out))
+        terms, self._sum = self._sum, []
+        shift = self._I.sub(terms[0].exp, terms[1].exp) if len(terms) == 2 else None
+        self.cuts.append(Cut(fmt, out, shift))
         v = self._I.var(cut_name(n), fmt.bits)
         if n != self.moved:
             return v
@@ -198,9 +213,11 @@ def domain_formula(p: ModelParams, k: int, domains: list[str], n: int, want: str
 
 
 def step_formula(p: ModelParams, k: int, domains: list[str], segment: int,
-                 move: str):
+                 move: str, case: tuple[int | None, int | None] | None = None):
     """Segment ``segment``'s value lowered by ``move``; None when the step
-    leaves the segment's value unchanged (it does not read what moved)."""
+    leaves the segment's value unchanged (it does not read what moved).
+    ``case`` (lo, hi): only inputs before the step whose segment adds two
+    terms with an exponent gap in [lo, hi] (None: no bound on that side)."""
     same = []
 
     def build(I):
@@ -208,18 +225,49 @@ def step_formula(p: ModelParams, k: int, domains: list[str], segment: int,
         out2, C2, d2 = _run(I, p, k, domains[:segment], move)
         cut, after = _value(p, C, d, segment), _value(p, C2, d2, segment).term
         same.append(after == cut.term)
-        return out + out2 + [float_lt(I, cut.fmt, after, cut.term)]
+        return out + out2 + _case(I, p, cut, case) + [float_lt(I, cut.fmt, after, cut.term)]
     f = build_formula(build, description=f"tcsmt monotonicity {p.name} k={k}: "
-                      f"segment {segment}, step {move}")
+                      f"segment {segment}, step {move}" + ("" if case is None else f", {case_name(case)}"))
     return None if same[0] else f
+
+
+def _case(I, p: ModelParams, cut: Cut, case) -> list:
+    if case is None:
+        return []
+    if cut.shift is None:
+        raise BadOption("a case split needs a segment that adds two terms")
+    ew = datapath.exp_width(p)
+    lo, hi = case
+    return ([] if lo is None else [I.sle(bv.sconst(I, lo, ew), cut.shift)]) + \
+        ([] if hi is None else [I.sle(cut.shift, bv.sconst(I, hi, ew))])
+
+
+def case_name(case: tuple[int | None, int | None]) -> str:
+    lo, hi = case
+    if lo is None:
+        return f"gap <= {hi}"
+    if hi is None:
+        return f"gap >= {lo}"
+    return f"gap = {lo}" if lo == hi else f"gap in [{lo}, {hi}]"
+
+
+def gap_cases(reach: int) -> list[tuple[int | None, int | None]]:
+    """A partition of the integers: gaps of ``reach`` or more either way
+    (beyond them the smaller term lands below every bit the register keeps)
+    and every gap between, one case each."""
+    return [(None, -reach)] + [(g, g) for g in range(1 - reach, reach)] + [(reach, None)]
 
 
 def prove(p: ModelParams, k: int = False,
           solvers: tuple[str, str] = ("bitwuzla", "cvc5"), budget: float = 120.0,
-          log=None) -> Proof:
+          log=None, gaps: int | None = None) -> Proof:
     """Every part, each by both solvers in turn (one process at a time).
     Ends at the first part not proved: unknown, or sat with a replayed
-    witness when the part's inputs are a counterexample of the model."""
+    witness when the part's inputs are a counterexample of the model.
+    With ``gaps``, a step part left unknown whose segment adds two terms is
+    split by their exponent gap (``gap_cases(gaps)``, ``case_parts``): the
+    cases stand in the proof for the part (the unknown whole is kept only
+    when a case is not proved)."""
     cuts = cuts_of(p, k)
     if any(c.fmt.specials == "fnuz" for c in cuts) or p.fc.specials == "fnuz":
         raise BadOption(f"{p.name}: monotonicity by parts needs formats with -0 (no fnuz)")
@@ -238,11 +286,43 @@ def prove(p: ModelParams, k: int = False,
     for j in range(len(cuts) + 1):
         for move in moves(k, j):
             part, vectors = step_part(p, k, domains, j, move, solvers, budget, log)
+            if part.verdict == "unknown" and gaps is not None and j < len(cuts) \
+                    and cuts[j].shift is not None:
+                tried = [part]
+                cases, vectors = case_parts(p, k, domains, j, move, gap_cases(gaps), solvers,
+                                            budget, log)
+                parts += cases
+                if all(c.verdict == "unsat" for c in cases):
+                    continue
+                verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
+                return Proof(verdict, parts + tried, _say(cuts, domains), vectors)
             parts.append(part)
             if part.verdict not in ("unsat", "unread"):
                 verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
                 return Proof(verdict, parts, _say(cuts, domains), vectors)
     return Proof(Verdict.UNSAT, parts, _say(cuts, domains))
+
+
+def case_parts(p: ModelParams, k: int, domains: list[str], segment: int, move: str,
+               cases: list[tuple[int | None, int | None]],
+               solvers: tuple[str, ...] = ("bitwuzla", "cvc5"), budget: float = 120.0,
+               log=None) -> tuple[list[Part], list[Vector]]:
+    """A step part split by the exponent gap of the two terms its segment
+    adds (at the inputs before the step): one part per case, asked in turn
+    until one is not unsat. When ``cases`` partition the integers (as
+    ``gap_cases`` do) the step is proved when every case is unsat. Returns
+    the parts and [x, y] when a case is sat and its inputs, replayed on the
+    concrete model, are a counterexample."""
+    out: list[Part] = []
+    for case in cases:
+        what = f"segment {segment}, step {move}, {case_name(case)}"
+        f = step_formula(p, k, domains, segment, move, case)
+        part = Part(what, "unread") if f is None else ask(f, what, solvers, budget, log)
+        out.append(part)
+        if part.verdict not in ("unsat", "unread"):
+            sat = part.verdict == "sat" and not move.startswith("cut")
+            return out, _replay(p, k, move, part) if sat else []
+    return out, []
 
 
 def step_part(p: ModelParams, k: int, domains: list[str], segment: int,
