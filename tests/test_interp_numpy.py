@@ -298,3 +298,29 @@ def test_words_wider_than_64_bits_are_refused():
         assert isinstance(e.value, UserError)
         assert "test-model" in str(e.value) and "64 bits" in str(e.value)
     assert N.concat(N.array(np.arange(4, dtype=np.uint64), 32), N.const(0, 32)).w == 64
+
+
+@pytest.mark.parametrize("w", list(range(1, 65)))
+def test_count_leading_zeros_is_the_ints(w):
+    """bv.clz's native count (the bit length through float64's exponent, a
+    64-bit value by its halves) against the Python ints' at every width, in
+    the three forms, around 2**53 (where float64 stops being exact) too."""
+    import random
+    rng = random.Random(w)
+    xs = {0, 1, _ones(w), 1 << (w - 1)} | {rng.getrandbits(rng.randint(1, w)) for _ in range(40)}
+    xs |= {((1 << j) - 1) & _ones(w) for j in range(1, w + 1)} | {(1 << j) & _ones(w) for j in range(w)}
+    vals = np.array(sorted(xs), dtype=np.uint64)
+    want = [INT.count_leading_zeros(INT.const(int(x), w)) for x in vals]
+    assert {r.w for r in want} == {max(1, w.bit_length())}
+    for form in FORMS:
+        if form == "const":
+            got = [values_of(N.count_leading_zeros(x), 1)[0] for x in word(vals, w, form)]
+        else:
+            r = N.count_leading_zeros(word(vals, w, form))
+            assert r.w == want[0].w
+            got = values_of(r, len(vals))
+        assert got == [r.v for r in want], (w, form)
+
+
+def _ones(w: int) -> int:
+    return (1 << w) - 1

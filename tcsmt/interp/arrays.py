@@ -342,6 +342,18 @@ class NumpyInterp(FusedForms):
             return FALSE if v else TRUE
         return NpBool(~v)
 
+    # -- derived operations computed natively (tcsmt.datapath.bv) -------------
+
+    def count_leading_zeros(self, x: NpWord) -> NpWord:
+        """bv.clz: leading zeros of x (its width when x is 0), a word of
+        width bits_for(x.w): x's width less its bit length (_bit_length)."""
+        w = x.w
+        rw = max(1, w.bit_length())
+        v = clean(x)
+        if type(v) is int:
+            return NpWord(w - v.bit_length(), rw)
+        return NpWord(cast(w - _bit_length(v), rw), rw)
+
     # -- helpers for callers (not part of the vocabulary) ---------------------
 
     @staticmethod
@@ -373,6 +385,18 @@ def _connect(bs, absorbing: bool, combine) -> NpBool:
     for v in arrays[2:]:
         out = combine(out, v)
     return fold(out)
+
+
+def _bit_length(v: np.ndarray) -> np.ndarray:
+    """The bit length of each unsigned value (0 for 0), as int32: the
+    exponent frexp gives its float64, which is exact up to 2**53, so a
+    64-bit value is taken as its two 32-bit halves."""
+    if v.dtype.itemsize < 8:
+        return np.frexp(v.astype(np.float64))[1]
+    hi = v >> U64(32)
+    top = np.frexp(hi.astype(np.float64))[1]
+    low = np.frexp((v & U64(0xFFFFFFFF)).astype(np.float64))[1]
+    return np.where(hi != 0, top + 32, low)
 
 
 def _ite_bool(c, x, y) -> NpBool:

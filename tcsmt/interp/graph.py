@@ -74,12 +74,21 @@ class GraphBuilder:
     def __init__(self, fold: bool = True):
         self.fold = fold
         self._table: dict[tuple, Node] = {}
+        self._consts: dict[tuple[int, int], Node] = {}    # (value as given, width) -> const node
 
     # -- making nodes ------------------------------------------------------
 
     def node(self, op: str, args: tuple, static: tuple, width: int, value=None) -> Node:
-        """The node of op(args, static), made once (hash-consing)."""
-        key = (op, static, value, width, tuple(a.id for a in args))
+        """The node of op(args, static), made once (hash-consing): keyed by
+        op, static, value, width and the arguments' ids, flat."""
+        n = len(args)
+        key: tuple
+        if n == 2:
+            key = (op, static, value, width, args[0].id, args[1].id)
+        elif n == 1:
+            key = (op, static, value, width, args[0].id)
+        else:
+            key = (op, static, value, width, *[a.id for a in args])
         t = self._table.get(key)
         if t is None:
             t = Node(len(self._table), op, args, static, width, value)
@@ -89,8 +98,11 @@ class GraphBuilder:
     def _folded(self, op: str, args: tuple, static: tuple = ()) -> Node | None:
         """The constant result of op when every argument is a constant,
         computed by the Python-int interpretation."""
-        if not self.fold or not all(a.is_const for a in args):
+        if not self.fold:
             return None
+        for a in args:
+            if a.value is None:
+                return None
         ints = [IntBool(bool(a.value)) if a.width == BOOL else IntWord(a.value, a.width)
                 for a in args]
         r = getattr(INT, op)(*ints, *static)
@@ -109,9 +121,15 @@ class GraphBuilder:
     # -- the vocabulary ----------------------------------------------------
 
     def const(self, value: int, width: int) -> Node:
+        t = self._consts.get((value, width))
+        if t is not None:
+            return t
         if width < 1:
             raise ValueError(f"width {width} < 1")
-        return self.node("const", (), (), width, int(value) & ((1 << width) - 1))
+        t = self.node("const", (), (), width, int(value) & ((1 << width) - 1))
+        if type(value) is int:
+            self._consts[(value, width)] = t
+        return t
 
     def bool_const(self, value: bool) -> Node:
         return self.node("const", (), (), BOOL, 1 if value else 0)
@@ -198,7 +216,7 @@ class GraphBuilder:
         if x.width != y.width:
             raise ValueError(f"ite branches of widths {x.width} and {y.width}")
         if self.fold:
-            if c.is_const:
+            if c.value is not None:
                 return x if c.value else y
             if x is y:
                 return x
@@ -223,9 +241,10 @@ class GraphBuilder:
             if b.width != BOOL:
                 raise ValueError(f"{op} of a word")
         if self.fold:
-            if any(b.is_const and b.value == absorbing for b in bs):
-                return self.bool_const(bool(absorbing))
-            bs = tuple(dict.fromkeys(b for b in bs if not b.is_const))
+            for b in bs:
+                if b.value == absorbing:        # a constant (value None otherwise)
+                    return self.bool_const(bool(absorbing))
+            bs = tuple(dict.fromkeys([b for b in bs if b.value is None]))
         if not bs:
             return self.bool_const(not absorbing)
         if len(bs) == 1:
@@ -274,14 +293,14 @@ def postorder(roots: list[Node]) -> list[Node]:
     order: list[Node] = []
     seen: set[int] = set()
     for root in roots:
-        if root.is_const or root.id in seen:
+        if root.value is not None or root.id in seen:
             continue
         seen.add(root.id)
         stack = [(root, iter(root.args))]
         while stack:
             node, it = stack[-1]
             for x in it:
-                if not x.is_const and x.id not in seen:
+                if x.value is None and x.id not in seen:
                     seen.add(x.id)
                     stack.append((x, iter(x.args)))
                     break

@@ -49,4 +49,17 @@ class TraceInterp(GraphBuilder):
         return None
 
 
-__all__ = ["TraceInterp", "Node", "FUSED"]
+class CountingTrace(TraceInterp):
+    """TraceInterp that records bv.clz as one operation,
+    ``count_leading_zeros`` (the Python-int and NumPy interpretations count
+    natively; tests hold both to clz over the primitives), instead of the
+    some 35 primitives of its binary search. For graphs that those
+    interpretations run (the batch simulator, tcsmt.sim.evaluate); other
+    consumers of a graph (programs, kernels, SMT) know only the
+    primitives."""
+
+    def count_leading_zeros(self, x: Node) -> Node:
+        return self._apply("count_leading_zeros", (x,), (), max(1, x.width.bit_length()))
+
+
+__all__ = ["TraceInterp", "CountingTrace", "Node", "FUSED"]
