@@ -77,6 +77,7 @@ def test_identify_screening_in_rounds_leaves_the_same_hypotheses(monkeypatch):
     space = identification_space("e4m3:fp32")
     space.parts = space.parts[2:]                     # the mma.sync part (c added after)
     monkeypatch.setattr(narrow, "SCREEN_MIN", 2)
+    monkeypatch.setattr(narrow, "ROUND_MIN", 2)
     said: list[str] = []
     screened = narrow.identify(obs, space, log=said.append)
     rounds = [line for line in said if line.startswith("screening ")]

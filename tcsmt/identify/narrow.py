@@ -46,14 +46,19 @@ from tcsmt.sim.evaluate import SCREEN_ROWS, evaluate, screen, screening_rows
 STAGES = (64, 1024)     # rows of the first evaluation stages (see _staged)
 NEXT_POOL = 1500        # candidates tried for the next vector without a plan
 SCREEN_MIN = 256        # hypotheses from which the scalar screening pays (see _screened)
+ROUND_MIN = 32
+"""Hypotheses left from which another round of screening pays: the batch
+stages cost about 27 ms a hypothesis on their first 64 rows (recording its
+datapath), a round about 0.3 s (its rows chosen) and 1 ms a hypothesis."""
 CLOSEST = 5
 SCREEN_ROUNDS = 3
 """Rounds of screening at most: each screens the hypotheses the round before
 left on rows chosen for them (tcsmt.sim.evaluate.screening_rows), while at
-least SCREEN_MIN are left. On the H100 e4m3 rows three rows chosen for the
-whole space leave 642 of 30816 hypotheses, which the next rows of 32
-products do not tell apart (8 rows leave the same 642); rows chosen for
-those 642 rule out all but one before the batch stages record any."""
+least SCREEN_MIN (after the first round ROUND_MIN) are left. On the H100
+e4m3 rows three rows chosen for the whole space (a cheap one of no
+products first) leave 335 of 30816 hypotheses (229 runs), which the next
+rows of 32 products do not tell apart; rows chosen for those rule out all
+but one before the batch stages record any."""
 
 
 @dataclass
@@ -264,7 +269,7 @@ def _screened(models, cand_classes, statuses, in_domain, a, b, c, d, log, progre
     kept = set(runs)
     for n in range(SCREEN_ROUNDS):
         left = [i for i in runs if i in kept]
-        if len(left) < SCREEN_MIN:
+        if len(left) < (SCREEN_MIN if n == 0 else ROUND_MIN):
             break
         kept = _screen_round([models[i] for i in left], left, a, b, c, d, log, progress, sa, sb)
         if not kept and n:
