@@ -40,7 +40,11 @@ Measured on the development machine (2 shared cores), shipped path:
     H100 e4m3 rows  2000 rows, 30816 hypotheses   26.7 s CPU  39.5 s wall (load 8.1-8.5)
 
 (main at d970983 beside them: 8.2 s CPU / 12.3 s wall and 40.0 s CPU /
-59.5 s wall.)
+59.5 s wall.) With the batch simulator's faster recording (2887012) as
+well, the e4m3 rows take 22.2 s CPU / 33.0 s wall against 31.4 s CPU /
+46.9 s wall for 2887012 alone (``--rev 2887012``, load 7.3 to 7.8, 1.41x
+CPU), the same hypothesis and class; the first round of screening is 18.5
+of those 22.2 CPU-s.
 
 The baseline (batch stages alone) was stopped after 17 minutes at a load
 of 14-22; before the screening, recording the fp16 hypotheses alone took
