@@ -66,6 +66,35 @@ def test_floors_below_the_first_that_can_act_change_nothing():
         assert any((dot_batch(p.replace(min_exponent=f + d), a, b, c) != free).any() for d in range(8)), name
 
 
+def test_floor_rows_split_the_floors_near_a_units_own():
+    """Two floors of the alignment point that both act differ only in bits
+    far below the output's last place, which one row of random inputs
+    rarely shows (rtx-blackwell's bf16 model with a floor of -140 for
+    -133 passed every other row): floor_rows and cut_rows tell each floor
+    a unit may hold apart from the model's own, where both act on bf16 and
+    tf32 products (fp16 products lie above every such floor, which the
+    floor lemma settles instead), and cut_rows alone tell a floor that
+    acts above the output's last place from none."""
+    from tcsmt.identify.confirm import cut_rows, floor_rows
+    from tcsmt.identify.device import concat
+    from tcsmt.identify.neighbours import values
+    for name in ("rtx-blackwell-bf16-fp32", "ampere-tf32-fp32"):
+        p = choose(name)
+        rows = concat(floor_rows(p, 16), cut_rows(p, 16))
+        own = dot_batch(p, rows.a, rows.b, rows.c)
+        lo = first_floor(p)
+        near = [f for f in values(p, 16)["min_exponent"] if f is not None and f != p.min_exponent]
+        assert near and min(near) <= p.min_exponent - 8
+        for f in near:
+            got = dot_batch(p.replace(min_exponent=f), rows.a, rows.b, rows.c)
+            assert (got != own).any() or f < lo, (name, f)
+        free = p.replace(min_exponent=None)
+        cuts = cut_rows(free, 16)
+        none = dot_batch(free, cuts.a, cuts.b, cuts.c)
+        for f in range(p.min_exponent - 8, p.min_exponent + 9):
+            assert (dot_batch(free.replace(min_exponent=f), cuts.a, cuts.b, cuts.c) != none).any(), (name, f)
+
+
 class RandomDevice:
     """A unit that returns random bits: no model, no parameters."""
 

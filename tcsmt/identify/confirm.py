@@ -186,6 +186,129 @@ def lone_rows(p: ModelParams, k: int) -> Rows:
     return _with_scales(p, k, rows)
 
 
+FLOOR_ROWS = 1500
+"""Random rows of floor_rows (cut_rows are made beside them)."""
+
+
+def _exact(fmt, v) -> int | None:
+    """The encoding of the value v in fmt when v is one, else None."""
+    if v == 0 or abs(v) > fmt.max_finite() or abs(v) < fmt.min_subnormal():
+        return None
+    bits = fmt.round_value(v, "rz")
+    return bits if fmt.value(bits) == v else None
+
+
+def _products(fa, fb, v) -> list[tuple[int, int]] | None:
+    """Pairs (a, b) of encodings whose exact products sum to the positive
+    dyadic value v: v's bits in chunks of a's precision, each chunk a
+    times a power of two b (None when some chunk has no such pair)."""
+    from fractions import Fraction
+    num, den = v.numerator, v.denominator
+    low = -(den.bit_length() - 1)                 # v = num * 2^low, den a power of two
+    out = []
+    width = fa.frac_bits + 1
+    while num:
+        shift = (num & -num).bit_length() - 1
+        num >>= shift
+        low += shift
+        m = num & ((1 << width) - 1)
+        num >>= width
+        chunk = Fraction(m) * Fraction(2) ** low
+        low += width
+        got = None
+        for eb in range(fb.emin, fb.emax + 1):
+            a = _exact(fa, chunk / Fraction(2) ** eb)
+            b = _exact(fb, Fraction(2) ** eb)
+            if a is not None and b is not None:
+                got = (a, b)
+                break
+        if got is None:
+            return None
+        out.append(got)
+    return out
+
+
+def cut_rows(p: ModelParams, k: int) -> Rows:
+    """For every floor f a unit may have (tcsmt.identify.neighbours.values),
+    rows on which keeping bits down to 2^t, t = f - F (the last place the
+    floor keeps), or not, changes the output: c zero and products (made of
+    a's precision in chunks, every one below the floors) summing to u - 2^t
+    and 2^t, or to u/2 and 2^t (u: the output's last place at the bottom of
+    its range), of either sign: with the bit at 2^t the sum is a unit
+    (round toward zero) or above a tie (round to nearest); without, below
+    the unit or on the tie. Random products next to each other seldom land
+    within 2^t of a unit."""
+    from fractions import Fraction
+
+    from tcsmt.identify.neighbours import values
+    fo = p.fout
+    u = Fraction(2) ** (fo.emin - fo.frac_bits)
+    floors = sorted({f for f in values(p, k)["min_exponent"] if f is not None})
+    room = min(k, p.block_size)
+    made: list[tuple[int, list[tuple[int, int]]]] = []
+    for f in floors:
+        t = Fraction(2) ** (f - p.F)
+        if t >= u / 2:
+            continue
+        for parts in ([u - t, t], [u / 2, t]):
+            got = [_products(p.fin, p.fb, v) for v in parts]
+            prods = [pair for g in got if g is not None for pair in g]
+            if any(g is None for g in got) or len(prods) > room:
+                continue
+            for sign in (0, 1):
+                made.append((sign, prods))
+    x = np.zeros((len(made), k), dtype=np.uint64)
+    y = x.copy()
+    cs = np.zeros(len(made), dtype=np.uint64)
+    for n, (sign, prods) in enumerate(made):
+        for i, (a, b) in enumerate(prods):
+            x[n, i] = a | (sign << (p.fin.bits - 1))
+            y[n, i] = b
+        cs[n] = p.fc.pack(sign, 0, 0) if p.fc.has_negative_zero else 0
+    return _with_scales(p, k, [Rows(x, y, cs, None, None)])
+
+
+def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
+    """Rows where floors of the alignment point act: c zero (or a few units
+    of its last place), and every product of one sign below a floor f a
+    unit may have (tcsmt.identify.neighbours.values), its exponent between
+    f - F - 2 and f. With every term below both floors, two floors keep
+    the terms' bits down to their own cut-offs (2^(floor - F)), far below
+    the output's last place: only the sum of the bits one of them drops,
+    over many products, carries across a unit of the output (or across a
+    tie), so a row needs many products at those exponents."""
+    from tcsmt.identify.neighbours import values
+    rng = np.random.default_rng(11)
+    floors = sorted({f for f in values(p, k)["min_exponent"] if f is not None})
+    fa, fb, fc = p.fin, p.fb, p.fc
+    ua = np.maximum(np.arange(0, fa.max_exp_field + 1), 1) - fa.bias   # a field's exponent
+    ub = np.maximum(np.arange(0, fb.max_exp_field + 1), 1) - fb.bias
+    by_sum: dict[int, list[tuple[int, int]]] = {}
+    for i_a, u in enumerate(ua):
+        for i_b, v in enumerate(ub):
+            by_sum.setdefault(int(u + v), []).append((i_a, i_b))
+    if not floors:
+        rows = 0
+    x = np.zeros((rows, k), dtype=np.uint64)
+    y = x.copy()
+    cs = np.zeros(rows, dtype=np.uint64)
+    for n in range(rows):
+        f = floors[int(rng.integers(0, len(floors)))]
+        sums = [e for e in range(f - p.F - 2, f + 1) if e in by_sum]
+        if not sums:
+            continue
+        sign = int(rng.integers(0, 2))
+        top = int(rng.integers(0, len(sums)))
+        for i in range(k):
+            e = sums[int(rng.integers(0, top + 1))]
+            xa, yb = by_sum[e][int(rng.integers(0, len(by_sum[e])))]
+            x[n, i] = fa.pack(sign, xa, int(rng.integers(0, 1 << fa.frac_bits)))
+            y[n, i] = fb.pack(0, yb, int(rng.integers(0, 1 << fb.frac_bits)))
+        if n % 3 == 1:
+            cs[n] = fc.pack(1 - sign, 0, int(rng.integers(1, 4)))
+    return _with_scales(p, k, [Rows(x, y, cs, None, None)])
+
+
 def _with_scales(p: ModelParams, k: int, parts: list[Rows]) -> Rows:
     from tcsmt.identify.device import concat, empty_rows
     out = empty_rows(k, p.scale_count(k))
@@ -204,7 +327,7 @@ _CANDIDATES: dict[tuple, tuple] = {}
 def split_pool(p: ModelParams, k: int, seed: int) -> tuple[Rows, list[str]]:
     """The rows rivals are split on, with their origins: the plan's kinds of
     candidates over every finite input (made once per formats and k),
-    random rows of this seed, and lone_rows."""
+    random rows of this seed, lone_rows, floor_rows and cut_rows."""
     from tcsmt.identify.plan import formats_record, plan_candidates
     key = (repr(formats_record(p)), p.scale_block if p.fscale else 0, k)
     if key not in _CANDIDATES:
@@ -212,8 +335,12 @@ def split_pool(p: ModelParams, k: int, seed: int) -> tuple[Rows, list[str]]:
     a, b, c, sa, sb = _CANDIDATES[key]
     rnd, rnd_why = random_probe(p, k, 1000 + seed, POOL_SIZE)
     lone = lone_rows(p, k)
-    rows = _with_scales(p, k, [Rows(a, b, c, sa, sb), rnd, lone])
-    why = ["candidate row"] * a.shape[0] + rnd_why + ["c alone, or one product alone"] * lone.a.shape[0]
+    floor = floor_rows(p, k)
+    cuts = cut_rows(p, k)
+    rows = _with_scales(p, k, [Rows(a, b, c, sa, sb), rnd, lone, floor, cuts])
+    why = (["candidate row"] * a.shape[0] + rnd_why + ["c alone, or one product alone"] * lone.a.shape[0]
+           + ["products below a floor"] * floor.a.shape[0]
+           + ["products within a last place of a floor's cut"] * cuts.a.shape[0])
     return rows, why
 
 
