@@ -358,3 +358,17 @@ def test_two_changes_that_fix_no_row_alone_are_found_together():
     seen.run_rows(vector_rows([v for v, _ in vs], k), [o for _, o in vs], "property vectors")
     found = Search(seen, [base], [base]).run()
     assert found and found[0].changes == {"carry_bits": 3, "final_rounding": "rne"}, found[:3]
+
+
+def test_rivals_of_one_product_get_a_pool():
+    """The pool that splits rivals at another k holds rows of every kind at
+    k = 1 too (CDNA3's fp32 unit with separate chaining is split at k = 1;
+    the carry rows once drew their products from an empty range there)."""
+    from tcsmt.identify.confirm import split_pool
+    from tcsmt.search.candidates import candidate_vectors
+    from tcsmt.search.domain import Domain
+    p = choose("cdna3-fp32")
+    a, b, c = candidate_vectors(p.fin, p.fc, 1, Domain(), 400, 0)
+    assert a.shape[1] == 1 and a.shape[0] >= 100 and len(c) == a.shape[0]
+    rows, why = split_pool(p, 1, 0)
+    assert rows.a.shape[1] == 1 and len(why) == rows.a.shape[0] > a.shape[0]

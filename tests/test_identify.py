@@ -291,6 +291,18 @@ def test_floor_lemma_finds_a_floor_that_acts():
     assert floor_lemma(p, 16, plan_domain(p.fin, p.fout), 60)["verdict"] == "sat"
 
 
+def test_floor_lemma_reads_b_in_its_own_format():
+    """A unit with e2m1 a and e4m3 b (8-bit b words): the lemma unpacks b
+    as e4m3 (it once read both as e2m1), and a floor below every term's
+    exponent never acts."""
+    from tcsmt.identify.lemmas import floor_lemma
+    from tcsmt.search.domain import Domain
+    p = choose("rtx-blackwell-e2m1-e4m3-fp32")
+    assert p.fb.bits == 8 and p.fin.bits == 4
+    assert floor_lemma(p.replace(min_exponent=-200), 16, Domain(), 60)["verdict"] == "unsat"
+    assert floor_lemma(p.replace(min_exponent=4), 16, Domain(), 60)["verdict"] == "sat"
+
+
 def test_cli_sim_prints_runs(capsys):
     code, out = run_cli(capsys, "identify", "--device", "sim:ampere", "--no-prove", "--no-confirm")
     assert code == 0, out

@@ -50,12 +50,12 @@ def floor_formula(p: ModelParams, k: int, domain: Domain):
     def build(I):
         ew = datapath.exp_width(p)
         a = [I.var(f"a{i}", p.fin.bits) for i in range(n)]
-        b = [I.var(f"b{i}", p.fin.bits) for i in range(n)]
+        b = [I.var(f"b{i}", p.fb.bits) for i in range(n)]
         c = I.var("c", p.fc.bits)
         c_dom = I.var("c_domain", p.fc.bits)          # the domain's c is not this block's c
         out = domain.constraints(I, p.fin, p.fc, a, b, c_dom, p.fb)
         ta = [datapath.unpack(I, p.fin, x, ew, datapath.flush_ab(p)) for x in a]
-        tb = [datapath.unpack(I, p.fin, y, ew, datapath.flush_ab(p)) for y in b]
+        tb = [datapath.unpack(I, p.fb, y, ew, datapath.flush_ab(p)) for y in b]
         prods = [datapath.multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
         terms = [datapath.unpack(I, p.fc, c, ew, datapath.flush_in(p))] + prods
         if p.align_rounding in ("rz", "rne", "ru", "rd"):

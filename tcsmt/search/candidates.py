@@ -70,7 +70,7 @@ def _random_rows(rng, fin, fc, k, domain, n):
 
 def _sparse(rng, fin, k, lo, hi, m):
     a, b = [0] * k, [0] * k
-    for pos in rng.sample(range(k), m):
+    for pos in rng.sample(range(k), min(m, k)):
         a[pos] = _draw(rng, fin, lo, hi)
         b[pos] = _draw(rng, fin, lo, hi)
     return a, b
@@ -97,7 +97,7 @@ def _carry_rows(rng, fin, fc, k, domain, n):
     lo, hi = _exp_bounds(fin, domain)
     e = max(lo, min(hi, 0))
     for _ in range(n):
-        m = rng.randint(max(2, k // 2), k)
+        m = rng.randint(min(k, max(2, k // 2)), k)        # every product when k < 2
         sign = rng.getrandbits(1)
         a, b = [0] * k, [0] * k
         for pos in rng.sample(range(k), m):
