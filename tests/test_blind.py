@@ -324,6 +324,55 @@ def test_nearest_alignment_reads_no_product_alignment():
         assert same_circuit(q, q.replace(product_alignment="normalised"), 16) is same, rounding
 
 
+def _small_e3m2_rows(p, n: int, k: int, seed: int):
+    """Rows whose products, rounded to e3m2, are subnormal there (a and b
+    of exponent field 1, 30% zeros) and whose c lies below them: fp32 c
+    between 2**-35 and 2**-21, fp16 c of exponent field 0 to 3."""
+    rng = np.random.default_rng(seed)
+    sign, frac = rng.integers(0, 2, (2, n, k)), rng.integers(0, 4, (2, n, k))
+    ab = np.where(rng.random((2, n, k)) < 0.3, 0, (sign << 5) | (1 << 2) | frac)
+    cs = rng.integers(0, 2, n)
+    if p.fc.bits == 32:
+        c = (cs << 31) | ((127 + rng.integers(-35, -20, n)) << 23) | rng.integers(0, 1 << 23, n)
+    else:
+        c = (cs << 15) | (rng.integers(0, 4, n) << 10) | rng.integers(0, 1024, n)
+    return ab[0], ab[1], c
+
+
+def test_rounded_products_read_no_product_alignment_where_both_sums_are_exact(monkeypatch):
+    """Products rounded to their input format align alike by exponent and by
+    leading one where both block sums are exact (datapath.products.
+    lead_is_moot): Blackwell's e3m2 x e3m2 unit with fp16 output, played
+    blind with product_rounding = in_format and normalised products, was
+    identified with raw ones and equiv gave no answer in 300 s; now the
+    two build one circuit. The circuit aligned by the leading one anyway
+    (the rule switched off) agrees with raw alignment on rows made to
+    reach the difference (every product subnormal in e3m2, c below them),
+    while the rows do tell the two apart where the rule refuses: fp32's c
+    keeps bits below emin - F, and 2 carry bits wrap a block of 8 aligned
+    by the leading one."""
+    import tcsmt.datapath.products as products
+    from tcsmt.identify.lemmas import same_circuit
+    base = choose("blackwell-e3m2-fp16").replace(product_rounding="in_format")
+    fp32 = choose("blackwell-e3m2-fp32").replace(product_rounding="in_format")
+    wraps = base.replace(block_size=8, carry_bits=2)
+    cases = [(base, 64, True), (base.replace(block_size=4, carry_bits=3), 8, True),
+             (fp32, 64, False), (wraps, 16, False)]
+    for p, k, moot in cases:
+        lead = p.replace(product_alignment="normalised", name="lead")
+        assert products.lead_is_moot(lead) is moot and same_circuit(p, lead, k) is moot, p.name
+    monkeypatch.setattr(products, "lead_is_moot", lambda p: False)
+    assert not same_circuit(base, base.replace(product_alignment="normalised"), 64)
+    for p, k, moot in cases:
+        a, b, c = _small_e3m2_rows(p, 20000, k, seed=k)
+        if p is wraps:
+            a, b = a & 0x1F, b & 0x1F                     # positive products: the sum grows
+        raw = dot_batch(p, a, b, c)
+        lead = dot_batch(p.replace(product_alignment="normalised", name="lead"), a, b, c)
+        differ = int((raw != lead).sum())
+        assert (differ == 0) is moot, (p.name, k, differ)
+
+
 @pytest.mark.slow
 def test_a_unit_three_parameters_away_is_not_given_a_shipped_name(tmp_path):
     """Four changes from Hopper's fp16 model: outside what the search

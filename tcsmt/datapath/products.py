@@ -33,7 +33,7 @@ def finish_product(I, t: Term, p: ModelParams, ew: int) -> Term:
     rounding to a format. Queries
     that stand a free significand and exponent in for a product call this
     too, so every hypothesis sees its own product handling."""
-    lead = p.product_alignment == "normalised"
+    lead = p.product_alignment == "normalised" and not lead_is_moot(p)
     t = replace(t, lead=lead)
     if p.product_overflow == "inf":
         big = I.slt(I.const(p.facc.emax, ew), lead_exp(I, t, ew))
@@ -46,3 +46,41 @@ def finish_product(I, t: Term, p: ModelParams, ew: int) -> Term:
         bits = round_fixed(I, term_fixed(I, t, ew), fmt, "rne", ew, "ieee", "ieee", False)
         t = replace(unpack(I, fmt, bits, ew, False), lead=lead)
     return t
+
+
+def lead_is_moot(p: ModelParams) -> bool:
+    """Whether aligning rounded products by their leading one gives every
+    block the very sum aligning them by their exponent gives, so the
+    datapath reads no product_alignment (and both build one circuit).
+
+    A product rounded to a format (product_rounding) is unpacked with one
+    integer bit: a normal one's leading one is its exponent, so the two
+    alignments differ only where a product subnormal in that format sets
+    the alignment point, every other term lying below the format's emin.
+    By its exponent the point is then emin, by its leading one lower. In
+    the block register (block normalisation, c placed globally, no pair
+    sums, scales or windows, truncating or flooring alignment) both sums
+    are exact, hence equal, when
+      * F >= the format's fraction bits (no product bit lies below
+        emin - F),
+      * emin - F <= the last place of c's format and of the block result's
+        format (no bit of a c, the first or a chained one, lies below it),
+      * 2**carry_bits > block_size + 1 (no register wraps: each of the
+        block's terms is below 2 units of the alignment point).
+    Rounding to nearest at the alignment aligns every term by its leading
+    one anyway (blocks.by_leading_one); a format without subnormals has
+    no such product."""
+    if p.product_rounding == "exact" or p.product_alignment == "raw":
+        return False
+    fmt = p.fin if p.product_rounding == "in_format" else p.fout
+    if not fmt.subnormals:
+        return True
+    if (p.normalisation != "block" or p.c_placement != "global" or p.pair_sums
+            or p.fscale is not None or p.scale_window_bits is not None or p.c_lead_bits
+            or p.group_size != 1 or p.fout.is_integer
+            or p.align_rounding not in ("truncate", "floor")):
+        return False
+    from tcsmt.datapath.terms import result_format
+    last = min(f.emin - (f.frac_bits if f.subnormals else 0) for f in (p.fc, result_format(p)))
+    carry_ok = p.carry_bits is None or 2 ** p.carry_bits > p.block_size + 1
+    return p.F >= fmt.frac_bits and fmt.emin - p.F <= last and carry_ok
