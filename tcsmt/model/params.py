@@ -111,7 +111,10 @@ class ModelParams:
         rounded to the accumulator format, as a chain of IEEE additions).
       add_order: order of additions when normalisation is every_add.
       product_alignment: exponent a product is aligned by: "raw" (ea + eb,
-        significand in [0, 4)) or "normalised" (its leading one).
+        significand in [0, 4)) or "normalised" (its leading one). Not read
+        where it cannot change a sum: alignment rounded to nearest, and
+        rounded products whose block sums are exact either way
+        (tcsmt.datapath.products.lead_is_moot).
       min_exponent: floor of the alignment exponent, or None.
       c_placement: "global" (c aligned with the products); "late" (the
         products are summed first, c is added to that unrounded sum, both
