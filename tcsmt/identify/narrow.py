@@ -386,7 +386,7 @@ def _next_from_pool(res: Identification, models, log) -> None:
     from tcsmt.search.candidates import candidate_scales, candidate_vectors
     obs = res.obs
     dom = plan_domain(obs.fin, obs.fout)
-    a, b, c = candidate_vectors(obs.fin, obs.fc, obs.k, dom, NEXT_POOL, seed=1)
+    a, b, c = candidate_vectors(obs.fin, obs.fc, obs.k, dom, NEXT_POOL, seed=1, fb=obs.fb)
     ns = obs.k // obs.scale_block if obs.fscale is not None else 0
     sa, sb = (candidate_scales(obs.fscale, a.shape[0], ns, seed) for seed in (1, 2))
     group = res.consistent

@@ -195,7 +195,7 @@ the largest term (tcsmt.search.candidates.window_rows)."""
 def plan_candidates(p: ModelParams, k: int, domain: Domain, size: int, seed: int):
     """a, b, c and the scales (None without) of a plan's candidate vectors;
     with block scales, WINDOW_SHARE more rows aimed at the window."""
-    a, b, c = candidate_vectors(p.fin, p.fc, k, domain, size, seed)
+    a, b, c = candidate_vectors(p.fin, p.fc, k, domain, size, seed, p.fb)
     sa = candidate_scales(p.fscale, a.shape[0], p.scale_count(k), seed)
     sb = candidate_scales(p.fscale, a.shape[0], p.scale_count(k), seed + 1)
     if p.fscale is None:

@@ -41,7 +41,7 @@ def pool(p: ModelParams, k: int, domain: Domain, rows: int, seed: int):
     from tcsmt.search.candidates import candidate_vectors, window_rows
     if p.fscale is not None:
         return window_rows(p.fin, p.fb, p.fc, *p.scaling(), k, rows, seed)
-    a, b, c = candidate_vectors(p.fin, p.fc, k, domain, rows, seed)
+    a, b, c = candidate_vectors(p.fin, p.fc, k, domain, rows, seed, p.fb)
     return a, b, c, None, None
 
 

@@ -204,8 +204,11 @@ KINDS = (("random", _random_rows, 0.2), ("cancelling", _cancelling_rows, 0.25),
 
 
 def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int = 4000,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """About ``size`` distinct vectors in the domain: a, b [N, k], c [N] bits."""
+                      seed: int = 0, fb: Format | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """About ``size`` distinct vectors in the domain: a, b [N, k], c [N] bits.
+    With b in another format ``fb``, the rows are made in a's format and
+    each b is the nearest fb value toward zero (the largest finite one
+    beyond fb's range), so the rows keep their shapes."""
     rng = random.Random(seed)
     rows: dict[tuple, None] = {}
     ra, rb, rc = readable_candidates(fin, fc, k, domain, int(size * 0.15), seed)
@@ -214,18 +217,42 @@ def candidate_vectors(fin: Format, fc: Format, k: int, domain: Domain, size: int
     for _name, make, share in KINDS:
         for a, b, c in make(rng, fin, fc, k, domain, int(size * share)):
             rows[(tuple(a), tuple(b), int(c))] = None
+    if fb is not None and fb != fin:
+        to_b = _converter(fin, fb)
+        rows = {(a, tuple(to_b(x) for x in b), c): None for a, b, c in rows}
     I = RowsInterp()         # the rows share their inputs' unpacking (narrow formats)
-    keep = [r for r in rows if _finite(fin, fc, r) and domain.contains(fin, fc, list(r[0]), list(r[1]), r[2],
-                                                                       I=I)]
+    keep = [r for r in rows if _finite(fin, fc, r, fb)
+            and domain.contains(fin, fc, list(r[0]), list(r[1]), r[2], fb, I=I)]
     a = np.array([r[0] for r in keep], dtype=np.uint64).reshape(len(keep), k)
     b = np.array([r[1] for r in keep], dtype=np.uint64).reshape(len(keep), k)
     c = np.array([r[2] for r in keep], dtype=np.uint64)
     return a, b, c
 
 
-def _finite(fin: Format, fc: Format, row) -> bool:
+def _finite(fin: Format, fc: Format, row, fb: Format | None = None) -> bool:
     ok = ("zero", "subnormal", "normal")
-    return (all(fin.classify(x) in ok for x in row[0] + row[1]) and fc.classify(row[2]) in ok)
+    return (all(fin.classify(x) in ok for x in row[0]) and all((fb or fin).classify(x) in ok for x in row[1])
+            and fc.classify(row[2]) in ok)
+
+
+def _converter(fin: Format, fb: Format):
+    """fin bits -> the fb bits of the nearest value toward zero, finite
+    values only (the largest finite fb value past fb's range; NaN and
+    infinity left to _finite to drop)."""
+    memo: dict[int, int] = {}
+
+    def to_b(x: int) -> int:
+        if x not in memo:
+            if fin.classify(x) not in ("zero", "subnormal", "normal"):
+                memo[x] = fb.nan_bits() if fb.has_nan else 0
+            else:
+                v = fin.value(x)
+                sign = 1 if (v < 0 or (v == 0 and fin.fields(x)[0])) else 0
+                mag = min(abs(v), fb.max_finite())
+                sign = 0 if mag == 0 and fb.specials == "fnuz" else sign   # fnuz's -0 is its NaN
+                memo[x] = fb.round_value(mag, "rz") | (sign << (fb.bits - 1) if fb.signed else 0)
+        return memo[x]
+    return to_b
 
 
 SCALE_KINDS = ("one", "near", "any", "far", "far")
