@@ -68,4 +68,16 @@ def setting(p: ModelParams, plan: Plan | str | None = None, confirm: bool = True
     if not shipped and plan is None:
         raise UserError(f"no shipped model and no plan for {p.formats_label}: nothing to start from")
     fmt = plan.space.base if plan is not None else shipped[0]
-    return Setting(plan, fmt, plan.k if plan is not None else instruction_k(fmt), shipped)
+    return Setting(plan, fmt, plan.k if plan is not None else _unit_k(fmt, shipped), shipped)
+
+
+def _unit_k(fmt: ModelParams, shipped: list[ModelParams]) -> int:
+    """The products one instruction of these formats takes; where the
+    instruction tables hold none (Volta's m8n8k4 with an fp16 c and an
+    fp32 d), the largest block of a shipped model of these formats."""
+    try:
+        return instruction_k(fmt)
+    except UserError:
+        if not shipped:
+            raise
+        return max(m.block_size for m in shipped)

@@ -51,8 +51,9 @@ def choose_instruction(fin: str, fc: str, fout: str, name: str | None = None, *,
     key = (fin, fb or fin, fc, fout, scale, scale_block, "" if sparsity == "dense" else sparsity)
     fits = [i for i in instructions if i.key() == key and _on_target(i, target)]
     if not fits:
-        have = "; ".join(sorted({_label(i.key()) for i in instructions if _on_target(i, target)}))
-        raise UserError(f"no supported instruction for {_label(key)} (supported: {have})")
+        near = sorted({_label(i.key()) for i in instructions if _on_target(i, target) and i.key()[0] == fin})
+        have = f"with a {fin}: {'; '.join(near)}" if near else f"none with a {fin}"
+        raise UserError(f"no supported instruction for {_label(key)} (supported {have})")
     if name is None or not str(name).strip():
         if key in defaults and target != "hip":
             return next(i for i in instructions if i.name == defaults[key])
