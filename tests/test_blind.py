@@ -95,6 +95,46 @@ def test_floor_rows_split_the_floors_near_a_units_own():
             assert (dot_batch(free.replace(min_exponent=f), cuts.a, cuts.b, cuts.c) != none).any(), (name, f)
 
 
+def test_floor_rows_of_a_block_scaled_unit_scale_their_products_to_the_floor():
+    """A block-scaled unit's floors lie far below its unscaled products
+    (e2m3 x e4m3 products reach 2^-12, the floors -377 to -126 with e8m0
+    scales): rtx-blackwell's MX e2m3 x e4m3 model with a floor of -278 was
+    named with -133, as no pool row reached a floor. floor_rows and
+    cut_rows now scale the products there: every floor from -160 to -121
+    but the model's own -133 gives some other output on them."""
+    from tcsmt.identify.confirm import cut_rows, floor_rows
+    from tcsmt.identify.device import concat
+    p = choose("rtx-blackwell-mxf8f6f4-e2m3-e4m3")
+    rows = concat(floor_rows(p, 32), cut_rows(p, 32))
+    assert rows.sa is not None and (rows.a != 0).sum() > 10000
+
+    def run(q):
+        return dot_batch(q, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb)
+    own = run(p)
+    same = [f for f in range(-160, -120) if (run(p.replace(min_exponent=f)) == own).all()]
+    assert same == [p.min_exponent]
+
+
+def test_candidate_rows_of_mixed_formats_hold_b_in_its_own_format():
+    """The rivals' pool of a unit with e3m2 a and e2m1 b held b in a's
+    format (a unit played blind ended 'b holds 0x3e, not a float4_e2m1fn
+    bit pattern'): candidate rows made in a's format take b's nearest value
+    toward zero in b's format."""
+    from tcsmt.search.candidates import candidate_vectors
+    from tcsmt.search.domain import Domain
+    p = choose("blackwell-e3m2-e2m1-fp16")
+    a, b, c = candidate_vectors(p.fin, p.fc, 32, Domain(), 2000, 0, p.fb)
+    assert a.shape == b.shape and a.shape[0] > 1000
+    assert int(b.max()) < 1 << p.fb.bits and int(a.max()) >= 1 << p.fb.bits
+    kinds = {p.fb.classify(int(x)) for x in b.ravel()}
+    assert kinds == {"zero", "subnormal", "normal"}
+    a1, b1, _ = candidate_vectors(p.fin, p.fc, 32, Domain(), 2000, 0)
+    for x, y in zip(b1[:50].ravel(), b[:50].ravel()):      # the same rows, b converted
+        v = p.fin.value(int(x))
+        assert p.fb.value(int(y)) == (p.fb.value(p.fb.round_value(min(abs(v), p.fb.max_finite()), "rz"))
+                                      * (-1 if v < 0 else 1))
+
+
 class RandomDevice:
     """A unit that returns random bits: no model, no parameters."""
 

@@ -245,27 +245,51 @@ def cut_rows(p: ModelParams, k: int) -> Rows:
     u = Fraction(2) ** (fo.emin - fo.frac_bits)
     floors = sorted({f for f in values(p, k)["min_exponent"] if f is not None})
     room = min(k, p.block_size)
-    made: list[tuple[int, list[tuple[int, int]]]] = []
+    pows = _scale_powers(p)
+    made: list[tuple[int, list[tuple[int, int]], tuple]] = []
     for f in floors:
         t = Fraction(2) ** (f - p.F)
         if t >= u / 2:
             continue
         for parts in ([u - t, t], [u / 2, t]):
-            got = [_products(p.fin, p.fb, v) for v in parts]
-            prods = [pair for g in got if g is not None for pair in g]
-            if any(g is None for g in got) or len(prods) > room:
-                continue
-            for sign in (0, 1):
-                made.append((sign, prods))
+            for shift, pair in _scale_shifts(p, pows, f - p.F, fo.emin - fo.frac_bits):
+                got = [_products(p.fin, p.fb, v / Fraction(2) ** shift) for v in parts]
+                prods = [pair for g in got if g is not None for pair in g]
+                if all(g is not None for g in got) and len(prods) <= room:
+                    made += [(sign, prods, pair) for sign in (0, 1)]
+                    break
     x = np.zeros((len(made), k), dtype=np.uint64)
     y = x.copy()
     cs = np.zeros(len(made), dtype=np.uint64)
-    for n, (sign, prods) in enumerate(made):
+    sa = np.zeros((len(made), p.scale_count(k)), dtype=np.uint64)
+    sb = sa.copy()
+    for n, (sign, prods, (ea, eb)) in enumerate(made):
         for i, (a, b) in enumerate(prods):
             x[n, i] = a | (sign << (p.fin.bits - 1))
             y[n, i] = b
         cs[n] = p.fc.pack(sign, 0, 0) if p.fc.has_negative_zero else 0
+        if pows:
+            sa[n, :], sb[n, :] = pows[ea], pows[eb]
+    if pows:
+        return Rows(x, y, cs, sa, sb)
     return _with_scales(p, k, [Rows(x, y, cs, None, None)])
+
+
+def _scale_shifts(p: ModelParams, pows: dict[int, int], t: int, u: int):
+    """(shift, (ea, eb)): the powers of two the products of a cut row are
+    scaled by, bringing 2^t and 2^u within the exact products' reach
+    (for a model without scales, no shift)."""
+    if not pows:
+        yield 0, (0, 0)
+        return
+    fa, fb = p.fin, p.fb
+    low = fa.emin - fa.frac_bits + fb.emin - fb.frac_bits      # a product's lowest bit
+    high = fa.emax + fb.emax + 1                              # and its highest
+    for shift in range(t - low, u - high - 1, -1):
+        for ea in sorted(pows, key=lambda e: abs(shift / 2 - e)):
+            if shift - ea in pows:
+                yield shift, (ea, shift - ea)
+                break
 
 
 def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
@@ -276,10 +300,18 @@ def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
     the terms' bits down to their own cut-offs (2^(floor - F)), far below
     the output's last place: only the sum of the bits one of them drops,
     over many products, carries across a unit of the output (or across a
-    tie), so a row needs many products at those exponents."""
+    tie), so a row needs many products at those exponents. A block-scaled
+    unit's floors lie far below what its products reach unscaled: each row
+    takes a pair of scales (powers of two, the same for every block) that
+    brings some product exponent to the floor."""
     from tcsmt.identify.neighbours import values
     rng = np.random.default_rng(11)
-    floors = sorted({f for f in values(p, k)["min_exponent"] if f is not None})
+    pows = _scale_powers(p)
+    # products below 2^f sum below 2^(f + 2 + bits of k): a floor lower than
+    # the output's last place less those bits shows in no output
+    last = p.fout.emin - p.fout.frac_bits
+    floors = sorted({f for f in values(p, k)["min_exponent"]
+                     if f is not None and f + 2 + k.bit_length() >= last})
     fa, fb, fc = p.fin, p.fb, p.fc
     ua = np.maximum(np.arange(0, fa.max_exp_field + 1), 1) - fa.bias   # a field's exponent
     ub = np.maximum(np.arange(0, fb.max_exp_field + 1), 1) - fb.bias
@@ -292,9 +324,20 @@ def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
     x = np.zeros((rows, k), dtype=np.uint64)
     y = x.copy()
     cs = np.zeros(rows, dtype=np.uint64)
+    nsc = p.scale_count(k)
+    sa = np.full((rows, nsc), scale_one(p.fscale) if pows else 0, dtype=np.uint64)
+    sb = sa.copy()
+    keys = sorted(by_sum)
     for n in range(rows):
         f = floors[int(rng.integers(0, len(floors)))]
-        sums = [e for e in range(f - p.F - 2, f + 1) if e in by_sum]
+        shift = 0
+        if pows:
+            want = f - keys[int(rng.integers(0, len(keys)))]
+            ea = min(pows, key=lambda e: abs(want / 2 - e))       # half each, as near as they go
+            eb = min(pows, key=lambda e: abs(want - ea - e))
+            shift = ea + eb
+            sa[n, :], sb[n, :] = pows[ea], pows[eb]
+        sums = [e for e in range(f - p.F - 2 - shift, f + 1 - shift) if e in by_sum]
         if not sums:
             continue
         sign = int(rng.integers(0, 2))
@@ -306,7 +349,20 @@ def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
             y[n, i] = fb.pack(0, yb, int(rng.integers(0, 1 << fb.frac_bits)))
         if n % 3 == 1:
             cs[n] = fc.pack(1 - sign, 0, int(rng.integers(1, 4)))
+    if pows:
+        return Rows(x, y, cs, sa, sb)
     return _with_scales(p, k, [Rows(x, y, cs, None, None)])
+
+
+def _scale_powers(p: ModelParams) -> dict[int, int]:
+    """The scale format's powers of two (normal, fraction zero): exponent
+    -> encoding; empty for a model without scales."""
+    if p.fscale is None:
+        return {}
+    fs = p.fscale
+    first = 1 if fs.subnormals else 0
+    return {field - fs.bias: fs.pack(0, field, 0) for field in range(first, fs.max_exp_field + 1)
+            if fs.classify(fs.pack(0, field, 0)) == "normal"}
 
 
 def _with_scales(p: ModelParams, k: int, parts: list[Rows]) -> Rows:
