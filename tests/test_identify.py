@@ -460,3 +460,20 @@ def test_recorded_fp8_folder_applies_the_known_problem(tmp_path, capsys):
     assert code == 0, out
     assert "known problem of the recording (c_zero)" in out
     assert "shipped model hopper-e4m3-fp32: reproduces 100/100 rows" in out
+
+
+def test_a_unit_of_formats_no_instruction_table_holds_takes_its_shipped_block():
+    """Turing's m8n8k4 unit with an fp16 c and an fp32 d has no entry in
+    the instruction tables (they hold m8n8k4 with c and d of one type);
+    blind identification takes k from its shipped model's block instead
+    of failing, and the tables' error names only instructions of the same
+    a format."""
+    from tcsmt.identify.setting import setting
+    from tcsmt.instructions.table import choose_instruction
+    p = choose("turing-fp16-fp32-cfp16-m8n8k4").replace(min_exponent=-8)
+    st = setting(p)
+    assert st.k == 4 and st.plan is None and st.shipped
+    with pytest.raises(UserError) as e:
+        choose_instruction("float16", "float16", "float32")
+    msg = str(e.value)
+    assert "with a float16" in msg and "e4m3" not in msg and "\n" not in msg
