@@ -115,6 +115,58 @@ def test_floor_rows_of_a_block_scaled_unit_scale_their_products_to_the_floor():
     assert same == [p.min_exponent]
 
 
+def _scaled_rows_below(p, top: int, n: int, k: int, seed: int):
+    """Rows of a block-scaled model whose products (of random signs) lie
+    below 2^top, down to 2^(top - F - 8): random a and b, one scale pair a
+    row; c zero (either sign) in most rows."""
+    from tcsmt.identify.confirm import _scale_powers
+    pows = _scale_powers(p)
+    rng = np.random.default_rng(seed)
+    fa, fb = p.fin, p.fb
+    a = rng.integers(0, 1 << fa.bits, (n, k)).astype(np.uint64)
+    b = rng.integers(0, 1 << fb.bits, (n, k)).astype(np.uint64)
+    finite = np.vectorize(lambda x, f: f.classify(int(x)) in ("zero", "subnormal", "normal"))
+    a = np.where(finite(a, fa), a, 0).astype(np.uint64)
+    b = np.where(finite(b, fb), b, 0).astype(np.uint64)
+    high = fa.emax + fb.emax + 2                       # products lie below 2^high unscaled
+    sa = np.zeros((n, p.scale_count(k)), dtype=np.uint64)
+    sb = sa.copy()
+    for i in range(n):
+        shift = top - high - int(rng.integers(0, p.F + 8))
+        ea = min(pows, key=lambda e: abs(shift / 2 - e))
+        eb = min(pows, key=lambda e: abs(shift - ea - e))
+        sa[i, :], sb[i, :] = pows[ea], pows[eb]
+    c = np.where(rng.random(n) < 0.8, rng.integers(0, 2, n) << (p.fc.bits - 1),
+                 rng.integers(0, 1 << 31, n)).astype(np.uint64)
+    return a, b, c, sa, sb
+
+
+def test_a_floor_below_what_reaches_the_output_is_not_read(monkeypatch):
+    """A floor of the alignment point so low that every block it acts on
+    sums to less than half the output's smallest subnormal (and to +0,
+    zero results being all positive) changes no output: rtx-blackwell's MX
+    e2m1 x e3m2 model with a floor of -207, played blind, was named with
+    none (right) but equiv gave no answer in 300 s. Now such a floor and
+    none build one circuit (blocks.acting_floor); with the rule switched
+    off the floor gives what none gives on rows aimed below it, while a
+    floor far enough above (-130) does not."""
+    import tcsmt.datapath.blocks as blocks
+    from tcsmt.identify.lemmas import same_circuit
+    p = choose("rtx-blackwell-mxf8f6f4-e2m1-e3m2")
+    free = p.replace(min_exponent=None)
+    assert blocks.acting_floor(p) == p.min_exponent
+    for f, moot in ((-150, False), (-157, False), (-158, True), (-207, True), (-377, True)):
+        assert (blocks.acting_floor(p.replace(min_exponent=f)) is None) is moot
+        assert same_circuit(p.replace(min_exponent=f), free, 32) is moot
+    monkeypatch.setattr(blocks, "acting_floor", lambda q: q.min_exponent)
+    assert not same_circuit(p.replace(min_exponent=-207), free, 32)
+    for f, moot in ((-130, False), (-158, True), (-207, True)):
+        a, b, c, sa, sb = _scaled_rows_below(p, f, 4000, 32, seed=-f)
+        none = dot_batch(free, a, b, c, sa_bits=sa, sb_bits=sb)
+        got = dot_batch(p.replace(min_exponent=f), a, b, c, sa_bits=sa, sb_bits=sb)
+        assert bool((got != none).sum() == 0) is moot, f
+
+
 def test_candidate_rows_of_mixed_formats_hold_b_in_its_own_format():
     """The rivals' pool of a unit with e3m2 a and e2m1 b held b in a's
     format (a unit played blind ended 'b holds 0x3e, not a float4_e2m1fn

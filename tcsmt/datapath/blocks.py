@@ -171,7 +171,7 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
     if ieee_alignment(p):
         terms = list(led(I, terms))
     c_tiny = p.fc.emin if p.align_rounding == "floor" and p.pair_sums else None
-    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, p.min_exponent, trace=trace,
+    s = block_sum(I, p, terms, ew, p.F, p.align_rounding, acting_floor(p), trace=trace,
                   frame=c.sign, c_tiny=c_tiny)
     if ieee_alignment(p):
         fmt = acc_internal(p)
@@ -203,3 +203,35 @@ def pair_terms(I, p: ModelParams, prods: list[Term], ew: int) -> list[Term]:
                         s.mag, p.F, s.nan, s.inf, live=live))
     return out
 
+
+
+def acting_floor(p: ModelParams) -> int | None:
+    """p.min_exponent, or None where that floor of the alignment point
+    changes no output (and the datapath does not read it, so the floor and
+    none build one circuit).
+
+    A floor f acts only on a block whose terms all lie below 2^f. A c that
+    is not zero lies at or above 2^(its format's emin - c_lead_bits), so
+    with f at most that (for c's format and for the block result's, which
+    chained blocks take as c) such a block has c = 0, and its products sum
+    (truncated or floored at the alignment, with or without the floor)
+    below 2^(f + 2 + max(bits of block_size, carry_bits)). Where that is
+    at most half the output's smallest subnormal, the sum rounds to zero
+    (toward zero or to nearest), which is +0 whatever its sign when zero
+    results are all positive: the same output with the floor and without.
+    Only the block register (block normalisation, c placed globally, no
+    pair sums, groups, or scale windows) is covered."""
+    f = p.min_exponent
+    if f is None:
+        return None
+    if (p.normalisation != "block" or p.c_placement != "global" or p.pair_sums or p.group_size != 1
+            or p.scale_window_bits is not None or p.fout.is_integer
+            or p.align_rounding not in ("truncate", "floor") or p.final_rounding not in ("rz", "rne")
+            or p.zero_sign not in ("all_positive", "keep_c")):
+        return f
+    fmts = (p.fout, result_format(p))
+    c_low = min(p.fc.emin, result_format(p).emin) - p.c_lead_bits
+    last = min(x.emin - (x.frac_bits if x.subnormals else 0) for x in fmts)
+    spread = max(bv.bits_for(p.block_size), p.carry_bits or 0)
+    moot = f <= c_low and f + 2 + spread <= last - 1
+    return None if moot else f
