@@ -325,7 +325,7 @@ def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
     y = x.copy()
     cs = np.zeros(rows, dtype=np.uint64)
     nsc = p.scale_count(k)
-    sa = np.full((rows, nsc), scale_one(p.fscale) if pows else 0, dtype=np.uint64)
+    sa = np.full((rows, nsc), scale_one(p.fscale) if p.fscale is not None else 0, dtype=np.uint64)
     sb = sa.copy()
     keys = sorted(by_sum)
     for n in range(rows):

@@ -246,7 +246,7 @@ def _converter(fin: Format, fb: Format):
             if fin.classify(x) not in ("zero", "subnormal", "normal"):
                 memo[x] = fb.nan_bits() if fb.has_nan else 0
             else:
-                v = fin.value(x)
+                v = Fraction(fin.value(x))                 # finite: a Fraction
                 sign = 1 if (v < 0 or (v == 0 and fin.fields(x)[0])) else 0
                 mag = min(abs(v), fb.max_finite())
                 sign = 0 if mag == 0 and fb.specials == "fnuz" else sign   # fnuz's -0 is its NaN
