@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import importlib.util
 import itertools
+import logging
 import os
 import select
 import socket
@@ -74,6 +75,11 @@ def connect(address: str):
         return _CLIENTS[address]
     d = _distributed()
     probe(address)
+    # the client's event loop logs its callbacks' exceptions with their
+    # tracebacks (distributed's sync() cancelling a call that Ctrl-C ended
+    # before it began raises NameError there): every failure of a command
+    # is its one line, so those stay out of the user's terminal
+    logging.getLogger("tornado.application").setLevel(logging.CRITICAL)
     try:
         client = d.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
