@@ -17,6 +17,7 @@ from tcsmt.datapath.terms import (
     flush_steps,
     is_dead,
     lead_exp,
+    plain_register,
     result_format,
     term_fixed,
     unpack,
@@ -204,7 +205,6 @@ def pair_terms(I, p: ModelParams, prods: list[Term], ew: int) -> list[Term]:
     return out
 
 
-
 def acting_floor(p: ModelParams) -> int | None:
     """p.min_exponent, or None where that floor of the alignment point
     changes no output (and the datapath does not read it, so the floor and
@@ -224,14 +224,12 @@ def acting_floor(p: ModelParams) -> int | None:
     f = p.min_exponent
     if f is None:
         return None
-    if (p.normalisation != "block" or p.c_placement != "global" or p.pair_sums or p.group_size != 1
-            or p.scale_window_bits is not None or p.fout.is_integer
-            or p.align_rounding not in ("truncate", "floor") or p.final_rounding not in ("rz", "rne")
+    if (not plain_register(p) or p.final_rounding not in ("rz", "rne")
             or p.zero_sign not in ("all_positive", "keep_c")):
         return f
-    fmts = (p.fout, result_format(p))
-    c_low = min(p.fc.emin, result_format(p).emin) - p.c_lead_bits
-    last = min(x.emin - (x.frac_bits if x.subnormals else 0) for x in fmts)
+    rf = result_format(p)
+    c_low = min(p.fc.emin, rf.emin) - p.c_lead_bits
+    last = min(p.fout.last_exp, rf.last_exp)
     spread = max(bv.bits_for(p.block_size), p.carry_bits or 0)
     moot = f <= c_low and f + 2 + spread <= last - 1
     return None if moot else f

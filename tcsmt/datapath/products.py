@@ -8,7 +8,15 @@ from dataclasses import replace
 from tcsmt.datapath import bv
 from tcsmt.datapath.rounding import round_fixed
 from tcsmt.datapath.stage import stage
-from tcsmt.datapath.terms import Term, flush_steps, lead_exp, term_fixed, unpack
+from tcsmt.datapath.terms import (
+    Term,
+    flush_steps,
+    lead_exp,
+    plain_register,
+    result_format,
+    term_fixed,
+    unpack,
+)
 from tcsmt.model.params import ModelParams
 
 
@@ -75,12 +83,8 @@ def lead_is_moot(p: ModelParams) -> bool:
     fmt = p.fin if p.product_rounding == "in_format" else p.fout
     if not fmt.subnormals:
         return True
-    if (p.normalisation != "block" or p.c_placement != "global" or p.pair_sums
-            or p.fscale is not None or p.scale_window_bits is not None or p.c_lead_bits
-            or p.group_size != 1 or p.fout.is_integer
-            or p.align_rounding not in ("truncate", "floor")):
+    if not plain_register(p) or p.fscale is not None or p.c_lead_bits:
         return False
-    from tcsmt.datapath.terms import result_format
-    last = min(f.emin - (f.frac_bits if f.subnormals else 0) for f in (p.fc, result_format(p)))
+    last = min(p.fc.last_exp, result_format(p).last_exp)
     carry_ok = p.carry_bits is None or 2 ** p.carry_bits > p.block_size + 1
     return p.F >= fmt.frac_bits and fmt.emin - p.F <= last and carry_ok

@@ -161,6 +161,16 @@ def flush_out(p: ModelParams) -> bool | str:
     return p.flushes_out
 
 
+def plain_register(p: ModelParams) -> bool:
+    """Whether every block sums its c and products in the one register of
+    blocks.block_sum, truncating or flooring at the alignment: block
+    normalisation, c placed globally, no pair sums, exact groups or scale
+    windows, a float output."""
+    return (p.normalisation == "block" and p.c_placement == "global" and not p.pair_sums
+            and p.group_size == 1 and p.scale_window_bits is None and not p.fout.is_integer
+            and p.align_rounding in ("truncate", "floor"))
+
+
 def flush_steps(p: ModelParams) -> bool:
     """Whether every product and every rounded sum is flushed too."""
     return p.flushes_steps

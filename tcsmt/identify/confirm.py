@@ -252,11 +252,11 @@ def cut_rows(p: ModelParams, k: int) -> Rows:
         if t >= u / 2:
             continue
         for parts in ([u - t, t], [u / 2, t]):
-            for shift, pair in _scale_shifts(p, pows, f - p.F, fo.emin - fo.frac_bits):
+            for shift, scales in _scale_shifts(p, pows, f - p.F, fo.emin - fo.frac_bits):
                 got = [_products(p.fin, p.fb, v / Fraction(2) ** shift) for v in parts]
                 prods = [pair for g in got if g is not None for pair in g]
                 if all(g is not None for g in got) and len(prods) <= room:
-                    made += [(sign, prods, pair) for sign in (0, 1)]
+                    made += [(sign, prods, scales) for sign in (0, 1)]
                     break
     x = np.zeros((len(made), k), dtype=np.uint64)
     y = x.copy()
@@ -309,7 +309,7 @@ def floor_rows(p: ModelParams, k: int, rows: int = FLOOR_ROWS) -> Rows:
     pows = _scale_powers(p)
     # products below 2^f sum below 2^(f + 2 + bits of k): a floor lower than
     # the output's last place less those bits shows in no output
-    last = p.fout.emin - p.fout.frac_bits
+    last = p.fout.last_exp
     floors = sorted({f for f in values(p, k)["min_exponent"]
                      if f is not None and f + 2 + k.bit_length() >= last})
     fa, fb, fc = p.fin, p.fb, p.fc

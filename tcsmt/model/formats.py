@@ -119,11 +119,14 @@ class Format:
         sig = (1 << self.frac_bits) | self.max_frac_at_emax
         return Fraction(sig) * Fraction(2) ** (self.emax - self.frac_bits)
 
+    @property
+    def last_exp(self) -> int:
+        """The exponent of the smallest positive value (its last place)."""
+        return self.emin - (self.frac_bits if self.subnormals else 0)
+
     def min_subnormal(self) -> Fraction:
         """The smallest positive value (the smallest normal one without subnormals)."""
-        if not self.subnormals:
-            return Fraction(2) ** self.emin
-        return Fraction(2) ** (self.emin - self.frac_bits)
+        return Fraction(2) ** self.last_exp
 
     # -- fields ----------------------------------------------------------
 
