@@ -1,16 +1,20 @@
 """One command on a GPU machine: what tcsmt can only learn there.
 
-    python benchmarks/gpu_campaign.py [--device cuda:0] [--budget 450] [--out DIR] [--short]
+    python benchmarks/gpu_campaign.py [--device cuda:0] [--budget 480] [--out DIR] [--short]
 
 Steps, in this order, each in a process of its own with its own time
 limit, the whole within --budget seconds (a step that cannot start in the
 time left is skipped, and says so):
 
-  identify-fp16, -bf16, -tf32, -e4m3   tcsmt identify --device cuda with the
-        committed plans (fp16:fp32, bf16:fp32, tf32:fp32, e4m3:fp32; mma.sync),
-        the whole plan in one launch (--batch plan), the class proved where
-        a solver is installed; each writes its observations, its report
-        and its model file
+  identify-fp16, -bf16, -tf32, -e4m3, -fp16-fp16   tcsmt identify --device
+        cuda with the committed plans (fp16:fp32, bf16:fp32, tf32:fp32,
+        e4m3:fp32, fp16:fp16; mma.sync) in both phases: the plan's search
+        (the whole plan in one launch, --batch plan), then confirmation
+        parameter by parameter on vectors it was not chosen from (property
+        vectors, random rows, the rows that split the neighbours), all on
+        the device; each writes its observations, its report and its model
+        file, and the verdict is the blind one (identified, or unexplained
+        with the rows)
   identify-e4m3-wgmma   the fp8 plan through wgmma (sm_90a: H100, H200)
   wgmma-e4m3-f32, wgmma-e5m2-f32, wgmma-e4m3-f16, wgmma-e5m2-f16
         2000 vectors each with c != 0 (results/hardware/make_vectors.py)
@@ -21,13 +25,13 @@ time left is skipped, and says so):
   gemm  the CUDA GEMM kernel against MMA-Sim on the same GPU:
         benchmarks/bench_gpu.py --size 4096 where it exists, else
         bench_kernels.py --sizes 2048 (its CUDA rows: the kernel, MMA-Sim on
-        the device); it runs before the two wgmma steps into fp16
+        the device)
   wgmma-f16-f32, wgmma-f16-f16, wgmma-bf16-f32, wgmma-tf32-f32,
   mma-e4m3-f16, mma-e5m2-f16
-        the other probes no GPU had run (results/hardware/README.md), each
-        against its shipped Hopper model (tf32 also with blocks of 4)
-  confirm-fp16   the fp16 identification in both phases: the plan, then
-        confirmation parameter by parameter on the device
+        the probes no GPU but an H200 had run (results/hardware/README.md),
+        each against its shipped Hopper model (tf32 also with blocks of 4;
+        mma.sync fp8 into fp16 also against the model files written from
+        the H200's rows, results/hardware/H200/)
 
 Everything goes to results/hardware/<GPU>/campaign-<UTC time>/ (or --out):
 each step's files (the observations name the device, its driver and
@@ -60,7 +64,8 @@ sys.path.insert(0, str(ROOT))
 
 # (step, seconds, what) in the order they run
 IDENTIFY = {"identify-fp16": "fp16:fp32", "identify-bf16": "bf16:fp32", "identify-tf32": "tf32:fp32",
-            "identify-e4m3": "e4m3:fp32", "identify-e4m3-wgmma": "e4m3:fp32"}
+            "identify-e4m3": "e4m3:fp32", "identify-e4m3-wgmma": "e4m3:fp32",
+            "identify-fp16-fp16": "fp16:fp16"}
 # the probes no GPU had run (results/hardware/README.md): vectors -> the
 # shipped model they are checked against, and the other readings checked
 WGMMA = {"wgmma-e4m3-f32": "hopper-e4m3-fp32", "wgmma-e5m2-f32": "hopper-e5m2-fp32",
@@ -70,12 +75,13 @@ WGMMA = {"wgmma-e4m3-f32": "hopper-e4m3-fp32", "wgmma-e5m2-f32": "hopper-e5m2-fp
          "mma-e4m3-f16": "hopper-e4m3-fp16", "mma-e5m2-f16": "hopper-e5m2-fp16"}
 READINGS = {name: ["c_placement=after"] for name in list(WGMMA)[:4]} | \
     {"wgmma-tf32-f32": ["block_size=4"]}
-# the identification of the fp16 unit in both phases: the plan's search,
-# then confirmation parameter by parameter on vectors it was not chosen from
-CONFIRM = {"confirm-fp16": "fp16:fp32"}
-STEPS = [(name, 75) for name in IDENTIFY] + [("vectors", 60)] + \
-    [(name, 60) for name in list(WGMMA)[:2]] + [("gemm", 200)] + [(name, 60) for name in list(WGMMA)[2:]] + \
-    [(name, 180) for name in CONFIRM]
+# model files written from an earlier device's rows, checked as well
+H200 = ROOT / "results" / "hardware" / "H200"
+MODEL_FILES = {"mma-e4m3-f16": H200 / "hopper-e4m3-fp16-mma.toml",
+               "mma-e5m2-f16": H200 / "hopper-e5m2-fp16-mma.toml"}
+STEPS = [(name, 120) for name in list(IDENTIFY)[:5]] + [("vectors", 60)] + \
+    [(name, 60) for name in list(WGMMA)[:2]] + [("gemm", 150)] + [(name, 60) for name in list(WGMMA)[2:]] + \
+    [("identify-fp16-fp16", 120)]
 SM90 = {"identify-e4m3-wgmma", *(w for w in WGMMA if w.startswith("wgmma"))}   # wgmma: sm_90a only
 PROOF_SECONDS = 40.0
 
@@ -89,38 +95,25 @@ def say(text: str) -> None:
 # ---------------------------------------------------------------------------
 
 def step_identify(name: str, device: str, out: Path) -> dict:
+    """Both phases on the device: the plan's search (one launch of the
+    plan), then confirmation parameter by parameter (every launch kept in
+    the observations); the verdict from the observations alone."""
     import tcsmt.api as api
-    from tcsmt.smt.service import available_solvers
-    prove = bool(available_solvers())
-    # phase 1 and the proof of its class (confirm=False): one launch of the plan
-    rec = api.identify(device=device, formats=IDENTIFY[name], batch="plan", confirm=False,
+    rec = api.identify(device=device, formats=IDENTIFY[name], batch="plan", confirm=True,
                        instruction="wgmma" if name.endswith("wgmma") else None,
-                       observations_out=out / f"observed-{name}.json", prove=prove,
-                       timeout=PROOF_SECONDS, model_file=str(out / f"identified-{name}.toml"), log=say)
-    (out / f"{name}.json").write_text(json.dumps(rec, indent=1) + "\n")
-    obs = json.loads(Path(rec["observations"]).read_text())
-    return {"verdict": rec["verdict"], "runs": rec["runs"], "launches": rec["launches"],
-            "vectors_run": rec["vectors_run"], "instruction": rec["instruction"],
-            "class": rec.get("cls"), "class_size": rec.get("class_size"),
-            "first_member": (rec.get("class_left") or rec.get("members") or [None])[0],
-            "proved": prove, "failure": rec.get("failure"),
-            "compile_seconds": [x["compile_seconds"] for x in obs["launches"]],
-            "run_seconds": [x["run_seconds"] for x in obs["launches"]]}
-
-
-def step_confirm(name: str, device: str, out: Path) -> dict:
-    """Both phases on the device: the plan's search, then confirmation
-    parameter by parameter (every launch kept in the observations)."""
-    import tcsmt.api as api
-    rec = api.identify(device=device, formats=CONFIRM[name], batch="plan", confirm=True,
                        observations_out=out / f"observed-{name}.json", timeout=PROOF_SECONDS,
                        model_file=str(out / f"identified-{name}.toml"), log=say)
     (out / f"{name}.json").write_text(json.dumps(rec, indent=1) + "\n")
+    obs = json.loads(Path(rec["observations_file"]).read_text())
     launches = rec["launches"]
-    return {"verdict": rec["verdict"], "model": rec["phase2"].get("describe"),
+    phase1, phase2 = rec.get("phase1") or {}, rec.get("phase2") or {}
+    return {"verdict": rec["verdict"], "model": phase2.get("describe"),
             "launches_phase1": launches["phase1"], "launches_phase2": launches["phase2"],
             "vectors_run": launches["vectors"], "instruction": rec["instruction"],
-            "undecided": rec["phase2"].get("undecided")}
+            "phase1_class": phase1.get("class"), "phase1_class_size": phase1.get("class_size"),
+            "undecided": phase2.get("undecided"),
+            "compile_seconds": [x["compile_seconds"] for x in obs["launches"]],
+            "run_seconds": [x["run_seconds"] for x in obs["launches"]]}
 
 
 def step_wgmma(name: str, device: str, out: Path) -> dict:
@@ -141,6 +134,11 @@ def step_wgmma(name: str, device: str, out: Path) -> dict:
         (out / f"{name}.check-{reading.replace('=', '-')}.json").write_text(json.dumps(doc, indent=1) + "\n")
         m = doc["models"][0]
         got[reading] = f"{m['matched']}/{m['rows']}"
+    if name in MODEL_FILES and MODEL_FILES[name].exists() and obs.exists():
+        doc = api.check(obs, [str(MODEL_FILES[name])], show=2, log=say)
+        (out / f"{name}.check-{MODEL_FILES[name].stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
+        m = doc["models"][0]
+        got[MODEL_FILES[name].name] = f"{m['matched']}/{m['rows']}"
     return {"rows_matched": got, "observations": obs.name}
 
 
@@ -169,7 +167,7 @@ def step_gemm(name: str, device: str, out: Path) -> dict:
 
 def run_step(name: str, device: str, out: Path) -> None:
     fn = (step_identify if name in IDENTIFY else step_wgmma if name in WGMMA else
-          step_confirm if name in CONFIRM else step_vectors if name == "vectors" else step_gemm)
+          step_vectors if name == "vectors" else step_gemm)
     t0 = time.monotonic()
     result = fn(name, device, out)
     result["seconds"] = round(time.monotonic() - t0, 1)
@@ -270,9 +268,6 @@ def _figures(res: dict) -> str:
     if "launches_phase2" in res:
         return (f"{res['verdict']}: {res['model']}, {res['launches_phase1']} + {res['launches_phase2']} "
                 f"launches of {res['vectors_run']} vectors")
-    if "verdict" in res:
-        return (f"{res['verdict']}, {res['runs']} runs, {res['launches']} launch(es) of {res['vectors_run']} "
-                f"vectors, class {res['class']} ({res['first_member']})")
     if "rows_matched" in res:
         return ", ".join(f"{k}: {v}" for k, v in res["rows_matched"].items())
     if "files" in res:
@@ -337,7 +332,7 @@ def short(args) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cuda:0", help="cuda[:N] (default cuda:0), or cuda-host:MODEL")
-    ap.add_argument("--budget", type=float, default=450.0, help="seconds for every step together")
+    ap.add_argument("--budget", type=float, default=480.0, help="seconds for every step together")
     ap.add_argument("--out", help="folder for the results (default results/hardware/<GPU>/campaign-<time>)")
     ap.add_argument("--only", nargs="+", metavar="STEP", help="run only these steps")
     ap.add_argument("--short", action="store_true",
