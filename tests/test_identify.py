@@ -303,6 +303,39 @@ def test_floor_lemma_reads_b_in_its_own_format():
     assert floor_lemma(p.replace(min_exponent=4), 16, Domain(), 60)["verdict"] == "sat"
 
 
+
+def test_floor_lemma_counts_block_scales():
+    """Block scales take products far below their unscaled range. On
+    blackwell-mxf8f6f4-e2m1-e5m2-sftensor a floor at -151 acts on a row
+    whose scales (2^-127 and 2^-42, one pair for the block of 32) bring
+    eight products 4 x 2^15 to 2^-152 and one, -0.5 x 2^-7, to -2^-177:
+    the floor's cut drops it, no floor keeps it, and the sum, 2^-149 less
+    or not, rounds toward zero to 0 or 2^-149. The lemma, which once left
+    the scales out and proved that floor moot, gives each product a scale
+    pair of its own and does not prove it."""
+    import ml_dtypes
+    from tcsmt.identify.lemmas import floor_lemma
+    from tcsmt.search.domain import Domain
+    from tcsmt.sim.batch import dot_batch
+    free = choose("blackwell-mxf8f6f4-e2m1-e5m2-sftensor")
+    floored = free.replace(min_exponent=-151)
+
+    def word(dtype, v, mask):
+        return int(np.array([v], dtype=dtype).view(np.uint8)[0]) & mask
+    a = [word(ml_dtypes.float4_e2m1fn, 4.0, 0xF)] * 8 + [word(ml_dtypes.float4_e2m1fn, -0.5, 0xF)] + [0] * 23
+    b = [word(ml_dtypes.float8_e5m2, 2.0 ** 15, 0xFF)] * 8 + [word(ml_dtypes.float8_e5m2, 2.0 ** -7, 0xFF)] \
+        + [0] * 23
+    rows = dict(a_bits=np.array([a], dtype=np.uint64), b_bits=np.array([b], dtype=np.uint64),
+                c_bits=np.zeros(1, dtype=np.uint64), sa_bits=np.array([[127 - 127]], dtype=np.uint64),
+                sb_bits=np.array([[127 - 42]], dtype=np.uint64))
+    assert int(dot_batch(free, **rows)[0]) == 0
+    assert int(dot_batch(floored, **rows)[0]) == 1          # 2^-149
+    assert floor_lemma(floored, 32, Domain(), 60)["verdict"] == "sat"
+    # the unscaled unit of these formats (products stop at 2^-17): that floor never acts
+    plain = choose("blackwell-e2m1-e5m2-fp32").replace(min_exponent=-151)
+    assert plain.fscale is None
+    assert floor_lemma(plain, 32, Domain(), 60)["verdict"] == "unsat"
+
 def test_cli_sim_prints_runs(capsys):
     code, out = run_cli(capsys, "identify", "--device", "sim:ampere", "--no-prove", "--no-confirm")
     assert code == 0, out

@@ -166,11 +166,7 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         s = exact_sum(I, [c] + prods, out.frac_bits, ew, trace)
         bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
         return c_alone(I, p, bits, out, c, prods)
-    if p.pair_sums:
-        prods = pair_terms(I, p, prods, ew)
-    terms = [lift_c(I, c, p.c_lead_bits, ew)] + prods
-    if ieee_alignment(p):
-        terms = list(led(I, terms))
+    terms = block_terms(I, p, prods, c, ew)
     c_tiny = p.fc.emin if p.align_rounding == "floor" and p.pair_sums else None
     s = block_sum(I, p, terms, ew, p.F, p.align_rounding, acting_floor(p), trace=trace,
                   frame=c.sign, c_tiny=c_tiny)
@@ -180,6 +176,18 @@ def block(I, p: ModelParams, prods: list[Term], c: Term, ew: int, trace=None):
         s = term_fixed(I, unpack(I, fmt, bits, ew, False), ew)
     bits = round_fixed(I, s, out, p.final_rounding, ew, p.overflow, p.zero_sign, flush_out(p))
     return c_alone(I, p, bits, out, c, prods)
+
+
+def block_terms(I, p: ModelParams, prods: list[Term], c: Term, ew: int) -> list[Term]:
+    """The terms the block register aligns and sums: c (lifted by
+    c_lead_bits) and the products (summed in pairs with pair_sums), aligned
+    by their leading ones under an IEEE alignment rounding."""
+    if p.pair_sums:
+        prods = pair_terms(I, p, prods, ew)
+    terms = [lift_c(I, c, p.c_lead_bits, ew)] + list(prods)
+    if ieee_alignment(p):
+        terms = list(led(I, terms))
+    return terms
 
 
 def lift_c(I, c: Term, k: int, ew: int) -> Term:

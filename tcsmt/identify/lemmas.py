@@ -10,15 +10,20 @@ settle those parameters instead:
 
 * min_exponent (the floor of the alignment point): over every block of the
   dot product, some term non-zero and the alignment point below the floor
-  is UNSAT. A block's terms are its products (inputs from the plan's
-  domain, products free: the over-approximation of tcsmt.smt.abstraction, so
-  UNSAT is a proof for the real products) and its c, left as ANY bit
-  pattern of its format (the first block's c, and every later block's
-  chained result). When every term is zero the sum is zero whatever the
-  alignment point, so the floor changes nothing then either. The lemma is
-  proved for the block with min(block_size, k) products; blocks with fewer
-  products (the last one) are the same question with some products zero,
-  which the free products already allow (a zero input).
+  is UNSAT. A block's terms are those its register sums
+  (tcsmt.datapath.blocks.block_terms): its products (inputs from the plan's
+  domain, products free: the over-approximation of tcsmt.smt.abstraction,
+  so UNSAT is a proof for the real products; with block scales each
+  product times a scale pair of its own, any words of the scale format)
+  and its c, left as ANY bit pattern of each format a block's c can have
+  (c's own for the first block, the block result's for a chained one).
+  When every term is zero the sum is zero whatever the alignment point,
+  so the floor changes nothing then either. The lemma is proved for the
+  block with min(block_size, k) products; blocks with fewer products (the
+  last one) are the same question with some products zero, which the free
+  products already allow (a zero input). It is written for the block
+  register (block normalisation, c placed globally, no exact groups or
+  scale windows) and answers unknown elsewhere.
 * carry_bits: ``tcsmt.search.prove.prove_carry_bits`` finds the fewest carry bits
   that give the same outputs as unbounded ones on every input of a block
   (with a witness that one fewer does not); the device's count is enough
@@ -37,56 +42,89 @@ from functools import partial
 from tcsmt import datapath, runner
 from tcsmt.datapath import bv
 from tcsmt.enums import Verdict
+from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 from tcsmt.smt import abstraction, service
 
 
-def floor_formula(p: ModelParams, k: int, domain: Domain):
+def floor_formula(p: ModelParams, k: int, domain: Domain, c_format: Format | None = None):
     """SAT exactly when some block's alignment point, without the floor, is
-    below p.min_exponent with a non-zero term (free products)."""
+    below p.min_exponent with a non-zero term. The block's terms are those
+    its register sums (tcsmt.datapath.blocks.block_terms): its products
+    (free products; with block scales, each product times a scale pair of
+    its own, any words of the scale format: the real pairs, one per scale
+    block, are among them) and its c, any bit pattern of ``c_format``: c's
+    format for the first block (read as the datapath reads c), the block
+    result's for a chained one."""
+    from tcsmt.datapath.blocks import block_terms
+    from tcsmt.datapath.chain import next_c, products
+    from tcsmt.datapath.scales import apply_scales
+    from tcsmt.datapath.terms import unpack_input
     n = max(1, min(p.block_size, k))
+    cf = c_format or p.fc
+    fs = p.fscale
 
     def build(I):
         ew = datapath.exp_width(p)
         a = [I.var(f"a{i}", p.fin.bits) for i in range(n)]
         b = [I.var(f"b{i}", p.fb.bits) for i in range(n)]
-        c = I.var("c", p.fc.bits)
+        c = I.var("c", cf.bits)
         c_dom = I.var("c_domain", p.fc.bits)          # the domain's c is not this block's c
         out = domain.constraints(I, p.fin, p.fc, a, b, c_dom, p.fb)
-        ta = [datapath.unpack(I, p.fin, x, ew, datapath.flush_ab(p)) for x in a]
-        tb = [datapath.unpack(I, p.fb, y, ew, datapath.flush_ab(p)) for y in b]
-        prods = [datapath.multiply(I, x, y, p, ew) for x, y in zip(ta, tb)]
-        terms = [datapath.unpack(I, p.fc, c, ew, datapath.flush_in(p))] + prods
-        if p.align_rounding in ("rz", "rne", "ru", "rd"):
-            terms = datapath.by_leading_one(terms)
+        prods = list(products(I, p, a, b, ew))
+        if fs is not None:
+            def scale(name):
+                return datapath.unpack(I, fs, I.var(name, fs.bits), ew, False)
+            prods = [apply_scales(I, p, t, scale(f"sa{i}"), scale(f"sb{i}")) for i, t in enumerate(prods)]
+        c_term = unpack_input(I, p, p.fc, c, ew, is_c=True) if c_format is None else next_c(I, p, c, ew)
+        terms = block_terms(I, p, prods, c_term, ew)
         free = datapath.alignment_point(I, terms, ew, None)
         floored = datapath.alignment_point(I, terms, ew, p.min_exponent)
         nonzero = I.not_(bv.all_(I, [bv.is_zero(I, t.sig) for t in terms]))
         return out + [nonzero, I.not_(I.eq(free, floored))]
 
     f, _ = abstraction.free_products(build, description=f"tcsmt floor lemma: {p.name}, block of {n}, "
-                                                        f"min_exponent {p.min_exponent}")
+                                                        f"c in {cf.name}, min_exponent {p.min_exponent}")
     return f
 
 
+def c_formats(p: ModelParams, k: int) -> list[Format | None]:
+    """What a block's c can be: c itself (None), and for a dot product of
+    more than one block the result of the block before, in its format."""
+    from tcsmt.datapath.chain import block_count
+    out: list[Format | None] = [None]
+    rf = datapath.result_format(p)
+    if block_count(p, k) > 1 and (rf.name != p.fc.name or p.c_lead_bits):
+        out.append(rf)
+    return out
+
+
 def floor_lemma(p: ModelParams, k: int, domain: Domain, timeout: float = 120.0) -> dict:
-    """Whether p's min_exponent ever moves an alignment point on the domain."""
+    """Whether p's min_exponent ever moves an alignment point on the domain
+    (over every c a block can start from)."""
     if p.min_exponent is None:
         return {"parameter": "min_exponent", "verdict": "unsat", "how": "no floor"}
-    if p.normalisation != "block" or p.c_placement != "global":
+    if (p.normalisation != "block" or p.c_placement != "global" or p.group_size != 1
+            or p.scale_window_bits is not None or p.fout.is_integer):
         return {"parameter": "min_exponent", "verdict": "unknown",
-                "how": "the lemma is written for block normalisation with c placed globally"}
-    ans = service.solve(floor_formula(p, k, domain), "portfolio", timeout, cross_check=True)
-    rec = {"parameter": "min_exponent", "value": p.min_exponent, "verdict": ans.status,
-           "proved_by": list(getattr(ans, "proved_by", []) or []) if ans.status == Verdict.UNSAT else [],
-           "how": "free products; c any bit pattern; some term non-zero and the alignment point "
-                  "below the floor"}
-    if ans.status == Verdict.SAT:
-        rec["values"] = {k2: hex(v) for k2, v in ans.values.items() if not k2.startswith("prod")}
-    elif ans.status != Verdict.UNSAT:
-        rec["reason"] = getattr(ans, "reason", "")
-    return rec
+                "how": "the lemma is written for the block register: block normalisation, c placed "
+                       "globally, no exact groups or scale windows"}
+    rec = {"parameter": "min_exponent", "value": p.min_exponent,
+           "how": "free products" + (" times free scale pairs" if p.fscale is not None else "")
+                  + "; c any bit pattern of each format a block's c can have; some term non-zero "
+                    "and the alignment point below the floor"}
+    proved: set[str] = set()
+    for cf in c_formats(p, k):
+        ans = service.solve(floor_formula(p, k, domain, cf), "portfolio", timeout, cross_check=True)
+        if ans.status == Verdict.SAT:
+            return {**rec, "verdict": "sat", "c_format": (cf or p.fc).name,
+                    "values": {k2: hex(v) for k2, v in ans.values.items() if not k2.startswith("prod")}}
+        if ans.status != Verdict.UNSAT:
+            return {**rec, "verdict": ans.status, "c_format": (cf or p.fc).name,
+                    "reason": getattr(ans, "reason", "")}
+        proved |= set(getattr(ans, "proved_by", []) or [])
+    return {**rec, "verdict": "unsat", "proved_by": sorted(proved)}
 
 
 def carry_lemma(p: ModelParams, timeout: float = 120.0) -> dict:
