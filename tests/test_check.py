@@ -165,3 +165,24 @@ def test_h200_mma_fp8_into_fp16_is_the_model_file_found_there():
         rows = CAMPAIGN / f"observed-mma-{fmt}-f16.json"
         found = check(rows, [str(H200 / f"hopper-{fmt}-fp16-mma.toml"), f"hopper-{fmt}-fp16"], show=0)
         assert [(m["matched"], m["rows"]) for m in found["models"]] == [(2000, 2000), (wgmma_rows, 2000)]
+
+
+H100_CAMPAIGN = H100 / "campaign-20261127-210714"
+
+
+@pytest.mark.parametrize("unit, model, rounded_to_zero", [
+    ("bf16", "hopper-bf16-fp32", 2), ("tf32", "hopper-tf32-fp32", 2), ("fp16-fp16", "hopper-fp16-fp16", 35),
+    ("fp16", "hopper-fp16-fp32", 0), ("e4m3", "hopper-e4m3-fp32-mma", 0), ("e4m3-wgmma", "hopper-e4m3-fp32", 0)])
+def test_h100_campaign_rows_are_the_shipped_hopper_models(unit, model, rounded_to_zero):
+    """Every row an H100 ran in the blind identifications of the campaign
+    (both phases: the plan, then confirmation) is the shipped Hopper
+    model's. The rows whose non-zero sum rounds to zero came back +0; the
+    model with zero_sign = positive (the Hopper models' value before those
+    rows) gives -0 on exactly those."""
+    rows = H100_CAMPAIGN / f"observed-identify-{unit}.json"
+    obs = read_observations(rows)
+    assert obs.device == "NVIDIA H100 80GB HBM3" and len(obs.rows) > 700
+    doc = check(rows, [model], show=0)
+    assert doc["models"][0]["matched"] == len(obs.rows)
+    signed = check(rows, [model], ["zero_sign=positive"], show=0)["models"][0]
+    assert len(obs.rows) - signed["matched"] == rounded_to_zero
