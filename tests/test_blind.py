@@ -55,7 +55,10 @@ def test_floors_below_the_first_that_can_act_change_nothing():
     above it does not always."""
     from tcsmt.identify.confirm import lone_rows
     for name in ("hopper-fp16-fp32", "hopper-bf16-fp32", "hopper-e4m3-fp32"):
-        p = choose(name).replace(min_exponent=None)
+        # zero results keep their sign, so that a floor far below the
+        # output's reach shows (with every zero +0, as on Hopper's bf16,
+        # such floors are not read at all: blocks.acting_floor)
+        p = choose(name).replace(min_exponent=None, zero_sign="positive")
         k = p.block_size
         r = random_rows(p, k, 4000, seed=3)
         lone = lone_rows(p, k)
@@ -114,6 +117,27 @@ def test_floor_rows_of_a_block_scaled_unit_scale_their_products_to_the_floor():
     same = [f for f in range(-160, -120) if (run(p.replace(min_exponent=f)) == own).all()]
     assert same == [p.min_exponent]
 
+
+
+def test_cut_rows_tell_a_floor_that_acts_from_none():
+    """A floor acts only where every term lies below it. sf-tensor's MX
+    e2m1 x e5m2 unit with min_exponent = -151 was named with no floor: the
+    cut rows put their bit at 2^(f - F), which both keep, and products up
+    to 2^-150, above the floor. Rows whose products all lie below 2^f, with
+    a bit at 2^(f - F - 1) that the floor drops and the products' own
+    alignment keeps, tell -151 from no floor; floors whose block of 32
+    terms below them cannot sum to half the output's last place (-155 and
+    lower here) still give no other output on them."""
+    from tcsmt.identify.confirm import cut_rows
+    p = choose("blackwell-mxf8f6f4-e2m1-e5m2-sftensor")
+    assert p.min_exponent is None
+    rows = cut_rows(p, 32)
+
+    def run(q):
+        return dot_batch(q, rows.a, rows.b, rows.c, sa_bits=rows.sa, sb_bits=rows.sb)
+    own = run(p)
+    split = {f: int((run(p.replace(min_exponent=f)) != own).sum()) for f in (-160, -155, -151, -150)}
+    assert split[-160] == split[-155] == 0 and split[-151] > 0 and split[-150] > 0
 
 def _scaled_rows_below(p, top: int, n: int, k: int, seed: int):
     """Rows of a block-scaled model whose products (of random signs) lie

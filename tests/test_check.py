@@ -171,8 +171,9 @@ H100_CAMPAIGN = H100 / "campaign-20261127-210714"
 
 
 @pytest.mark.parametrize("unit, model, rounded_to_zero", [
-    ("bf16", "hopper-bf16-fp32", 2), ("tf32", "hopper-tf32-fp32", 2), ("fp16-fp16", "hopper-fp16-fp16", 35),
-    ("fp16", "hopper-fp16-fp32", 0), ("e4m3", "hopper-e4m3-fp32-mma", 0), ("e4m3-wgmma", "hopper-e4m3-fp32", 0)])
+    ("bf16", "hopper-bf16-fp32", 2), ("tf32", "hopper-tf32-fp32", 2),
+    ("fp16-fp16", "hopper-fp16-fp16", 35), ("fp16", "hopper-fp16-fp32", 0),
+    ("e4m3", "hopper-e4m3-fp32-mma", 0), ("e4m3-wgmma", "hopper-e4m3-fp32", 0)])
 def test_h100_campaign_rows_are_the_shipped_hopper_models(unit, model, rounded_to_zero):
     """Every row an H100 ran in the blind identifications of the campaign
     (both phases: the plan, then confirmation) is the shipped Hopper

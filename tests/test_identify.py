@@ -278,7 +278,16 @@ def test_sim_recovers_bf16_models(arch):
         pytest.skip("no committed bf16:fp32 plan")
     plan = cached_plan("bf16:fp32")
     rec = run_sim(arch, "bf16:fp32", plan, prove=True, timeout=300, confirm=False)
-    assert rec["check"]["phase1_verdict"] == "recovered", rec["check"]
+    if arch == "hopper":
+        # Hopper's bf16 unit returns +0 for a sum that rounds to zero (an
+        # H100's rows): zero_sign = all_positive lies outside the plan's
+        # space, whose hypotheses keep the sign; no lemma settles it, and
+        # confirmation (phase 2) is what finds it
+        assert rec["check"]["outside_the_space"]["zero_sign"] == "all_positive"
+        assert rec["check"]["phase1_verdict"] == "recovered, not proved", rec["check"]
+        assert rec["check"]["phase1_class_holds_unit"]
+    else:
+        assert rec["check"]["phase1_verdict"] == "recovered", rec["check"]
     assert rec["phase1"]["runs"] <= plan.stats["worst_case_runs"]
 
 
@@ -314,6 +323,7 @@ def test_floor_lemma_counts_block_scales():
     the scales out and proved that floor moot, gives each product a scale
     pair of its own and does not prove it."""
     import ml_dtypes
+
     from tcsmt.identify.lemmas import floor_lemma
     from tcsmt.search.domain import Domain
     from tcsmt.sim.batch import dot_batch

@@ -198,11 +198,25 @@ def _exact(fmt, v) -> int | None:
     return bits if fmt.value(bits) == v else None
 
 
-def _products(fa, fb, v) -> list[tuple[int, int]] | None:
+def _products(fa, fb, v, below: int | None = None, most: int = 256) -> list[tuple[int, int]] | None:
     """Pairs (a, b) of encodings whose exact products sum to the positive
     dyadic value v: v's bits in chunks of a's precision, each chunk a
-    times a power of two b (None when some chunk has no such pair)."""
+    times a power of two b (None when some chunk has no such pair). With
+    ``below``, every product lies below 2^below: v less copies of
+    2^(below - 1) until the rest lies below 2^below, then the rest's chunks
+    (None when that takes more than ``most`` copies)."""
     from fractions import Fraction
+    if below is not None:
+        half = Fraction(2) ** (below - 1)
+        copies = 0 if v < 2 * half else int(v / half) - 1
+        if copies > most:
+            return None
+        v -= copies * half
+        one = _products(fa, fb, half) if copies else []
+        rest = _products(fa, fb, v) if v else []
+        if one is None or rest is None:
+            return None
+        return one * copies + rest
     num, den = v.numerator, v.denominator
     low = -(den.bit_length() - 1)                 # v = num * 2^low, den a power of two
     out = []
@@ -232,12 +246,15 @@ def cut_rows(p: ModelParams, k: int) -> Rows:
     """For every floor f a unit may have (tcsmt.identify.neighbours.values),
     rows on which keeping bits down to 2^t, t = f - F (the last place the
     floor keeps), or not, changes the output: c zero and products (made of
-    a's precision in chunks, every one below the floors) summing to u - 2^t
-    and 2^t, or to u/2 and 2^t (u: the output's last place at the bottom of
-    its range), of either sign: with the bit at 2^t the sum is a unit
-    (round toward zero) or above a tie (round to nearest); without, below
-    the unit or on the tie. Random products next to each other seldom land
-    within 2^t of a unit."""
+    a's precision in chunks) summing to u - 2^t and 2^t, or to u/2 and 2^t
+    (u: the output's last place at the bottom of its range), of either
+    sign: with the bit at 2^t the sum is a unit (round toward zero) or
+    above a tie (round to nearest); without, below the unit or on the tie.
+    Those rows tell f from a higher floor. To tell f from no floor (or a
+    lower one) the floor must act: every product below 2^f (copies of
+    2^(f - 1) where the sum is larger), and the bit at 2^(f - F - 1), which
+    f drops and the alignment at the products' own largest exponent keeps.
+    Random products next to each other seldom land within 2^t of a unit."""
     from fractions import Fraction
 
     from tcsmt.identify.neighbours import values
@@ -247,13 +264,14 @@ def cut_rows(p: ModelParams, k: int) -> Rows:
     room = min(k, p.block_size)
     pows = _scale_powers(p)
     made: list[tuple[int, list[tuple[int, int]], tuple]] = []
-    for f in floors:
-        t = Fraction(2) ** (f - p.F)
+    for te, below in [(f - p.F - d, f if d else None) for f in floors for d in (0, 1)]:
+        t = Fraction(2) ** te
         if t >= u / 2:
             continue
         for parts in ([u - t, t], [u / 2, t]):
-            for shift, scales in _scale_shifts(p, pows, f - p.F, fo.emin - fo.frac_bits):
-                got = [_products(p.fin, p.fb, v / Fraction(2) ** shift) for v in parts]
+            for shift, scales in _scale_shifts(p, pows, te, fo.emin - fo.frac_bits):
+                got = [_products(p.fin, p.fb, v / Fraction(2) ** shift, below and below - shift, room)
+                       for v in parts]
                 prods = [pair for g in got if g is not None for pair in g]
                 if all(g is not None for g in got) and len(prods) <= room:
                     made += [(sign, prods, scales) for sign in (0, 1)]
