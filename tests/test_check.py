@@ -187,3 +187,20 @@ def test_h100_campaign_rows_are_the_shipped_hopper_models(unit, model, rounded_t
     assert doc["models"][0]["matched"] == len(obs.rows)
     signed = check(rows, [model], ["zero_sign=positive"], show=0)["models"][0]
     assert len(obs.rows) - signed["matched"] == rounded_to_zero
+
+
+def test_h100_rows_of_the_h200_probes_are_the_h200s():
+    """The H100 ran the H200 campaign's ten probes and got the H200's rows
+    bit for bit; the table names each file's rows by their SHA-256, which
+    the H200's committed file must give."""
+    import hashlib
+    import re
+    table = (H100_CAMPAIGN / "same-rows-as-H200.md").read_text()
+    row = r"^\| (observed-\S+\.json) \| \S+ \| (\d+) \| .* \| ([0-9a-f]{64}) \| ok \|$"
+    found = re.findall(row, table, re.M)
+    assert len(found) == 10
+    for name, rows, sha in found:
+        doc = json.loads((CAMPAIGN / name).read_text())
+        key = [[r["a"], r["b"], r["c"], r.get("sa"), r.get("sb"), r["d"]] for r in doc["observations"]]
+        assert len(key) == int(rows)
+        assert hashlib.sha256(json.dumps(key, separators=(",", ":")).encode()).hexdigest() == sha, name

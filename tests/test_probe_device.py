@@ -303,15 +303,17 @@ def test_campaign_without_a_gpu_says_so(tmp_path):
 
 @needs_nvcc
 def test_campaign_steps_run_in_host_mode(tmp_path):
-    """One identification step of the campaign, end to end in host mode: its
-    own process, its files, the summary."""
+    """One identification step of the campaign, end to end in host mode, in
+    both phases (the plan in one launch, then confirmation): its own
+    process, its files, the summary."""
     done = _campaign("--device", "cuda-host:ampere", "--only", "identify-tf32", "--budget", "600",
                      "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "campaign.json").read_text())
     step, = summary["steps"]
     assert step["step"] == "identify-tf32" and step["status"] == "done", step
-    assert step["verdict"] == "identified" and step["launches"] == 1 and step["runs"] >= 1
+    assert step["verdict"] == "identified" and step["launches_phase1"] == 1 and step["launches_phase2"] >= 1
+    assert step["vectors_run"] > 229 and len(step["compile_seconds"]) == 1 + step["launches_phase2"]
     assert (tmp_path / "observed-identify-tf32.json").is_file()
     assert (tmp_path / "identified-identify-tf32.toml").is_file()
     assert "identify-tf32: done" in done.stdout and done.stdout.rstrip().splitlines()[-1].startswith(
