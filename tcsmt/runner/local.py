@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from tcsmt.processes import die_with_parent
+from tcsmt.processes import STOPPING, die_with_parent
 from tcsmt.runner.tasks import NOTHING, Done, Task, execute, lost
 
 MAX_ATTEMPTS = 3
@@ -42,10 +42,10 @@ def _worker_start(shared: Any, parent: int | None = None) -> None:
     process's to handle; SIGTERM ends the worker at once (not the handler
     the command line gives its own process); keep the run's shared data."""
     global _SHARED
-    die_with_parent(parent=parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})    # held since the fork (_submit)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(STOPPING))    # held since the fork (_submit)
+    die_with_parent(parent=parent)
     _SHARED = shared
 
 
@@ -127,10 +127,12 @@ def _submit(pool: ProcessPoolExecutor, task: Task):
     """pool.submit with Ctrl-C held back while it runs: the first submit
     forks the workers, and a SIGINT reaching a worker before _worker_start
     ignores it killed that worker mid-start (a traceback on stderr, and the
-    command hung instead of ending "interrupted"). A worker starts with
-    SIGINT blocked and unblocks it once it is ignored; here a SIGINT that
-    came meanwhile is delivered as the mask is restored."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    command hung instead of ending "interrupted"), and a SIGTERM (a job
+    stopped) before it takes the default action ran the inherited handler
+    (a traceback). A worker starts with both blocked and unblocks them
+    once set; here one that came meanwhile is delivered as the mask is
+    restored."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOPPING))
     try:
         return pool.submit(_execute_here, task)
     finally:

@@ -40,7 +40,7 @@ from multiprocessing.connection import wait
 
 from tcsmt.enums import Status
 from tcsmt.errors import SolverMissing, UserError
-from tcsmt.processes import die_with_parent
+from tcsmt.processes import STOPPING, die_with_parent
 from tcsmt.smt import emit
 from tcsmt.smt.smtlib import Formula
 
@@ -174,9 +174,16 @@ def _worker(conn, solver: str, module: str, text: str, inputs: dict[str, int],
     """In the child: import the backend (and with it the solver), check, send
     back a dict. Never raises: failures travel as status "error". SIGTERM
     ends it at once, wherever the solver is (the command line's own
-    handler, inherited through fork, would wait for Python code)."""
-    die_with_parent(parent=parent)
+    handler, inherited through fork, would wait for Python code). Ctrl-C
+    is the parent's to handle (it stops every job): the child ignores
+    SIGINT. Both signals are held back from the fork until the child has
+    set them (``_Active``): the parent stopping a job it has just started
+    (after a Ctrl-C) sent SIGTERM to a child still in multiprocessing's
+    start-up, whose inherited handler then printed a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(STOPPING))
+    die_with_parent(parent=parent)
     try:
         backend = importlib.import_module(module)
         out = backend.check(text, inputs, timeout)
@@ -202,7 +209,11 @@ class _Active:
         self.proc = ctx.Process(target=_worker, daemon=True,
                                 args=(send, job.solver, SOLVERS[job.solver][1], job.formula.text,
                                       job.formula.inputs, timeout, os.getpid()))
-        self.proc.start()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOPPING))
+        try:
+            self.proc.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         send.close()
 
     def cpu_seconds(self) -> float:
