@@ -456,6 +456,39 @@ def test_cuda_kernels_compile_to_ptx_for_sm_90():
         assert ".target sm_90" in text and ".visible .entry" in text, name
 
 
+def test_a_long_loop_body_is_cut_into_blocks_that_run_one_after_the_other():
+    """The steps kernel's loop body in basic blocks of CHUNK lines
+    (Numba's lowering costs a block's lines times its variables), each
+    after a branch never taken whose store writes ST's word back."""
+    from tcsmt.interp import kernel_source
+    p = choose("blackwell-nvfp4")
+    key = plan(p, 64).runs[0].key
+    text = steps_source(step_program(p, key), "steps", False)
+    body = text.split("for j in range(j0, j1):\n", 1)[1].splitlines()
+    guards = [i for i, line in enumerate(body) if line.strip() == "if j < 0:"]
+    assert len(guards) >= 10
+    assert all(body[i + 1].strip() == "ST[0, m, n] = ST[0, m, n]" for i in guards)
+    starts = [0] + [i + 2 for i in guards]
+    assert all(b - a == kernel_source.CHUNK for a, b in zip(starts, guards))
+
+
+def test_cut_kernels_compile_to_the_same_ptx_as_whole_ones(monkeypatch):
+    """Cutting changes what Numba is given, not what runs: with blocks of 7
+    lines, Volta's kernels compile to the PTX of the uncut ones (the
+    generated names aside)."""
+    from tcsmt.interp import kernel_source
+
+    def ptx(chunk: int) -> dict:
+        monkeypatch.setattr(kernel_source, "CHUNK", chunk)
+        kernels.cuda_module.cache_clear()
+        out = ptx_or_skip("volta-fp16-fp32", 2 * 4 + 3)
+        kernels.cuda_module.cache_clear()
+        return {n: [re.sub(r"\S*tcsmt_kernel_cuda_\w+", "NAME", line) for line in text.splitlines()
+                    if not line.strip().startswith("//")] for n, text in out.items()}
+    cut, whole = ptx(7), ptx(0)
+    assert cut == whole and len(cut["steps 0 (4 products)"]) > 100
+
+
 PTX_MODELS = ["hopper-e4m3-fp32", "hopper-e4m3-fp32-mma", "cdna3-e4m3fnuz-fp32",
               "blackwell-nvfp4-sftensor"]
 """The chains compiled to PTX by the slow test below (17 to 57 s each at

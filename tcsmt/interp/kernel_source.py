@@ -84,8 +84,9 @@ def steps_source(prog: Program, name: str, ordered: bool) -> str:
     ident)``: blocks j0 .. j1 - 1 of one element per thread (A's bits [M,
     K], B's [K, N], the scales' SCA [S, M], SCB [S, N]; products at the
     rows ORDER lists where ``ordered``, else in order: ``ident`` is the
-    plan's, not read). Straight-line code in the loop over the blocks:
-    a branch would make Numba's passes cost the blocks times the variables."""
+    plan's, not read). Straight-line code in the loop over the blocks,
+    cut into basic blocks that run one after the other (``_chunked``: the
+    loop's j is never negative)."""
     K = Consts()
     reads: dict[str, str | None] = {"c." + f[2:]: _var(f) for f in STATE if f.startswith("c.")}
     for n in prog.inputs:
@@ -97,12 +98,37 @@ def steps_source(prog: Program, name: str, ordered: bool) -> str:
     w = Writer(prog, K, reads)
     fields = [f for f in STATE if f in prog.inputs or f in prog.outs]
     pre = [f"{_var(f)} = ST[{STATE.index(f)}, m, n]" for f in fields]
-    loop = ["for j in range(j0, j1):"] + ["    " + x for x in w.lines()]
+    loop = ["for j in range(j0, j1):"] + ["    " + x for x in _chunked(w.lines(), "j < 0")]
     loop += ["    " + f"{_var(f)} = {w.out(f)}" for f in prog.outs]
     post = [f"ST[{STATE.index(f)}, m, n] = {_var(f)}" for f in prog.outs]
     kernel = _kernel("steps(A, B, SCA, SCB, ORDER, SROWS, ST, j0, j1, size, ident)", "ST[0]",
                      pre + loop + post)
     return "\n".join(_head(name) + K.lines() + [""] + kernel) + "\n"
+
+
+CHUNK = 100
+"""Lines of a steps kernel's loop body per basic block (see ``_chunked``)."""
+
+
+def _chunked(lines: list[str], never: str) -> list[str]:
+    """The straight-line ``lines`` cut into basic blocks of CHUNK lines, each
+    after ``if never:`` (a condition that never holds) with a store of ST's
+    first word to itself. Numba's lowering looks, for each variable
+    assigned in a basic block, through all of that block's assignments
+    (numba-cuda 0.30.4: blackwell-nvfp4's kernels, the steps kernel some
+    3 700 lines, took 108.8 s to compile for sm_90 uncut, 17.7 s cut;
+    benchmarks/bench_ptx.py). Each
+    block follows the merge of a branch, so it dominates every block after
+    it and no variable needs SSA repair (a branch around the code would
+    make each variable used past its block a violator, and Numba's SSA
+    pass costs the violators times the lines). The store writes what is
+    there; NVVM removes the branch (the PTX is the uncut kernel's)."""
+    if not CHUNK or len(lines) <= CHUNK:      # CHUNK = 0: one block (benchmarks/bench_ptx.py)
+        return lines
+    out: list[str] = []
+    for i in range(0, len(lines), CHUNK):
+        out += ([f"if {never}:", "    ST[0, m, n] = ST[0, m, n]"] if i else []) + lines[i:i + CHUNK]
+    return out
 
 
 def _kernel(signature: str, shaped: str, body: list[str]) -> list[str]:
