@@ -32,8 +32,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import time
 
+from tcsmt.errors import UserError
 from tcsmt.interp import kernel_source
 from tcsmt.model.choose import choose
 from tcsmt.sim import kernels
@@ -75,6 +77,13 @@ def main() -> None:
     ap.add_argument("--short", action="store_true", help="hopper-fp16-fp32 only (seconds)")
     args = ap.parse_args()
     names = args.models or (SHORT if args.short else DEFAULT)
+    if args.k is not None and args.k < 1:
+        sys.exit("error: --k must be at least 1")
+    for name in names:
+        try:
+            choose(name)
+        except UserError as e:
+            sys.exit(f"error: {e}")
     print(f"bench_ptx: {target()}, sm_90, load average {os.getloadavg()[0]:.1f}")
     try:
         kernels.cuda_ptx(choose("volta-fp16-fp32"), 4, cc=(9, 0))

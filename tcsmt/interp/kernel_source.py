@@ -117,12 +117,12 @@ def _chunked(lines: list[str], never: str) -> list[str]:
     assigned in a basic block, through all of that block's assignments
     (numba-cuda 0.30.4: blackwell-nvfp4's kernels, the steps kernel some
     3 700 lines, took 108.8 s to compile for sm_90 uncut, 17.7 s cut;
-    benchmarks/bench_ptx.py). Each
-    block follows the merge of a branch, so it dominates every block after
-    it and no variable needs SSA repair (a branch around the code would
-    make each variable used past its block a violator, and Numba's SSA
-    pass costs the violators times the lines). The store writes what is
-    there; NVVM removes the branch (the PTX is the uncut kernel's)."""
+    benchmarks/bench_ptx.py). Each block follows the merge of a branch,
+    so it dominates every block after it and no variable needs SSA repair
+    (a branch around the code would make each variable used past its
+    block a violator, and Numba's SSA pass costs the violators times the
+    lines). The store writes what is there; NVVM removes the branch (the
+    PTX is the uncut kernel's)."""
     if not CHUNK or len(lines) <= CHUNK:      # CHUNK = 0: one block (benchmarks/bench_ptx.py)
         return lines
     out: list[str] = []
