@@ -70,6 +70,12 @@ def compile_ptx(name: str, k: int, chunk: int) -> tuple[float, dict[str, list[st
                          if not line.strip().startswith("//")] for n, text in ptx.items()}
 
 
+def _refuse(why: str) -> None:
+    """Bad input: one line on stderr, exit status 2 (as the command line's)."""
+    print(f"error: {why}", file=sys.stderr)
+    sys.exit(2)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*")
@@ -78,12 +84,12 @@ def main() -> None:
     args = ap.parse_args()
     names = args.models or (SHORT if args.short else DEFAULT)
     if args.k is not None and args.k < 1:
-        sys.exit("error: --k must be at least 1")
+        _refuse("--k must be at least 1")
     for name in names:
         try:
             choose(name)
         except UserError as e:
-            sys.exit(f"error: {e}")
+            _refuse(str(e))
     print(f"bench_ptx: {target()}, sm_90, load average {os.getloadavg()[0]:.1f}")
     try:
         kernels.cuda_ptx(choose("volta-fp16-fp32"), 4, cc=(9, 0))
