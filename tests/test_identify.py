@@ -520,3 +520,32 @@ def test_a_unit_of_formats_no_instruction_table_holds_takes_its_shipped_block():
         choose_instruction("float16", "float16", "float32")
     msg = str(e.value)
     assert "with a float16" in msg and "e4m3" not in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("formats", ["e4m3:fp32", "fp16:fp32", "e2m1:fp32"])
+def test_space_models_are_what_model_makes_of_each_combination(formats):
+    """Space.models builds its hypotheses without dataclasses.replace: the
+    same fields, names and origins as Space.model gives each combination."""
+    from tcsmt.identify.hypspace import space_for
+    scales = "ue4m3/16" if formats.startswith("e2m1") else None
+    sp = space_for(formats, None, scales) if scales else space_for(formats, None)
+    for part in sp.parts[:2]:
+        pre = f"{part.name}:"
+        fast = part.models(pre)
+        slow = [part.model(v, pre) for v in part.combinations()]
+        assert len(fast) == part.size and fast == slow
+        assert [m.__dict__ for m in fast] == [m.__dict__ for m in slow]
+        assert [hash(m) for m in fast[:50]] == [hash(m) for m in slow[:50]]
+
+
+@pytest.mark.parametrize("axes, message", [
+    ({"block_size": [8, "x"]}, "space bad: block_size=x: key 'block_size': 'x' is not an integer"),
+    ({"align_bits": [1, 99]}, "space bad: align_bits=99: key 'align_bits': 99 is not an integer in 0..64"),
+    ({"colour": [1]}, "space bad: colour=1: key 'colour': unknown key"),
+])
+def test_a_bad_axis_value_names_the_first_combination_holding_it(axes, message):
+    from tcsmt.errors import ModelFileError
+    from tcsmt.identify.space import Space, neutral_base
+    with pytest.raises(ModelFileError) as e:
+        Space(neutral_base("fp16:fp32"), axes, "bad").models()
+    assert str(e.value) == message

@@ -17,7 +17,7 @@ from tcsmt.model.choices import (
     OPTIONAL_FORMAT_KEYS,
     OPTIONAL_INT_KEYS,
 )
-from tcsmt.model.formats import get_format
+from tcsmt.model.formats import Format, get_format
 
 if TYPE_CHECKING:                       # the record is checked here, not built: no import at run time
     from tcsmt.model.params import ModelParams
@@ -42,22 +42,23 @@ def bad(origin: str, key: str, msg: str) -> ModelFileError:
 
 def validate(p: ModelParams, origin: str) -> None:
     """Raise ModelFileError naming ``origin`` and the key at the first problem."""
+    looked: dict[str, Format] = {}       # each format looked up once
     for key in FORMAT_KEYS:
         if getattr(p, key) is None and key == "b_format":
             continue
         try:
-            get_format(getattr(p, key))
+            looked[key] = get_format(getattr(p, key))
         except UserError as e:
             raise bad(origin, key, str(e)) from None
     for key in OPTIONAL_FORMAT_KEYS:
         if getattr(p, key) is not None:
             try:
-                get_format(getattr(p, key))
+                looked[key] = get_format(getattr(p, key))
             except UserError as e:
                 raise bad(origin, key, str(e)) from None
-    for key in (*FORMAT_KEYS, *OPTIONAL_FORMAT_KEYS):
-        if getattr(p, key) is not None and get_format(getattr(p, key)).bits > MAX_FORMAT_BITS:
-            raise bad(origin, key, f"{getattr(p, key)} is {get_format(getattr(p, key)).bits} bits "
+    for key, f in looked.items():
+        if f.bits > MAX_FORMAT_BITS:
+            raise bad(origin, key, f"{getattr(p, key)} is {f.bits} bits "
                        f"wide: formats of at most {MAX_FORMAT_BITS} bits are modelled")
     for key, allowed in CHOICES.items():
         v = getattr(p, key)
