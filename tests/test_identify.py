@@ -300,6 +300,30 @@ def test_floor_lemma_finds_a_floor_that_acts():
     assert floor_lemma(p, 16, plan_domain(p.fin, p.fout), 60)["verdict"] == "sat"
 
 
+def test_floor_lemma_covers_exact_groups():
+    """With exact groups (NVFP4's reading by MMA-Sim: groups of 16, and 4)
+    the lemma's terms are the groups' sums, each times a free scale pair,
+    as the block register takes them: the floor e_zero = -139 is below any
+    group a finite input makes; a floor at -10 is not (a group of 0.25 with
+    scales 2^-9 and 2^-9 lies at 2^-20). Hypotheses that differ only in
+    their roundings ask one formula, solved once."""
+    from tcsmt.identify import lemmas
+    from tcsmt.identify.plan import plan_domain
+    base = choose("blackwell-nvfp4")
+    dom = plan_domain(base.fin, base.fout)
+    for g in (16, 4):
+        p = base.replace(group_size=g)
+        rec = lemmas.floor_lemma(p, 64, dom, 60)
+        assert rec["verdict"] == "unsat" and len(rec["proved_by"]) >= 2, rec
+        assert f"exact groups of {g}" in rec["how"] or g == 1
+        assert len(rec["sha256"]) == len(lemmas.c_formats(p, 64))
+        assert lemmas.floor_lemma(p.replace(min_exponent=-10), 64, dom, 60)["verdict"] == "sat"
+    p = base.replace(group_size=4)
+    q = p.replace(name="other rounding", final_rounding="rne" if p.final_rounding != "rne" else "rz")
+    fp, fq = (lemmas.floor_formula(m, 64, dom) for m in (p, q))
+    assert fp.sha256 != fq.sha256 and lemmas._question(fp) == lemmas._question(fq)
+
+
 def test_floor_lemma_reads_b_in_its_own_format():
     """A unit with e2m1 a and e4m3 b (8-bit b words): the lemma unpacks b
     as e4m3 (it once read both as e2m1), and a floor below every term's

@@ -315,3 +315,27 @@ def test_window_rows_reach_the_window_below_the_largest_term():
     q = p.replace(align_bits=10)
     d1, d2 = (dot_batch(m, a, b, c, sa_bits=sa, sb_bits=sb) for m in (p, q))
     assert (d1 != d2).sum() >= 3
+
+
+def test_plan_classes_apart_only_in_a_moot_floor_are_proved_by_the_lemma():
+    """Search.settle: a class whose hypotheses differ only in min_exponent
+    is proved when the floor lemma (UNSAT by two solvers) shows the floor
+    moot on the plan's domain and the hypotheses without it build one
+    circuit; its proof keeps each lemma's solvers and formula digests. A
+    floor the lemma does not prove moot (-10: groups of scaled products lie
+    below it) leaves its class open."""
+    from tcsmt.identify.classes import PlanClass
+    from tcsmt.identify.plan import plan_domain
+    base = choose("blackwell-nvfp4").replace(group_size=4)
+    models = [base, base.replace(min_exponent=None), base.replace(min_exponent=-10),
+              base.replace(min_exponent=None, final_rounding="rne")]
+    search = Search(models, np.arange(len(models)), 64, plan_domain(base.fin, base.fout), 600.0, None)
+    moot, acting = PlanClass([0, 1], "open"), PlanClass([2, 3], "open")
+    search.settle([moot, acting])
+    assert moot.status == "proved" and len(moot.proved_by) >= 2
+    (proof,) = moot.proof
+    assert proof["method"] == "floor lemma" and proof["same_circuit"] is True
+    (lem,) = proof["lemmas"]
+    assert lem["hypothesis"] == base.name and lem["value"] == -139 and len(lem["sha256"][0]) == 64
+    assert acting.status == "open" and not acting.proof
+    assert search.counts["proved_by_lemmas"] == 1

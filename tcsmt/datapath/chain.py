@@ -114,7 +114,7 @@ def block_step(I, p: ModelParams, a: list, b: list, sa: list | None, sb: list | 
         first = None if ids is None else min(ids[1])
         sc_a, sc_b = _scale_terms(I, p, sa or [], sb or [], ew, tr, ids and [j - first for j in ids[1]])
         return window_block(I, p, prods, c, sc_a, sc_b, result_format(p), ew, tr)
-    terms = _terms(I, p, prods, sa, sb, ew, trace, ids)
+    terms = group_terms(I, p, prods, sa, sb, ew, trace, ids)
     if p.fout.is_integer:                # c's Term (sign, magnitude) as its two's complement word
         return int_block(I, p, terms, bv.neg_if(I, c.sign, c.sig), tr)
     if p.chaining == "separate" and not single:
@@ -136,9 +136,11 @@ def products(I, p: ModelParams, a: list, b: list, ew: int) -> tuple[Term, ...]:
     return tuple(multiply(I, x, y, p, ew) for x, y in zip(ta, tb))
 
 
-def _terms(I, p: ModelParams, prods: list[Term], sa, sb, ew: int, trace, ids) -> list[Term]:
+def group_terms(I, p: ModelParams, prods: list[Term], sa, sb, ew: int, trace=None,
+                ids=None) -> list[Term]:
     """The block's products in groups of group_size (each one exact sum),
-    each times its scales (those of its first product)."""
+    each times its scales (the words of its first product: sa[i], sb[i]
+    per product), as the block register takes them."""
     g = p.group_size
     terms = prods if g == 1 else [group_sum(I, p, prods[i:i + g], ew) for i in range(0, len(prods), g)]
     if p.scale_format is not None:

@@ -14,6 +14,7 @@ SEARCH_TIMEOUT = 4.0       # seconds of solver search per open class and round
 MAX_ROUNDS = 6
 MAX_SEARCH_HYPS = 6        # circuits of one class put into one solver query
 PROOF_TIMEOUT = 600.0      # seconds of sweeping (tcsmt.search.sweeping) for one open class
+LEMMA_TIMEOUT = 60.0       # seconds for one floor lemma's formula (tcsmt.identify.lemmas)
 
 
 @dataclass
@@ -22,7 +23,7 @@ class PlanClass:
     status: str = "single"             # single, identical, proved, open
     proved_by: list[str] = field(default_factory=list)
     note: str = ""
-    proof: list[dict] = field(default_factory=list)   # a sweeping proof's summaries, one a pair
+    proof: list[dict] = field(default_factory=list)   # a sweep's summaries (one a pair) or the lemmas
 
     def record(self) -> dict:
         d = {"members": self.members, "status": self.status}

@@ -14,12 +14,17 @@ hypothesis gives, the next one, until one class of hypotheses remains.
    one circuit in it (tcsmt.search.diff.run_diff: support restrictions first,
    a few seconds per class; every witness is replayed). Witnesses are run
    on the hypotheses of the classes still open, the classes split, and this
-   repeats while it finds witnesses. Last, classes still open are proved by
-   sweeping (tcsmt.search.sweeping, every lemma UNSAT by two solvers) while
-   the budget lasts, the classes of the space's published readings first.
+   repeats while it finds witnesses. Classes apart in min_exponent are
+   proved by the floor lemma where it holds (tcsmt.identify.lemmas: each
+   floor moves no alignment point on the domain, UNSAT by two solvers, and
+   the hypotheses without it build one circuit). Last, classes still open
+   are proved by sweeping (tcsmt.search.sweeping, every lemma UNSAT by two
+   solvers) while the budget lasts, the classes of the space's published
+   readings first.
    A class whose members build the same circuit is equal by construction
    ("identical"); one the solvers prove is "proved" (its "proof" holds the
-   sweep's summary: lemmas, solvers, CPU seconds, digest); one neither
+   sweep's summary: lemmas, solvers, CPU seconds, digest; or the floor
+   lemmas: solvers and formula digests); one neither
    split nor proved within the budget is "open" (``tcsmt identify`` proves
    the class it ends in, with a cross-check, unless the plan proved it).
 4. The tree (tcsmt.identify.plantree): at each node the vector whose outputs split

@@ -6,8 +6,9 @@ solvers, one query per difference pattern (the parameters a class's
 members disagree on) per round, as independent jobs of tcsmt.runner; every
 witness is replayed, run on the hypotheses of the classes still open (one
 per circuit), and the classes split; a class the solvers prove equal is
-"proved". Last, the classes still open are proved by sweeping
-(``Search.prove_open``) while the budget lasts. tcsmt.identify.plan.build_plan
+"proved". Then classes apart in min_exponent are proved by the floor
+lemma where it holds (``Search.settle``); last, the classes still open are
+proved by sweeping (``Search.prove_open``) while the budget lasts. tcsmt.identify.plan.build_plan
 calls ``Search(...).run``.
 """
 
@@ -22,6 +23,7 @@ import numpy as np
 from tcsmt import runner
 from tcsmt.enums import Verdict
 from tcsmt.identify.classes import (
+    LEMMA_TIMEOUT,
     MAX_ROUNDS,
     MAX_SEARCH_HYPS,
     PROOF_TIMEOUT,
@@ -97,6 +99,7 @@ class Search:
             classes = self.split(classes, extra_out)
             say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
                            f"{sum(cl.status == 'open' for cl in classes)} open")
+        self.settle(classes)
         self.prove_open(classes)
         for cl in classes:
             if cl.status == "open" and not cl.note:
@@ -170,6 +173,46 @@ class Search:
                 cl.proved_by = sorted({s for part in parts for s in part["proved_by"]})
                 cl.proof = parts
                 self.counts["proved"] = self.counts.get("proved", 0) + 1
+
+    def settle(self, classes: list[PlanClass]) -> None:
+        """Open classes whose members differ in min_exponent, proved by the
+        floor lemma (tcsmt.identify.lemmas.floor_lemma: on the plan's domain
+        no block's alignment point with a non-zero term lies below the
+        floor; UNSAT, cross-checked by a second solver): every circuit of
+        the class with a floor the lemma proves moot is built again
+        without it, and when they all build one circuit the class is
+        proved, its proof the lemmas. Before the sweeping (prove_open),
+        while the budget lasts: a lemma is a small formula (under a second
+        on the NVFP4 space), a sweep of the whole dot product minutes."""
+        from tcsmt.identify.lemmas import floor_lemma
+        from tcsmt.sim.evaluate import trace
+        for cl in classes:
+            if cl.status != "open" or "min_exponent" not in self.pattern(cl.members):
+                continue
+            if self.spent >= self.budget:
+                return
+            lemmas, built = [], []
+            for i in self.circuits(cl.members):
+                m = self.models[i]
+                if m.min_exponent is not None:
+                    t0 = time.monotonic()
+                    lem = floor_lemma(m, self.k, self.domain, timeout=min(LEMMA_TIMEOUT, self.budget))
+                    self.spent += time.monotonic() - t0
+                    self.counts["lemmas"] = self.counts.get("lemmas", 0) + 1
+                    if lem["verdict"] != Verdict.UNSAT:
+                        break
+                    lemmas.append({"hypothesis": m.name, **lem})
+                    m = m.replace(min_exponent=None)
+                built.append(m)
+            else:
+                if len({r.id for r in trace(built, self.k)}) == 1:
+                    cl.status = "proved"
+                    cl.proved_by = sorted({s for lem in lemmas for s in lem["proved_by"]})
+                    cl.proof = [{"method": "floor lemma", "verdict": "unsat", "proved_by": cl.proved_by,
+                                 "lemmas": lemmas, "same_circuit": True}]
+                    self.counts["proved_by_lemmas"] = self.counts.get("proved_by_lemmas", 0) + 1
+            say(self.log, f"  floor lemma {', '.join(self.pattern(cl.members))}: "
+                           f"{'proved' if cl.status == 'proved' else 'not proved'}")
 
     def apart(self, cl: PlanClass) -> int:
         """How many graph nodes one circuit of the class has that another
