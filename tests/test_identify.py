@@ -315,7 +315,7 @@ def test_floor_lemma_covers_exact_groups():
         p = base.replace(group_size=g)
         rec = lemmas.floor_lemma(p, 64, dom, 60)
         assert rec["verdict"] == "unsat" and len(rec["proved_by"]) >= 2, rec
-        assert f"exact groups of {g}" in rec["how"] or g == 1
+        assert f"exact groups of {g}" in rec["how"]
         assert len(rec["sha256"]) == len(lemmas.c_formats(p, 64))
         assert lemmas.floor_lemma(p.replace(min_exponent=-10), 64, dom, 60)["verdict"] == "sat"
     p = base.replace(group_size=4)

@@ -339,3 +339,22 @@ def test_plan_classes_apart_only_in_a_moot_floor_are_proved_by_the_lemma():
     assert lem["hypothesis"] == base.name and lem["value"] == -139 and len(lem["sha256"][0]) == 64
     assert acting.status == "open" and not acting.proof
     assert search.counts["proved_by_lemmas"] == 1
+
+
+def test_committed_floor_lemma_proofs_are_the_formulas_the_code_asks():
+    """Every class of the committed NVFP4 plan proved by the floor lemma
+    names, for each floored hypothesis, the sha256 of the formulas
+    tcsmt.identify.lemmas.floor_formula builds for it today (so the proof
+    can be asked again of any SMT-LIB solver), solvers two at least."""
+    from tcsmt.identify.lemmas import c_formats, floor_formula
+    plan = committed("e2m1:fp32", "ue4m3/16")
+    by_name = {m.name: m for m in plan.models()}
+    proofs = [cl.proof[0] for cl in plan.classes if cl.proof and cl.proof[0]["method"] == "floor lemma"]
+    assert len(proofs) >= 100
+    for proof in proofs[::25]:
+        assert len(proof["proved_by"]) >= 2 and proof["same_circuit"] is True
+        for lem in proof["lemmas"]:
+            p = by_name[lem["hypothesis"]]
+            assert lem["value"] == p.min_exponent and len(lem["proved_by"]) >= 2
+            assert lem["sha256"] == [floor_formula(p, plan.k, plan.domain, cf).sha256
+                                     for cf in c_formats(p, plan.k)]

@@ -57,9 +57,9 @@ def floor_formula(p: ModelParams, k: int, domain: Domain, c_format: Format | Non
     its register sums (tcsmt.datapath.blocks.block_terms): its products
     (free products, in exact groups of group_size; with block scales, each
     group times a scale pair of its own, any words of the scale format:
-    the real pairs, one per scale block, are among them) and its c, any bit pattern of ``c_format``: c's
-    format for the first block (read as the datapath reads c), the block
-    result's for a chained one."""
+    the real pairs, one per scale block, are among them) and its c, any
+    bit pattern of ``c_format``: c's format for the first block (read as
+    the datapath reads c), the block result's for a chained one."""
     from tcsmt.datapath.blocks import block_terms
     from tcsmt.datapath.chain import group_terms, next_c, products
     from tcsmt.datapath.terms import unpack_input

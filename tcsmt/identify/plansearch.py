@@ -196,7 +196,8 @@ class Search:
                 m = self.models[i]
                 if m.min_exponent is not None:
                     t0 = time.monotonic()
-                    lem = floor_lemma(m, self.k, self.domain, timeout=min(LEMMA_TIMEOUT, self.budget))
+                    lem = floor_lemma(m, self.k, self.domain,
+                                      timeout=min(LEMMA_TIMEOUT, max(1.0, self.budget - self.spent)))
                     self.spent += time.monotonic() - t0
                     self.counts["lemmas"] = self.counts.get("lemmas", 0) + 1
                     if lem["verdict"] != Verdict.UNSAT:
