@@ -104,3 +104,26 @@ def test_rows_memo_tells_the_plain_domain_membership():
     assert [dom.contains(fin, fc, a, b, c, I=I) for a, b, c in rows] == want
     assert 0 < sum(want) < len(want)
     assert I.memo.hits > I.memo.misses
+
+
+def test_formats_are_keyed_by_object_and_equal_copies_miss_rather_than_answer_wrongly():
+    from dataclasses import replace
+
+    from tcsmt.datapath.terms import unpack
+    from tcsmt.model.formats import get_format, internal_format
+    I = MemoInterp()
+    memo = I.memo
+    e8m13 = internal_format(8, 13)
+    assert internal_format(8, 13) is e8m13            # one object: its stages are shared
+    copy = replace(get_format("e4m3"))
+    assert copy == get_format("e4m3") and copy is not get_format("e4m3")
+    assert memo.format_key(copy) != memo.format_key(get_format("e4m3"))
+    assert memo.format_key(e8m13) == memo.format_key(internal_format(8, 13))
+    word = I.const(0x3C, 8)
+    first = unpack(I, get_format("e4m3"), word, 12, False)
+    misses = memo.misses
+    again = unpack(I, copy, word, 12, False)          # the copy misses, then gives equal bits
+    assert memo.misses == misses + 1
+    assert memo.key(again) == memo.key(first)
+    fp16 = unpack(I, get_format("fp16"), I.const(0x3C, 16), 12, False)
+    assert memo.key(fp16) != memo.key(first)           # another format, another term

@@ -80,6 +80,7 @@ class HypSpace:
     parts: list[Space]
     name: str = "space"
     _models: list[ModelParams] | None = field(default=None, repr=False)
+    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -112,12 +113,14 @@ class HypSpace:
     def digest(self) -> str:
         """A hash of every hypothesis's parameters, ModelParams.parameter_dict
         (plans check it), read from the parts' bases and axes without
-        building the hypotheses."""
-        h = hashlib.sha256()
-        for part in self.parts:
-            for line in part.parameter_reprs():
-                h.update(line.encode())
-        return h.hexdigest()
+        building the hypotheses; worked out once, as models() is."""
+        if self._digest is None:
+            h = hashlib.sha256()
+            for part in self.parts:
+                for line in part.parameter_reprs():
+                    h.update(line.encode())
+            self._digest = h.hexdigest()
+        return self._digest
 
     def record(self) -> dict:
         return {"name": self.name, "size": self.size,

@@ -31,8 +31,9 @@ from tcsmt.model.formats import Format
 from tcsmt.model.params import ModelParams
 
 LIMIT = 200_000
-_PLAIN = frozenset({int, str, bool, float, type(None), Format})
-"""Arguments that are their own key."""
+_PLAIN = frozenset({int, str, bool, float, type(None)})
+"""Arguments that are their own key (a Format is keyed by its number:
+StageMemo.format_key)."""
 _FIELDS = {t: attrgetter(*(f.name for f in dataclasses.fields(t))) for t in (Term, Fixed)}
 
 
@@ -62,6 +63,17 @@ class StageMemo:
         self.misses = 0
         self._numbers = 0     # never handed out twice, not even after clear(): a stage that
         self.clear()          # began before it keeps its arguments' numbers
+        self._formats: dict[int, tuple[Format, tuple]] = {}
+
+    def format_key(self, f: Format) -> tuple:
+        """A number for each Format object (hashing a format hashes all its
+        fields; most look-ups hold one or two). Two equal formats that are
+        distinct objects get two numbers: a call with the other misses, it
+        is never answered wrongly."""
+        held = self._formats.get(id(f))
+        if held is None or held[0] is not f:
+            held = self._formats[id(f)] = (f, ("format", len(self._formats)))
+        return held[1]
 
     def clear(self) -> None:
         # per stage function: {names read: {(argument key, values read): result}}
@@ -75,39 +87,72 @@ class StageMemo:
         t = type(x)
         if t is IntWord:
             return (x.v, x.w)
+        if t is list or t is tuple:       # the common items without a call each
+            kept, formats = self._kept, self._formats
+            out: list = []
+            add = out.append
+            for e in x:
+                te = type(e)
+                if te is IntWord:
+                    add((e.v, e.w))
+                elif te is Term or te is Fixed:
+                    held = kept.get(id(e))
+                    add(held[1] if held is not None and held[0] is e else self.key(e))
+                elif te in _PLAIN:
+                    add(e)
+                elif te is Format:
+                    held = formats.get(id(e))
+                    add(held[1] if held is not None and held[0] is e else self.format_key(e))
+                elif te is IntBool:
+                    add(e.b)
+                else:
+                    add(self.key(e))
+            return tuple(out)
         if t is IntBool:
             return x.b
-        if t is list or t is tuple:       # the common items without a call each
-            key = self.key
-            return tuple([e if type(e) in _PLAIN else (e.v, e.w) if type(e) is IntWord else key(e)
-                          for e in x])
+        if t is Format:
+            return self.format_key(x)
         fields = _FIELDS.get(t)
         if fields is not None:
-            kept = self._kept.get(id(x))
-            if kept is not None and kept[0] is x:
-                return kept[1]
-            return (t,) + tuple(map(self.key, fields(x)))
+            held = self._kept.get(id(x))
+            if held is not None and held[0] is x:
+                return held[1]
+            return (t,) + self.key(fields(x))
         return x
 
     def call(self, fn, params: int | None, I, args: tuple, kw: dict):
-        if kw.get("trace") is not None:
-            return fn(I, *args, **kw)
-        p = None if params is None else args[params]
-        raw = p
-        while type(raw) is _Reads:        # a stage called inside another's first run
-            raw = raw._p
-        inputs = (self.key(args if params is None else args[:params] + args[params + 1:]),
-                  self.key(sorted(kw.items())) if kw else ())
-        calls = self._calls.setdefault(fn, {})
-        values = self._read_values(raw)
-        for names, results in calls.items():
-            found = results.get((inputs, values(names)))
-            if found is not None:
-                self.hits += 1
-                if p is not raw:          # the outer stage read what this answer depends on
-                    for n in names:
-                        getattr(p, n)
-                return found
+        if kw:
+            if kw.get("trace") is not None:
+                return fn(I, *args, **kw)
+            extra: tuple = (tuple(kw), self.key(tuple(kw.values())))
+        else:
+            extra = ()
+        calls = self._calls.get(fn)
+        if calls is None:
+            calls = self._calls[fn] = {}
+        if params is None:                # a stage of no parameters: one set of names, ()
+            p = raw = None
+            inputs = (self.key(args), extra)
+            results = calls.get(())
+            if results is not None:
+                found = results.get((inputs, ()))
+                if found is not None:
+                    self.hits += 1
+                    return found
+        else:
+            p = raw = args[params]
+            while type(raw) is _Reads:    # a stage called inside another's first run
+                raw = raw._p
+            inputs = (self.key(args[:params] + args[params + 1:]), extra)
+            values = self._read_values(raw)
+            for names, results in calls.items():
+                found = results.get((inputs, values(names)))
+                if found is not None:
+                    self.hits += 1
+                    if p is not raw:      # the outer stage read what this answer depends on
+                        for n in names:
+                            getattr(p, n)
+                    return found
         self.misses += 1
         seen: list = []
         if params is None:
@@ -140,7 +185,7 @@ class StageMemo:
             def values(names: tuple) -> tuple:
                 v = cache.get(names)
                 if v is None:
-                    v = cache[names] = tuple([getattr(raw, n) for n in names])
+                    v = cache[names] = tuple([self.key(getattr(raw, n)) for n in names])
                 return v
             held = self._models[id(raw)] = (raw, values)
         return held[1]

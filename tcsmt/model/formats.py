@@ -13,6 +13,7 @@ exponent.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, cast
@@ -331,8 +332,11 @@ for _fmt, _aliases in INTEGER_FORMATS:     # an IntFormat answers every question
     _register(cast(Format, _fmt), *_aliases)
 
 
+@functools.cache
 def internal_format(exp_bits: int, frac_bits: int) -> Format:
-    """A format ``eXmY`` with IEEE specials, used for internal roundings (e8m13)."""
+    """A format ``eXmY`` with IEEE specials, used for internal roundings
+    (e8m13); one object for each (formats are frozen), which the stages
+    that share results (tcsmt.interp.memo) find by its number."""
     return Format(f"e{exp_bits}m{frac_bits}", exp_bits, frac_bits)
 
 
