@@ -59,3 +59,37 @@ def test_recording_equals_the_batch_simulator_on_fp8_candidates():
     ev = E.evaluate(models[::4], a, b, c, workers=1)
     for i, m in enumerate(models[::4]):
         assert (ev.outputs[i] == dot_batch(m, a, b, c)).all(), m.name
+
+
+@pytest.mark.parametrize("formats,scales", [SPACES[0], SPACES[2], SPACES[6]])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_outputs_on_a_few_rows_are_the_batch_simulators_bits(formats, scales, workers):
+    """A few rows (a plan's witnesses) run through the scalar interpreter
+    that shares stage results: the same bits as the batch simulator, in the
+    same order, on one worker or two."""
+    models, a, b, c, sa, sb = _sample(formats, scales)
+    n = E.SCALAR_ROWS
+    pick = slice(0, n)
+    rows = (a[pick], b[pick], c[pick])
+    scales_ = {"sa": None if sa is None else sa[pick], "sb": None if sb is None else sb[pick]}
+    batch = E.evaluate(models, *rows, workers=1, **scales_)
+    got = E.outputs(models, *rows, workers=workers, **scales_)
+    ok = [i for i in range(len(models)) if i not in batch.unsupported]
+    assert got.shape == batch.outputs.shape and got.dtype == batch.outputs.dtype
+    assert (got[ok] == batch.outputs[ok]).all(), formats
+    more = E.outputs(models, a[:n + 1], b[:n + 1], c[:n + 1], workers=1,
+                     sa=None if sa is None else sa[:n + 1], sb=None if sb is None else sb[:n + 1])
+    assert (more[ok, :n] == got[ok]).all()          # past SCALAR_ROWS: the batch simulator
+
+
+def test_outputs_cut_into_chunks_keep_each_models_row():
+    """More hypotheses than one chunk of 64, on two workers: each model's
+    outputs land on its own row."""
+    _, a, b, c, _, _ = _sample("e4m3:fp32", None)
+    models = identification_space("e4m3:fp32").models()[::150][:160]
+    n = E.SCALAR_ROWS
+    batch = E.evaluate(models, a[:n], b[:n], c[:n], workers=1)
+    got = E.outputs(models, a[:n], b[:n], c[:n], workers=2)
+    assert not batch.unsupported
+    assert (got == batch.outputs).all()
+    assert len({tuple(r) for r in got.tolist()}) > 3      # the models tell the rows apart

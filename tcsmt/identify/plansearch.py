@@ -36,7 +36,7 @@ from tcsmt.identify.classes import (
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
-from tcsmt.sim.evaluate import evaluate
+from tcsmt.sim.evaluate import evaluate, outputs
 
 
 class Search:
@@ -261,9 +261,8 @@ class Search:
         run = sorted({i for cl in classes
                       for i in (self.circuits(cl.members) if cl.status == "open" else cl.members[:1])})
         say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
-        ev = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
         out = np.zeros((len(self.models), len(vecs)), dtype=self.dtype)
-        out[run] = ev.outputs
+        out[run] = outputs([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
         twin = {int(self.shape[i]): i for i in run}
         for cl in classes:
             if cl.status != "open":
