@@ -38,6 +38,23 @@ from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.sim.evaluate import evaluate, outputs
 
+POOL_GROUP = 4
+"""Fresh pools a plan's search evaluates at once (Search.simulate), memory
+allowing (``_pools_at_once``)."""
+
+
+def _pools_at_once(hypotheses: int, k: int, most: int) -> int:
+    """The most pools, up to ``most`` (at least 1), whose joint evaluation
+    fits in the memory there is (tcsmt.budget.available)."""
+    from tcsmt.budget import available
+    from tcsmt.identify.simsplit import ROWS
+    from tcsmt.sim.evaluate import evaluation_bytes
+    have, _ = available()
+    n = most
+    while n > 1 and have is not None and evaluation_bytes(hypotheses, n * ROWS, k) > have // 2:
+        n -= 1
+    return n
+
 
 class Search:
     """Solver search on the open classes, one class per difference pattern
@@ -113,7 +130,12 @@ class Search:
         classes: one member per circuit of every open class runs on each
         pool, and the first row that gives two outputs in a class joins the
         plan. Pools are drawn while some class is open, up to simsplit's
-        POOLS (no clock: the plan is the same on any machine)."""
+        POOLS (no clock: the plan is the same on any machine). Up to
+        POOL_GROUP pools are evaluated at once, for the circuits open when
+        the first of them is drawn (recording a hypothesis's datapath costs
+        the batch simulator more than running it on thousands of rows); each
+        pool is then read in turn as if run alone, so the rows found are
+        the same."""
         from tcsmt.identify.simsplit import POOLS, ROWS, SEED, pool, row_vector
         t0 = time.monotonic()
         todo = [cl.members for cl in classes if cl.status == "open"]
@@ -121,19 +143,28 @@ class Search:
         r = 0
         while todo and r < POOLS:
             run = sorted({i for m in todo for i in self.circuits(m)})
-            a, b, c, sa, sb = pool(self.models[run[0]], self.k, self.domain, ROWS, SEED + r)
-            out = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb).outputs
-            at = {i: n for n, i in enumerate(run)}
-            left = []
-            for m in todo:
-                o = out[[at[i] for i in self.circuits(m)]]
-                split = np.nonzero((o != o[0][None, :]).any(axis=0))[0]
-                if not len(split):
-                    left.append(m)
-                    continue
-                v = row_vector(a, b, c, sa, sb, int(split[0]))
-                rows.setdefault(repr(v).encode(), v)
-            todo, r = left, r + 1
+            n = _pools_at_once(len(run), self.k, min(POOL_GROUP, POOLS - r))
+            drawn = [pool(self.models[run[0]], self.k, self.domain, ROWS, SEED + r + j) for j in range(n)]
+            joined = [None if drawn[0][x] is None else np.concatenate([d[x] for d in drawn])
+                      for x in range(5)]
+            a, b, c, sa, sb = joined
+            out_all = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb).outputs
+            at = {i: j for j, i in enumerate(run)}
+            start = 0
+            for pa, pb, pc, psa, psb in drawn:
+                if not todo:
+                    break
+                size = pa.shape[0]
+                left = []
+                for m in todo:
+                    o = out_all[[at[i] for i in self.circuits(m)], start:start + size]
+                    split = np.nonzero((o != o[0][None, :]).any(axis=0))[0]
+                    if not len(split):
+                        left.append(m)
+                        continue
+                    v = row_vector(pa, pb, pc, psa, psb, int(split[0]))
+                    rows.setdefault(repr(v).encode(), v)
+                todo, r, start = left, r + 1, start + size
         self.simulation = {"pools": r, "rows": r * ROWS, "vectors": len(rows),
                            "seconds": round(time.monotonic() - t0, 1)}
         return list(rows.values())
