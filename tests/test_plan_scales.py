@@ -158,26 +158,54 @@ def test_scales_option_is_checked():
         space_for("e2m1:fp32", None, "ue8m0/32")
 
 
-def test_witness_outputs_skip_twins_and_equal_a_full_run():
+@pytest.mark.parametrize("witnesses", [50, 3])
+def test_witness_outputs_skip_twins_and_equal_a_full_run(witnesses):
     """The solver search runs its witnesses on one hypothesis per circuit of
     an open class and copies the result to the twins: the same outputs as
-    running every member."""
+    running every member (through the batch simulator, and for a few
+    witnesses the scalar interpreter)."""
     axes = {"block_size": [8, 16, 32], "chaining": ["recursive", "separate"],
             "final_rounding": ["rz", "rne"]}
     models = Space(neutral_base("fp16:fp32"), axes).models()
     a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 200, seed=4)
     ev = evaluate(models, a[:150], b[:150], c[:150], workers=1)
+    rest = evaluate(models, a[150:], b[150:], c[150:], workers=1).outputs
+    apart = [150 + n for n in np.nonzero((rest != rest[0][None, :]).any(axis=0))[0]]
+    rows = (apart + [n for n in range(150, 200) if n not in apart])[:witnesses]   # splitting first
     from tcsmt.identify.classes import PlanClass
     from tcsmt.search.vectors import Vector
     search = Search(models, ev.shape, 16, Domain(), 0.0, None)
     open_class = search.mark(PlanClass(list(range(len(models)))))
     assert open_class.status == "open" and len(search.circuits(open_class.members)) < len(models)
-    vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n]))
-            for n in range(150, a.shape[0])]
+    vecs = [Vector(tuple(int(x) for x in a[n]), tuple(int(x) for x in b[n]), int(c[n])) for n in rows]
     got = search.outputs_on(vecs, [open_class])
-    want = evaluate(models, a[150:], b[150:], c[150:], workers=1).outputs
+    want = evaluate(models, a[rows], b[rows], c[rows], workers=1).outputs
     assert len(set(map(bytes, want))) > 1      # the witnesses tell some members apart
     assert np.array_equal(got, want)
+
+
+def test_fresh_pools_evaluated_together_find_the_rows_each_pool_finds_alone(monkeypatch):
+    """Search.simulate evaluates several pools at once: the same rows, pools
+    and vectors as one pool at a time."""
+    import tcsmt.identify.plansearch as PS
+    from tcsmt.identify.classes import PlanClass
+    axes = {"block_size": [4, 16], "align_bits": [0, 1, 2], "final_rounding": ["rz", "rne"],
+            "chaining": ["recursive", "separate"]}
+    models = Space(neutral_base("fp16:fp32"), axes).models()
+    a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 12, seed=4)
+    ev = evaluate(models, a, b, c, workers=1)
+    from tcsmt.identify.classes import classes_of
+    runs = {}
+    for group in (1, 4):
+        monkeypatch.setattr(PS, "POOL_GROUP", group)
+        search = Search(models, ev.shape, 16, Domain(), 0.0, None)
+        classes = [search.mark(PlanClass(g)) for g in classes_of(ev.outputs, list(range(len(models))))]
+        assert any(cl.status == "open" for cl in classes)
+        found = search.simulate(classes)
+        runs[group] = ([repr(v) for v in found], {k: v for k, v in search.simulation.items()
+                                                 if k != "seconds"})
+    assert runs[1] == runs[4]
+    assert runs[1][0]                            # the pools split some class
 
 
 # ---------------------------------------------------------------------------
