@@ -43,6 +43,14 @@ reading the rows, space and plan takes 0.9, building the hypotheses and
 choosing the first screening rows 1.4, the first round of screening (26474
 hypotheses, 18.8 CPU-s on two workers) 9.3, the rest 0.3.
 
+Later on 28 Nov (load 0.2 to 1.3, ``--no-baseline --rev a72f6c7``, two
+runs) the shared stage results look up faster (tcsmt.interp.memo: a list's
+items keyed in one loop, a format by its object's number, no parameter
+values for stages that read none): the e4m3 rows take 16.8 to 17.0 s CPU /
+9.7 to 10.2 s wall against 21.0 to 21.1 / 12.0 to 12.2 (1.18x to 1.25x
+wall), the fp16 rows 5.8 to 6.2 / 3.7 to 4.0 against 6.4 to 6.7 / 4.0 to
+4.3, the same hypotheses and classes.
+
 Measured on the development machine (2 shared cores), shipped path:
 
     H100 fp16 rows  2000 rows, 15510 hypotheses    7.8 s CPU  11.7 s wall (load 8.5-9.1)
