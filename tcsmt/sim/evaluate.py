@@ -447,6 +447,13 @@ keeps its own. Identifying the H100 e4m3 rows (2 workers, load 11.7):
 26.1 CPU-s with 8 runs, 31.0 with chunks of 64 hypotheses."""
 
 
+def _chunks(count: int) -> list[list[int]]:
+    """Hypotheses 0..count-1 in SCREEN_CHUNKS runs of neighbours (at least
+    64 each), the jobs of the scalar interpreter's runs."""
+    size = max(64, -(-count // SCREEN_CHUNKS))
+    return [list(range(i, min(i + size, count))) for i in range(0, count, size)]
+
+
 def _row_scales(s, n: int) -> list[int] | None:
     return None if s is None else [int(x) for x in s[n]]
 
@@ -465,9 +472,7 @@ def screen(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
         order = screening_order(np.asarray(a), np.asarray(b))[:rows]
     picked = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]), int(d[n]),
                _row_scales(sa, n), _row_scales(sb, n)) for n in order]
-    alive = list(range(len(models)))
-    size = max(64, -(-len(alive) // SCREEN_CHUNKS))
-    chunks = [alive[i:i + size] for i in range(0, len(alive), size)]
+    chunks = _chunks(len(models))
     tasks = [runner.Task(f"chunk {n}", partial(_screen_chunk, ch)) for n, ch in enumerate(chunks)]
     done = runner.run(tasks, progress=(lambda _, n, total: progress(n, total) if n else None)
                       if progress else None,
@@ -498,7 +503,7 @@ def outputs(models: list[ModelParams], a, b, c, workers: int | None = None,
     """[models, N] d bits of every model on every vector, as ``evaluate``
     gives them, through the batch simulator, or, for at most SCALAR_ROWS
     vectors, the scalar interpreter that shares stage results (runs of
-    neighbouring hypotheses as independent jobs, as ``screen`` cuts them).
+    neighbouring hypotheses as independent jobs, ``_chunks``).
     The rows of the batch simulator's unsupported models (a word wider than
     64 bits) are zero, as in ``evaluate``; the scalar interpreter runs them."""
     a, b, c = (np.asarray(x, dtype=np.uint64) for x in (a, b, c))
@@ -507,8 +512,7 @@ def outputs(models: list[ModelParams], a, b, c, workers: int | None = None,
     dtype = np.uint32 if models and models[0].fout.bits <= 32 else np.uint64
     rows = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]),
              _row_scales(sa, n), _row_scales(sb, n)) for n in range(a.shape[0])]
-    size = max(64, -(-len(models) // SCREEN_CHUNKS))
-    chunks = [list(range(i, min(i + size, len(models)))) for i in range(0, len(models), size)]
+    chunks = _chunks(len(models))
     tasks = [runner.Task(f"chunk {n}", partial(_outputs_chunk, ch)) for n, ch in enumerate(chunks)]
     done = runner.run(tasks, shared=(models, rows),
                       workers=0 if workers == 1 or len(chunks) <= 1 else workers)
