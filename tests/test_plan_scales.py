@@ -201,11 +201,58 @@ def test_fresh_pools_evaluated_together_find_the_rows_each_pool_finds_alone(monk
         search = Search(models, ev.shape, 16, Domain(), 0.0, None)
         classes = [search.mark(PlanClass(g)) for g in classes_of(ev.outputs, list(range(len(models))))]
         assert any(cl.status == "open" for cl in classes)
-        found = search.simulate(classes)
+        found, known = search.simulate(classes)
         runs[group] = ([repr(v) for v in found], {k: v for k, v in search.simulation.items()
                                                  if k != "seconds"})
+        # the pools' own outputs on the rows found are what running them again gives
+        assert known and np.array_equal(search.outputs_on(found, classes, known),
+                                        search.outputs_on(found, classes))
     assert runs[1] == runs[4]
     assert runs[1][0]                            # the pools split some class
+
+
+def test_open_classes_are_ranked_for_proofs_only_while_the_budget_reaches_them():
+    """Search.prove_open: the classes of the published readings first, then
+    the others by how far their circuits part (``apart``, which traces every
+    circuit); once the budget is spent on the first group, the others are
+    never traced."""
+    from tcsmt.identify.classes import PlanClass
+    axes = {"block_size": [4, 16], "final_rounding": ["rz", "rne"], "chaining": ["recursive", "separate"]}
+    models = Space(neutral_base("fp16:fp32"), axes).models()
+    classes = [PlanClass([i, i + 1], status="open") for i in range(0, len(models), 2)]
+    search = Search(models, np.arange(len(models)), 16, Domain(), 100.0, None, first={4})
+    ranked, tried = [], []
+    search.aparts = lambda group: [ranked.append(cl.members[0]) or -cl.members[0] for cl in group]
+    search.prove = lambda cl: tried.append(cl.members[0]) or True
+    search.prove_open(classes)
+    assert tried == [4] + sorted((c.members[0] for c in classes if c.members[0] != 4), reverse=True)
+
+    ranked.clear()
+    tried.clear()
+    def spend(cl):
+        tried.append(cl.members[0])
+        search.spent = search.budget
+        return True
+    search.spent, search.prove = 0.0, spend
+    search.prove_open(classes)
+    assert tried == [4] and ranked == [4]
+
+
+def test_classes_ranked_in_jobs_part_as_each_class_traced_alone():
+    """Search.aparts (runs of classes as jobs of the runner) gives each
+    class's ``apart``: the nodes its circuits do not share, traced alone."""
+    from tcsmt.identify.classes import PlanClass
+    axes = {"block_size": [4, 16], "align_bits": [0, 2], "final_rounding": ["rz", "rne"],
+            "chaining": ["recursive", "separate"]}
+    models = Space(neutral_base("fp16:fp32"), axes).models()
+    classes = [PlanClass(list(range(s, s + 3)), status="open") for s in range(0, len(models) - 2, 3)]
+    search = Search(models, np.arange(len(models)), 16, Domain(), 100.0, None)
+    want = [search.apart(cl) for cl in classes]
+    assert len(set(want)) > 1 and min(want) > 0
+    for workers in ("1", "2"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("TCSMT_WORKERS", workers)
+            assert search.aparts(classes) == want
 
 
 # ---------------------------------------------------------------------------

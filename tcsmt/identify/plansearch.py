@@ -38,9 +38,12 @@ from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
 from tcsmt.sim.evaluate import evaluate, outputs
 
-POOL_GROUP = 4
+POOL_GROUP = 8
 """Fresh pools a plan's search evaluates at once (Search.simulate), memory
-allowing (``_pools_at_once``)."""
+allowing (``_pools_at_once``). Recording a circuit costs about as much as
+running it on five pools, and pools seldom split every class: in the fp8
+space (e4m3:fp32) pools 5 to 8 still ran 10486 of the 10802 circuits that
+pools 1 to 4 ran."""
 
 
 def _pools_at_once(hypotheses: int, k: int, most: int) -> int:
@@ -93,10 +96,10 @@ class Search:
         classes = [self.mark(PlanClass(g)) for g in groups]
         extra: list[Vector] = []
         extra_out = np.zeros((len(self.models), 0), dtype=self.dtype)
-        found = self.simulate(classes)
+        found, known = self.simulate(classes)
         if found:
             extra += found
-            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes)], axis=1)
+            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes, known)], axis=1)
             classes = self.split(classes, extra_out)
             say(self.log, f"  fresh pools: {len(found)} rows, {len(classes)} classes, "
                            f"{sum(cl.status == 'open' for cl in classes)} open")
@@ -124,8 +127,8 @@ class Search:
                            self.pattern(cl.members) in self.dead else "") + "; not proved equal")
         return classes, extra, extra_out
 
-    def simulate(self, classes: list[PlanClass]) -> list[Vector]:
-        """Rows of fresh pools (tcsmt.identify.simsplit.pool: for block-scaled
+    def simulate(self, classes: list[PlanClass]) -> tuple[list[Vector], dict[int, list[int]]]:
+        """(rows, outputs): rows of fresh pools (tcsmt.identify.simsplit.pool: for block-scaled
         spaces aimed at the window below the largest term) that split open
         classes: one member per circuit of every open class runs on each
         pool, and the first row that gives two outputs in a class joins the
@@ -135,11 +138,14 @@ class Search:
         the first of them is drawn (recording a hypothesis's datapath costs
         the batch simulator more than running it on thousands of rows); each
         pool is then read in turn as if run alone, so the rows found are
-        the same."""
+        the same. ``outputs``: for every circuit the pools ran (one member
+        per circuit of every open class), its outputs on the rows found,
+        kept from the pools' evaluation for ``outputs_on``."""
         from tcsmt.identify.simsplit import POOLS, ROWS, SEED, pool, row_vector
         t0 = time.monotonic()
         todo = [cl.members for cl in classes if cl.status == "open"]
         rows: dict[bytes, Vector] = {}
+        known: dict[int, list[int]] = {}
         r = 0
         while todo and r < POOLS:
             run = sorted({i for m in todo for i in self.circuits(m)})
@@ -148,7 +154,10 @@ class Search:
             joined = [None if drawn[0][x] is None else np.concatenate([d[x] for d in drawn])
                       for x in range(5)]
             a, b, c, sa, sb = joined
-            out_all = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb).outputs
+            say(self.log, f"  fresh pools {r + 1}..{r + n}: {len(run)} circuits of {len(todo)} "
+                           f"open classes on {n * ROWS} rows")
+            ev = evaluate([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
+            out_all, wide = ev.outputs, {run[j] for j in ev.unsupported}
             at = {i: j for j, i in enumerate(run)}
             start = 0
             for pa, pb, pc, psa, psb in drawn:
@@ -163,11 +172,17 @@ class Search:
                         left.append(m)
                         continue
                     v = row_vector(pa, pb, pc, psa, psb, int(split[0]))
-                    rows.setdefault(repr(v).encode(), v)
+                    key = repr(v).encode()
+                    if key not in rows:
+                        rows[key] = v
+                        column = out_all[:, start + int(split[0])]
+                        for i, j in at.items():
+                            if i not in wide:
+                                known.setdefault(i, []).append(int(column[j]))
                 todo, r, start = left, r + 1, start + size
         self.simulation = {"pools": r, "rows": r * ROWS, "vectors": len(rows),
                            "seconds": round(time.monotonic() - t0, 1)}
-        return list(rows.values())
+        return list(rows.values()), known
 
     def prove_open(self, classes: list[PlanClass]) -> None:
         """Classes still open after the search (MAX_SEARCH_HYPS circuits at
@@ -177,33 +192,65 @@ class Search:
         most a class: the classes of ``first`` (the space's published
         readings), then those whose circuits part least (``apart``). A
         proved class keeps the proof's summary."""
-        from tcsmt.search.sweeping import prove_pair
         if self.spent >= self.budget:
             return
-        todo = [((not self.first & set(c.members), self.apart(c)), c) for c in classes
+        todo = [c for c in classes
                 if c.status == "open" and len(self.circuits(c.members)) <= MAX_SEARCH_HYPS]
-        for _, cl in sorted(todo, key=lambda x: x[0]):
-            circ = self.circuits(cl.members)
-            parts = []
-            for j in circ[1:]:
-                left = min(PROOF_TIMEOUT, self.budget - self.spent)
-                if left <= 0:
+        published = [c for c in todo if self.first & set(c.members)]
+        rest = [c for c in todo if not self.first & set(c.members)]
+        for group in (published, rest):
+            if self.spent >= self.budget:
+                return          # ``apart`` traces every circuit: not for classes no proof reaches
+            for cl in self.ranked(group):
+                if not self.prove(cl):
                     return
-                t0 = time.monotonic()
-                got = prove_pair(Hypothesis("A", self.models[circ[0]]), Hypothesis("B", self.models[j]),
-                                 self.k, self.domain, timeout=left)
-                self.spent += time.monotonic() - t0
-                self.counts["proofs_tried"] = self.counts.get("proofs_tried", 0) + 1
-                say(self.log, f"  proof {', '.join(self.pattern(cl.members))}: "
-                               f"{'unsat' if got else 'no proof'} ({time.monotonic() - t0:.1f} s)")
-                if got is None:
-                    break
-                parts.append(got.summary())
-            if len(parts) == len(circ) - 1:
-                cl.status = "proved"
-                cl.proved_by = sorted({s for part in parts for s in part["proved_by"]})
-                cl.proof = parts
-                self.counts["proved"] = self.counts.get("proved", 0) + 1
+
+    def ranked(self, group: list[PlanClass]) -> list[PlanClass]:
+        """``group`` by ``apart``, least first (ties in their order)."""
+        values = self.aparts(group)
+        return [group[j] for j in sorted(range(len(group)), key=values.__getitem__)]
+
+    def aparts(self, group: list[PlanClass]) -> list[int]:
+        """``apart`` of every class of ``group``: runs of classes as
+        independent jobs (tcsmt.runner; tracing a class's circuits takes
+        some 27 ms at k = 32, and thousands of fp8 classes may be open)."""
+        circs = [self.circuits(cl.members) for cl in group]
+        used = sorted({i for c in circs for i in c})
+        at = {i: j for j, i in enumerate(used)}
+        jobs = [[at[i] for i in c] for c in circs]
+        size = max(1, math.ceil(len(jobs) / (4 * max(1, runner.default_workers()))))
+        runs = [jobs[s:s + size] for s in range(0, len(jobs), size)]
+        tasks = [runner.Task(f"classes {n}", partial(_apart_job, r)) for n, r in enumerate(runs)]
+        done = runner.run(tasks, shared=([self.models[i] for i in used], self.k),
+                          workers=0 if len(runs) <= 1 else None)
+        return [v for d in done for v in d.result()]
+
+    def prove(self, cl: PlanClass) -> bool:
+        """One class of ``prove_open``, its first circuit against each other
+        one; False when the budget ran out."""
+        from tcsmt.search.sweeping import prove_pair
+        circ = self.circuits(cl.members)
+        parts = []
+        for j in circ[1:]:
+            left = min(PROOF_TIMEOUT, self.budget - self.spent)
+            if left <= 0:
+                return False
+            t0 = time.monotonic()
+            got = prove_pair(Hypothesis("A", self.models[circ[0]]), Hypothesis("B", self.models[j]),
+                             self.k, self.domain, timeout=left)
+            self.spent += time.monotonic() - t0
+            self.counts["proofs_tried"] = self.counts.get("proofs_tried", 0) + 1
+            say(self.log, f"  proof {', '.join(self.pattern(cl.members))}: "
+                           f"{'unsat' if got else 'no proof'} ({time.monotonic() - t0:.1f} s)")
+            if got is None:
+                break
+            parts.append(got.summary())
+        if len(parts) == len(circ) - 1:
+            cl.status = "proved"
+            cl.proved_by = sorted({s for part in parts for s in part["proved_by"]})
+            cl.proof = parts
+            self.counts["proved"] = self.counts.get("proved", 0) + 1
+        return True
 
     def settle(self, classes: list[PlanClass]) -> None:
         """Open classes whose members differ in min_exponent, proved by the
@@ -249,12 +296,9 @@ class Search:
     def apart(self, cl: PlanClass) -> int:
         """How many graph nodes one circuit of the class has that another
         lacks (all traced into one graph: what they compute alike is one
-        node), summed over the circuits after the first."""
-        from tcsmt.sim.evaluate import trace
-        from tcsmt.smt.cut import cone
-        roots = trace([self.models[i] for i in self.circuits(cl.members)], self.k)
-        first = cone(roots[:1])
-        return sum(len(cone([r]) ^ first) for r in roots[1:])
+        node; a leading-zero count is one node, tcsmt.interp.trace.CountingTrace),
+        summed over the circuits after the first."""
+        return parting([self.models[i] for i in self.circuits(cl.members)], self.k)
 
     def search_round(self, todo: dict[tuple, PlanClass]) -> list[Vector]:
         """One query per pattern, as independent jobs (tcsmt.runner), as many
@@ -282,19 +326,28 @@ class Search:
                 cl.note = f"the first {len(circ)} circuits proved equal; the others not asked"
         return found
 
-    def outputs_on(self, vecs: list[Vector], classes: list[PlanClass]) -> np.ndarray:
+    def outputs_on(self, vecs: list[Vector], classes: list[PlanClass],
+                   known: dict[int, list[int]] | None = None) -> np.ndarray:
         """[models, len(vecs)] outputs: one member per circuit of an open
         class, and the first member of every other class (its members are
         equal: one circuit, or proved), copied to the rest (hypotheses that
         build one circuit compute one function: the first evaluation's
-        twins are not run again)."""
-        a, b, c, sa, sb = vector_arrays(vecs)
-        run = sorted({i for cl in classes
-                      for i in (self.circuits(cl.members) if cl.status == "open" else cl.members[:1])})
-        say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses")
+        twins are not run again). ``known``: outputs already worked out on
+        ``vecs`` (Search.simulate's), not run again."""
+        known = {i: v for i, v in (known or {}).items() if len(v) == len(vecs)}
+        need = sorted({i for cl in classes
+                       for i in (self.circuits(cl.members) if cl.status == "open" else cl.members[:1])})
+        run = [i for i in need if i not in known]
+        say(self.log, f"  running {len(run)} hypotheses on {len(vecs)} witnesses"
+                      + (f" ({len(need) - len(run)} known)" if len(run) < len(need) else ""))
         out = np.zeros((len(self.models), len(vecs)), dtype=self.dtype)
-        out[run] = outputs([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
-        twin = {int(self.shape[i]): i for i in run}
+        if run:
+            a, b, c, sa, sb = vector_arrays(vecs)
+            out[run] = outputs([self.models[i] for i in run], a, b, c, sa=sa, sb=sb)
+        for i in need:
+            if i in known:
+                out[i] = known[i]
+        twin = {int(self.shape[i]): i for i in need}
         for cl in classes:
             if cl.status != "open":
                 out[cl.members] = out[cl.members[0]]
@@ -316,6 +369,30 @@ class Search:
                 "budget_seconds": self.budget,
                 "timeout_per_query": SEARCH_TIMEOUT,
                 "patterns_without_witness": [list(p) for p in sorted(self.dead)]}
+
+
+def parting(circuits: list[ModelParams], k: int) -> int:
+    """Search.apart of the circuits of one class (one model each)."""
+    import gc
+
+    from tcsmt.sim.evaluate import trace
+    from tcsmt.smt.cut import cone
+    collecting = gc.isenabled()
+    gc.disable()            # a graph without cycles: no collection passes over it
+    try:
+        roots = trace(circuits, k, counting=True)
+        first = cone(roots[:1])
+        return sum(len(cone([r]) ^ first) for r in roots[1:])
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _apart_job(job: list[list[int]], shared: tuple) -> list[int]:
+    """``parting`` of a run of classes (in a worker): the circuits of each
+    as indices into the shared models."""
+    models, k = shared
+    return [parting([models[i] for i in circ], k) for circ in job]
 
 
 def _search_job(models: list[ModelParams], k: int, domain: Domain):
