@@ -36,7 +36,7 @@ from tcsmt.identify.classes import (
 from tcsmt.model.params import ModelParams
 from tcsmt.search.domain import Domain
 from tcsmt.search.vectors import Hypothesis, Vector
-from tcsmt.sim.evaluate import evaluate, outputs
+from tcsmt.sim.evaluate import evaluate, neighbour_runs, outputs
 
 POOL_GROUP = 8
 """Fresh pools a plan's search evaluates at once (Search.simulate), memory
@@ -218,8 +218,7 @@ class Search:
         used = sorted({i for c in circs for i in c})
         at = {i: j for j, i in enumerate(used)}
         jobs = [[at[i] for i in c] for c in circs]
-        size = max(1, math.ceil(len(jobs) / (4 * max(1, runner.default_workers()))))
-        runs = [jobs[s:s + size] for s in range(0, len(jobs), size)]
+        runs = [[jobs[j] for j in run] for run in neighbour_runs(len(jobs))]
         tasks = [runner.Task(f"classes {n}", partial(_apart_job, r)) for n, r in enumerate(runs)]
         done = runner.run(tasks, shared=([self.models[i] for i in used], self.k),
                           workers=0 if len(runs) <= 1 else None)
@@ -373,19 +372,12 @@ class Search:
 
 def parting(circuits: list[ModelParams], k: int) -> int:
     """Search.apart of the circuits of one class (one model each)."""
-    import gc
-
-    from tcsmt.sim.evaluate import trace
+    from tcsmt.sim.evaluate import no_collection, trace
     from tcsmt.smt.cut import cone
-    collecting = gc.isenabled()
-    gc.disable()            # a graph without cycles: no collection passes over it
-    try:
+    with no_collection():
         roots = trace(circuits, k, counting=True)
         first = cone(roots[:1])
         return sum(len(cone([r]) ^ first) for r in roots[1:])
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _apart_job(job: list[list[int]], shared: tuple) -> list[int]:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -115,6 +116,20 @@ def batches(models: list[ModelParams], size: int | None = None) -> list[list[int
 # ---------------------------------------------------------------------------
 # One batch: trace into a shared graph, run the distinct roots
 # ---------------------------------------------------------------------------
+
+@contextmanager
+def no_collection():
+    """The cyclic garbage collector off while a graph is built and run: a
+    graph has no cycles, and its hundreds of thousands of nodes would make
+    every collection pass long."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
 
 def trace(models: list[ModelParams], k: int, counting: bool = False) -> list[Node]:
     """The root node of every model's datapath, all in one graph (the
@@ -217,9 +232,7 @@ def evaluate_batch(models: list[ModelParams], a, b, c, sa=None, sb=None
     """(twin number of each model inside the batch, outputs of each model or
     None when unsupported)."""
     k = a.shape[1]
-    collecting = gc.isenabled()
-    gc.disable()            # the graph is some 250 000 nodes without cycles: no collection
-    try:                    # passes over it while it is built and run
+    with no_collection():   # the graph is some 250 000 nodes without cycles
         roots = trace(models, k, counting=COUNTING)
         first: dict[int, int] = {}
         twin = [first.setdefault(r.id, len(first)) for r in roots]
@@ -230,9 +243,6 @@ def evaluate_batch(models: list[ModelParams], a, b, c, sa=None, sb=None
         words = input_words(models[0], a, b, c, sa, sb)
         values = dict(zip((r.id for r in ok), run_graph(
             ok, words, a.shape[0], order=order if len(ok) == len(distinct) else None))) if ok else {}
-    finally:
-        if collecting:
-            gc.enable()
     return twin, [values.get(r.id) for r in roots]
 
 
@@ -447,9 +457,10 @@ keeps its own. Identifying the H100 e4m3 rows (2 workers, load 11.7):
 26.1 CPU-s with 8 runs, 31.0 with chunks of 64 hypotheses."""
 
 
-def _chunks(count: int) -> list[list[int]]:
-    """Hypotheses 0..count-1 in SCREEN_CHUNKS runs of neighbours (at least
-    64 each), the jobs of the scalar interpreter's runs."""
+def neighbour_runs(count: int) -> list[list[int]]:
+    """Indices 0..count-1 in SCREEN_CHUNKS runs of neighbours (at least 64
+    each): the jobs of the scalar interpreter's runs of hypotheses, and of
+    a plan's ranking of its open classes (tcsmt.identify.plansearch)."""
     size = max(64, -(-count // SCREEN_CHUNKS))
     return [list(range(i, min(i + size, count))) for i in range(0, count, size)]
 
@@ -472,7 +483,7 @@ def screen(models: list[ModelParams], a, b, c, d, rows: int = SCREEN_ROWS,
         order = screening_order(np.asarray(a), np.asarray(b))[:rows]
     picked = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]), int(d[n]),
                _row_scales(sa, n), _row_scales(sb, n)) for n in order]
-    chunks = _chunks(len(models))
+    chunks = neighbour_runs(len(models))
     tasks = [runner.Task(f"chunk {n}", partial(_screen_chunk, ch)) for n, ch in enumerate(chunks)]
     done = runner.run(tasks, progress=(lambda _, n, total: progress(n, total) if n else None)
                       if progress else None,
@@ -503,7 +514,7 @@ def outputs(models: list[ModelParams], a, b, c, workers: int | None = None,
     """[models, N] d bits of every model on every vector, as ``evaluate``
     gives them, through the batch simulator, or, for at most SCALAR_ROWS
     vectors, the scalar interpreter that shares stage results (runs of
-    neighbouring hypotheses as independent jobs, ``_chunks``).
+    neighbouring hypotheses as independent jobs, ``neighbour_runs``).
     The rows of the batch simulator's unsupported models (a word wider than
     64 bits) are zero, as in ``evaluate``; the scalar interpreter runs them."""
     a, b, c = (np.asarray(x, dtype=np.uint64) for x in (a, b, c))
@@ -512,7 +523,7 @@ def outputs(models: list[ModelParams], a, b, c, workers: int | None = None,
     dtype = np.uint32 if models and models[0].fout.bits <= 32 else np.uint64
     rows = [([int(x) for x in a[n]], [int(x) for x in b[n]], int(c[n]),
              _row_scales(sa, n), _row_scales(sb, n)) for n in range(a.shape[0])]
-    chunks = _chunks(len(models))
+    chunks = neighbour_runs(len(models))
     tasks = [runner.Task(f"chunk {n}", partial(_outputs_chunk, ch)) for n, ch in enumerate(chunks)]
     done = runner.run(tasks, shared=(models, rows),
                       workers=0 if workers == 1 or len(chunks) <= 1 else workers)
