@@ -51,6 +51,12 @@ values for stages that read none): the e4m3 rows take 16.8 to 17.0 s CPU /
 wall), the fp16 rows 5.8 to 6.2 / 3.7 to 4.0 against 6.4 to 6.7 / 4.0 to
 4.3, the same hypotheses and classes.
 
+Later still on 28 Nov (load 0.5 to 1.4, ``--no-baseline --rev ccf590c``,
+two runs) the pilots are recorded in a batch per worker: the e4m3 rows
+take 16.0 to 16.2 s CPU / 8.8 to 8.9 s wall against 15.9 to 16.3 / 9.5 to
+9.6 (1.06x to 1.09x wall), the fp16 rows 5.4 to 5.7 / 3.3 to 3.4 against
+5.4 to 5.8 / 3.5 to 3.8, the same hypotheses and classes.
+
 Measured on the development machine (2 shared cores), shipped path:
 
     H100 fp16 rows  2000 rows, 15510 hypotheses    7.8 s CPU  11.7 s wall (load 8.5-9.1)

@@ -53,3 +53,22 @@ def test_screening_rows_rule_out_more_than_the_rows_with_most_products():
     ev = evaluate(models, a[rows], b[rows], c[rows], workers=1)
     assert chosen == [i for i in range(len(models))
                       if i not in ev.unsupported and (ev.outputs[i] == d[rows]).all()]
+
+
+def test_pilots_cut_into_a_batch_per_worker_give_the_rows_one_batch_gives():
+    """screening_rows records its pilots in a batch per worker; batches of
+    any size give every model the same outputs, so the rows chosen on two
+    workers are those chosen in one process."""
+    from tcsmt.identify.narrow import row_arrays
+    from tcsmt.observed.observations import read_observations
+    from tcsmt.sim import evaluate as ev_mod
+    root = Path(__file__).resolve().parent.parent
+    obs = read_observations(root / "results/hardware/H100/mma-e4m3-f32.json")
+    a, b, c, d = row_arrays(obs)
+    models = identification_space("e4m3:fp32").models()[::1000]        # 31 hypotheses
+    whole = evaluate(models, a[:40], b[:40], c[:40], workers=1)
+    cut = evaluate(models, a[:40], b[:40], c[:40], workers=2, batch=4)
+    assert len(ev_mod.batches(models, 4)) > 2
+    assert (whole.outputs == cut.outputs).all() and whole.unsupported == cut.unsupported
+    assert ev_mod.screening_rows(models, a, b, c, d, workers=2) == \
+        ev_mod.screening_rows(models, a, b, c, d, workers=1)
