@@ -436,3 +436,34 @@ def test_committed_floor_lemma_proofs_are_the_formulas_the_code_asks():
             assert lem["value"] == p.min_exponent and len(lem["proved_by"]) >= 2
             assert lem["sha256"] == [floor_formula(p, plan.k, plan.domain, cf).sha256
                                      for cf in c_formats(p, plan.k)]
+
+
+def test_pools_drawn_grow_as_the_open_circuits_shrink(monkeypatch):
+    """A search draws simsplit's POOLS fresh pools, and more while the open
+    circuits times the rows drawn stay under POOL_HYPOTHESIS_ROWS, up to
+    MAX_POOLS: the fp8 space's 10802 circuits get 8 pools, a class of a
+    few circuits up to 64."""
+    import tcsmt.identify.plansearch as PS
+    import tcsmt.identify.simsplit as SS
+    from tcsmt.identify.classes import PlanClass, classes_of
+    assert PS.pool_limit(10802) == SS.POOLS == 8
+    assert PS.pool_limit(1000) == PS.POOL_HYPOTHESIS_ROWS // (1000 * SS.ROWS) == 10
+    assert PS.pool_limit(4) == PS.pool_limit(1) == PS.MAX_POOLS == 64
+    axes = {"block_size": [4, 16], "align_bits": [0, 1, 2], "final_rounding": ["rz", "rne"],
+            "chaining": ["recursive", "separate"]}
+    models = Space(neutral_base("fp16:fp32"), axes).models()
+    a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 12, seed=4)
+    ev = evaluate(models, a, b, c, workers=1)
+    drawn = {}
+    for limit in (1, 3):
+        monkeypatch.setattr(SS, "POOLS", 1)
+        monkeypatch.setattr(SS, "ROWS", 6)
+        monkeypatch.setattr(PS, "MAX_POOLS", limit)
+        search = Search(models, ev.shape, 16, Domain(), 0.0, None)
+        classes = [search.mark(PlanClass(g)) for g in classes_of(ev.outputs, list(range(len(models))))]
+        found, _ = search.simulate(classes)
+        drawn[limit] = (search.simulation["pools"], len(found))
+        # a second call (after the floor lemma) keeps the search's pools in all within the limit
+        search.simulate(classes)
+        assert drawn[limit][0] <= search.simulation["pools"] <= limit
+    assert drawn[1][0] == 1 and drawn[3][0] > 1 and drawn[3][1] > drawn[1][1]

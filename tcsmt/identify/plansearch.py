@@ -7,7 +7,8 @@ members disagree on) per round, as independent jobs of tcsmt.runner; every
 witness is replayed, run on the hypotheses of the classes still open (one
 per circuit), and the classes split; a class the solvers prove equal is
 "proved". Then classes apart in min_exponent are proved by the floor
-lemma where it holds (``Search.settle``); last, the classes still open are
+lemma where it holds (``Search.settle``), and the fewer circuits it leaves
+open get fresh pools of their own (``pool_limit``); last, the classes still open are
 proved by sweeping (``Search.prove_open``) while the budget lasts. tcsmt.identify.plan.build_plan
 calls ``Search(...).run``.
 """
@@ -44,6 +45,24 @@ allowing (``_pools_at_once``). Recording a circuit costs about as much as
 running it on five pools, and pools seldom split every class: in the fp8
 space (e4m3:fp32) pools 5 to 8 still ran 10486 of the 10802 circuits that
 pools 1 to 4 ran."""
+
+
+POOL_HYPOTHESIS_ROWS = 20_000_000
+"""Beyond simsplit's POOLS, a plan's search draws fresh pools while the
+circuits still open times the rows of the pools drawn stay under this
+(``pool_limit``), up to MAX_POOLS: a small space splits classes that only
+rare rows tell apart. In the NVFP4 space (e2m1:fp32, ue4m3 scales per 16)
+the rows aimed at the window split groups of 4 from groups of 8 products 8
+to 76 times in 100 000 rows, and none in the first 16 000 for 8 of its
+classes; the fp8 space (10 802 circuits) draws its 8 pools as before."""
+MAX_POOLS = 64
+
+
+def pool_limit(circuits: int) -> int:
+    """The fresh pools a search may have drawn while ``circuits`` circuits
+    are open: simsplit's POOLS, more while POOL_HYPOTHESIS_ROWS allows."""
+    from tcsmt.identify.simsplit import POOLS, ROWS
+    return max(POOLS, min(MAX_POOLS, POOL_HYPOTHESIS_ROWS // (max(1, circuits) * ROWS)))
 
 
 def _pools_at_once(hypotheses: int, k: int, most: int) -> int:
@@ -96,13 +115,7 @@ class Search:
         classes = [self.mark(PlanClass(g)) for g in groups]
         extra: list[Vector] = []
         extra_out = np.zeros((len(self.models), 0), dtype=self.dtype)
-        found, known = self.simulate(classes)
-        if found:
-            extra += found
-            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes, known)], axis=1)
-            classes = self.split(classes, extra_out)
-            say(self.log, f"  fresh pools: {len(found)} rows, {len(classes)} classes, "
-                           f"{sum(cl.status == 'open' for cl in classes)} open")
+        classes, extra, extra_out = self.pooled(classes, extra, extra_out)
         for rnd in range(MAX_ROUNDS):
             todo: dict[tuple, PlanClass] = {}
             for cl in sorted((c for c in classes if c.status == "open"), key=lambda c: -len(c.members)):
@@ -120,11 +133,29 @@ class Search:
             say(self.log, f"  round {rnd + 1}: {len(found)} witnesses, {len(classes)} classes, "
                            f"{sum(cl.status == 'open' for cl in classes)} open")
         self.settle(classes)
+        if any(cl.status == "open" for cl in classes):
+            # the floor lemma leaves fewer circuits open: more pools for the rest
+            n = len(extra)
+            classes, extra, extra_out = self.pooled(classes, extra, extra_out)
+            if len(extra) > n:
+                self.settle(classes)
         self.prove_open(classes)
         for cl in classes:
             if cl.status == "open" and not cl.note:
                 cl.note = ("not split by the candidates" + (" or the solvers' search" if
                            self.pattern(cl.members) in self.dead else "") + "; not proved equal")
+        return classes, extra, extra_out
+
+    def pooled(self, classes: list[PlanClass], extra: list[Vector], extra_out: np.ndarray):
+        """The classes split by the rows of fresh pools (``simulate``), with
+        those rows and every hypothesis's outputs on them added."""
+        found, known = self.simulate(classes)
+        if found:
+            extra = extra + found
+            extra_out = np.concatenate([extra_out, self.outputs_on(found, classes, known)], axis=1)
+            classes = self.split(classes, extra_out)
+            say(self.log, f"  fresh pools: {len(found)} rows, {len(classes)} classes, "
+                           f"{sum(cl.status == 'open' for cl in classes)} open")
         return classes, extra, extra_out
 
     def simulate(self, classes: list[PlanClass]) -> tuple[list[Vector], dict[int, list[int]]]:
@@ -133,24 +164,34 @@ class Search:
         classes: one member per circuit of every open class runs on each
         pool, and the first row that gives two outputs in a class joins the
         plan. Pools are drawn while some class is open, up to simsplit's
-        POOLS (no clock: the plan is the same on any machine). Up to
+        ``pool_limit`` of the circuits open (no clock: the plan is the
+        same on any machine). Up to
         POOL_GROUP pools are evaluated at once, for the circuits open when
         the first of them is drawn (recording a hypothesis's datapath costs
         the batch simulator more than running it on thousands of rows); each
         pool is then read in turn as if run alone, so the rows found are
         the same. ``outputs``: for every circuit the pools ran (one member
         per circuit of every open class), its outputs on the rows found,
-        kept from the pools' evaluation for ``outputs_on``."""
-        from tcsmt.identify.simsplit import POOLS, ROWS, SEED, pool, row_vector
+        kept from the pools' evaluation for ``outputs_on``. A second call
+        (after the floor lemma) draws pools the first did not, while the
+        pools of both stay within ``pool_limit`` of the circuits open then
+        (the fp8 space's stay 8), and the figures in ``simulation`` add up."""
+        from tcsmt.identify.simsplit import ROWS, SEED, pool, row_vector
         t0 = time.monotonic()
         todo = [cl.members for cl in classes if cl.status == "open"]
         rows: dict[bytes, Vector] = {}
         known: dict[int, list[int]] = {}
+        before = self.simulation
+        drawn0 = before.get("pools", 0)
         r = 0
-        while todo and r < POOLS:
+        while todo:
             run = sorted({i for m in todo for i in self.circuits(m)})
-            n = _pools_at_once(len(run), self.k, min(POOL_GROUP, POOLS - r))
-            drawn = [pool(self.models[run[0]], self.k, self.domain, ROWS, SEED + r + j) for j in range(n)]
+            limit = pool_limit(len(run)) - drawn0      # the search's pools in all, this call's first
+            if r >= limit:
+                break
+            n = _pools_at_once(len(run), self.k, min(POOL_GROUP, limit - r))
+            drawn = [pool(self.models[run[0]], self.k, self.domain, ROWS, SEED + drawn0 + r + j)
+                     for j in range(n)]
             joined = [None if drawn[0][x] is None else np.concatenate([d[x] for d in drawn])
                       for x in range(5)]
             a, b, c, sa, sb = joined
@@ -180,8 +221,9 @@ class Search:
                             if i not in wide:
                                 known.setdefault(i, []).append(int(column[j]))
                 todo, r, start = left, r + 1, start + size
-        self.simulation = {"pools": r, "rows": r * ROWS, "vectors": len(rows),
-                           "seconds": round(time.monotonic() - t0, 1)}
+        self.simulation = {"pools": drawn0 + r, "rows": before.get("rows", 0) + r * ROWS,
+                           "vectors": before.get("vectors", 0) + len(rows),
+                           "seconds": round(before.get("seconds", 0) + time.monotonic() - t0, 1)}
         return list(rows.values()), known
 
     def prove_open(self, classes: list[PlanClass]) -> None:
