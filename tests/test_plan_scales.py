@@ -184,22 +184,31 @@ def test_witness_outputs_skip_twins_and_equal_a_full_run(witnesses):
     assert np.array_equal(got, want)
 
 
-def test_fresh_pools_evaluated_together_find_the_rows_each_pool_finds_alone(monkeypatch):
-    """Search.simulate evaluates several pools at once: the same rows, pools
-    and vectors as one pool at a time."""
-    import tcsmt.identify.plansearch as PS
-    from tcsmt.identify.classes import PlanClass
+def _pool_space():
+    """A small fp16 space and its outputs on 12 candidates (classes left open
+    for the fresh pools of Search.simulate)."""
     axes = {"block_size": [4, 16], "align_bits": [0, 1, 2], "final_rounding": ["rz", "rne"],
             "chaining": ["recursive", "separate"]}
     models = Space(neutral_base("fp16:fp32"), axes).models()
     a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 12, seed=4)
-    ev = evaluate(models, a, b, c, workers=1)
-    from tcsmt.identify.classes import classes_of
+    return models, evaluate(models, a, b, c, workers=1)
+
+
+def _pool_search(models, ev):
+    from tcsmt.identify.classes import PlanClass, classes_of
+    search = Search(models, ev.shape, 16, Domain(), 0.0, None)
+    return search, [search.mark(PlanClass(g)) for g in classes_of(ev.outputs, list(range(len(models))))]
+
+
+def test_fresh_pools_evaluated_together_find_the_rows_each_pool_finds_alone(monkeypatch):
+    """Search.simulate evaluates several pools at once: the same rows, pools
+    and vectors as one pool at a time."""
+    import tcsmt.identify.plansearch as PS
+    models, ev = _pool_space()
     runs = {}
     for group in (1, 4):
         monkeypatch.setattr(PS, "POOL_GROUP", group)
-        search = Search(models, ev.shape, 16, Domain(), 0.0, None)
-        classes = [search.mark(PlanClass(g)) for g in classes_of(ev.outputs, list(range(len(models))))]
+        search, classes = _pool_search(models, ev)
         assert any(cl.status == "open" for cl in classes)
         found, known = search.simulate(classes)
         runs[group] = ([repr(v) for v in found], {k: v for k, v in search.simulation.items()
@@ -445,22 +454,16 @@ def test_pools_drawn_grow_as_the_open_circuits_shrink(monkeypatch):
     few circuits up to 64."""
     import tcsmt.identify.plansearch as PS
     import tcsmt.identify.simsplit as SS
-    from tcsmt.identify.classes import PlanClass, classes_of
     assert PS.pool_limit(10802) == SS.POOLS == 8
     assert PS.pool_limit(1000) == PS.POOL_HYPOTHESIS_ROWS // (1000 * SS.ROWS) == 10
     assert PS.pool_limit(4) == PS.pool_limit(1) == PS.MAX_POOLS == 64
-    axes = {"block_size": [4, 16], "align_bits": [0, 1, 2], "final_rounding": ["rz", "rne"],
-            "chaining": ["recursive", "separate"]}
-    models = Space(neutral_base("fp16:fp32"), axes).models()
-    a, b, c = candidate_vectors(models[0].fin, models[0].fc, 16, Domain(), 12, seed=4)
-    ev = evaluate(models, a, b, c, workers=1)
+    models, ev = _pool_space()
     drawn = {}
     for limit in (1, 3):
         monkeypatch.setattr(SS, "POOLS", 1)
         monkeypatch.setattr(SS, "ROWS", 6)
         monkeypatch.setattr(PS, "MAX_POOLS", limit)
-        search = Search(models, ev.shape, 16, Domain(), 0.0, None)
-        classes = [search.mark(PlanClass(g)) for g in classes_of(ev.outputs, list(range(len(models))))]
+        search, classes = _pool_search(models, ev)
         found, _ = search.simulate(classes)
         drawn[limit] = (search.simulation["pools"], len(found))
         # a second call (after the floor lemma) keeps the search's pools in all within the limit
