@@ -537,3 +537,24 @@ def test_rivals_of_one_product_get_a_pool():
     assert a.shape[1] == 1 and a.shape[0] >= 100 and len(c) == a.shape[0]
     rows, why = split_pool(p, 1, 0)
     assert rows.a.shape[1] == 1 and len(why) == rows.a.shape[0] > a.shape[0]
+
+
+@pytest.mark.slow
+def test_the_model_file_is_written_before_the_check_and_the_check_is_bounded(tmp_path, monkeypatch):
+    """The verdict's model file is on disk before the check asks its
+    solvers (a check stopped by the user loses no verdict), and the check
+    of an identified unit asks them for CHECK_TIMEOUT at most, however long
+    --timeout is."""
+    from tcsmt import api
+    from tcsmt.identify import simdevice
+    out = tmp_path / "out.toml"
+    seen: list = []
+
+    def compare(m, truth, k, prove, timeout):
+        seen.append((out.exists(), timeout))
+        return {"right": True, "how": "recorded by the test", "differs": {}}
+    monkeypatch.setattr(simdevice, "_compare", compare)
+    doc = api.identify(device="sim:ampere-fp16-fp32", model_file=str(out), timeout=3600.0)
+    assert doc["verdict"] == "identified" and doc["check"]["how"] == "recorded by the test"
+    assert seen == [(True, simdevice.CHECK_TIMEOUT)]
+    assert choose(str(out)).parameter_dict() == choose("ampere-fp16-fp32").parameter_dict()

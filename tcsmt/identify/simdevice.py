@@ -39,16 +39,29 @@ def parse_device(text: str) -> str:
     return spec.strip()
 
 
+CHECK_TIMEOUT = 300.0
+"""Seconds the solvers may spend, at each k, on whether an identified
+unit's model file computes what the unit does (at most --timeout): the
+check reports on a verdict already reached and written, so it does not
+hold the command for the whole timeout; an UNSAT that no second solver
+confirms in it keeps its answer, with a note."""
+
+
 def run_sim(spec, formats: str | None = None, plan: Plan | str | None = None, prove: bool = True,
-            timeout: float = 600.0, log=None, confirm: bool = True, batch: str = "one") -> dict:
+            timeout: float = 600.0, log=None, confirm: bool = True, batch: str = "one",
+            on_verdict=None) -> dict:
     """The blind loop with ``spec`` (a model file, a model or architecture
-    name, or a ModelParams) as the unit, then the check of the verdict."""
+    name, or a ModelParams) as the unit, then the check of the verdict.
+    ``on_verdict(rec)`` runs between the two (identify writes the model
+    file there, so the verdict is kept whatever the check costs)."""
     p = spec if isinstance(spec, ModelParams) else choose(spec, formats)
     label = p.name if isinstance(spec, ModelParams) else spec
     st = setting(p, plan, confirm)        # from p's formats and scales alone
     plan = st.plan
     rec = identify_blind(ModelDevice(p, f"sim:{label}"), st.fmt, st.k, plan, st.shipped, log,
                          confirm=confirm, prove=prove, batch=batch)
+    if on_verdict is not None:
+        on_verdict(rec)
     rec["check"] = check(rec, p, plan, prove, timeout)
     return rec
 
@@ -62,7 +75,7 @@ def check(rec: dict, truth: ModelParams, plan: Plan | None, prove: bool, timeout
         p1 = phase1_check(rec["phase1"], truth, plan, prove and alone, timeout)
         out.update(p1 if alone else {k: v for k, v in p1.items() if k != "phase1_verdict"})
     if rec["verdict"] == "identified":
-        out.update(_compare(rec["phase2"]["model"], truth, rec["k"], prove, timeout))
+        out.update(_compare(rec["phase2"]["model"], truth, rec["k"], prove, min(timeout, CHECK_TIMEOUT)))
     elif rec["verdict"] == "unexplained":
         from tcsmt.identify.neighbours import distance
         near = min(shipped_like(truth), key=lambda m: distance(m, truth), default=None)

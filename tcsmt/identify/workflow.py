@@ -162,10 +162,13 @@ def identify_sim(device, formats, plan_file, prove, timeout, log=None, batch: st
     from tcsmt.identify.verdict import document, write_model_file
     spec = parse_device(device)
     refuse_overwriting(model_file, {"--device": spec}, "--model-file")
+    def keep(rec: dict) -> None:
+        if rec["verdict"] == "identified" and not no_model_file:
+            rec["model_file"] = write_model_file(rec, model_file)
+            say(log, f"model file written: {rec['model_file']} (checking the verdict next)")
+
     rec = run_sim(spec, formats, plan_file, prove=prove is not False, timeout=timeout, log=log,
-                  confirm=confirm, batch=batch)
-    if rec["verdict"] == "identified" and not no_model_file:
-        rec["model_file"] = write_model_file(rec, model_file)
+                  confirm=confirm, batch=batch, on_verdict=keep)
     return document(rec)
 
 
