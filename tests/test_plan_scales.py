@@ -470,3 +470,20 @@ def test_pools_drawn_grow_as_the_open_circuits_shrink(monkeypatch):
         search.simulate(classes)
         assert drawn[limit][0] <= search.simulation["pools"] <= limit
     assert drawn[1][0] == 1 and drawn[3][0] > 1 and drawn[3][1] > drawn[1][1]
+
+
+def test_committed_nvfp4_plan_proves_every_class_apart_only_in_align_bits():
+    """Built with --solver-budget 4500: the sweeps prove every class of the
+    sf-tensor reading whose hypotheses differ in align_bits alone (R - F
+    never sets the window's quantum there); the classes left open differ in
+    group_size and c_group_size, each with two solvers' proofs missing."""
+    plan = committed("e2m1:fp32", "ue4m3/16")
+    models = plan.models()
+
+    def apart(cl):
+        keys = models[cl.members[0]].parameter_dict()
+        return {k for k in keys if len({str(getattr(models[i], k)) for i in cl.members}) > 1}
+    left = [cl for cl in plan.classes if cl.status == "open"]
+    assert len(left) == 4 and all(apart(cl) == {"group_size", "c_group_size"} for cl in left)
+    swept = [cl for cl in plan.classes if cl.status == "proved" and apart(cl) == {"align_bits"}]
+    assert len(swept) >= 8 and all(len(cl.proved_by) >= 2 for cl in swept)
