@@ -30,7 +30,7 @@ from tcsmt.report.documents import (
     search_document,
 )
 from tcsmt.report.results import earlier
-from tcsmt.search import find, monotone_exact
+from tcsmt.search import find, monotone_exact, monotone_split
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
@@ -102,6 +102,14 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
                 return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
                                                    command)
         mono = run_monotonicity(base, k, solver, timeout, readable, cross_check, old, use_pool)
+        if mono.verdict == Verdict.UNKNOWN and monotone_split.applies(base, k):
+            # the whole formula is too hard: one step at a time, split at the alignment points
+            start = time.monotonic()
+            proof = monotone_split.prove(base, k, budget=max(timeout, monotone_split.PART_TIMEOUT),
+                                         total=monotone_split.TOTAL_PARTS * timeout)
+            if proof.verdict == Verdict.UNSAT:
+                return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
+                                                   command, monotone_split)
         return monotonicity_document(prop, base, k, mono, command)
     hyps = hypotheses(prop, base)
     single = prior_single(prior) if prior is not None and same_question(prior, hyps, k) else None

@@ -80,11 +80,12 @@ class Inconsistent(ValueError):
 
 def restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
     from tcsmt.report.documents import monotonicity_document, prior_vectors
-    from tcsmt.search import monotone_exact, monotonic
+    from tcsmt.search import monotone_exact, monotone_split, monotonic
     from tcsmt.search.separation import Outcome
     k = prop.k(base)
-    if doc["query"].get("method") == monotone_exact.METHOD:
-        return _restate_parts(prop, base, k, command, doc)
+    for method in (monotone_exact, monotone_split):
+        if doc["query"].get("method") == method.METHOD:
+            return _restate_parts(prop, base, k, command, doc, method)
     vectors = prior_vectors(doc)
     if doc["verdict"] == Verdict.SAT:
         monotonic.check_witness(base, k, *vectors)
@@ -93,21 +94,21 @@ def restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
     return monotonicity_document(prop, base, k, out, command)
 
 
-def _restate_parts(prop, base, k: int, command: str, doc: dict) -> dict:
-    """A monotonicity proof in parts from the file's verdicts and runs; the
-    parts as the current code names them (one the file lacks: unknown)."""
+def _restate_parts(prop, base, k: int, command: str, doc: dict, method) -> dict:
+    """A monotonicity proof in parts (``method``: tcsmt.search.monotone_exact
+    or monotone_split) from the file's verdicts and runs; the parts as the
+    current code names them (one the file lacks: unknown)."""
     from tcsmt.report.documents import monotonicity_parts_document
-    from tcsmt.search import monotone_exact
     from tcsmt.search.monotone_cuts import Part, Proof
     said = {p["part"]: p["verdict"] for p in doc["query"].get("parts", [])}
     how = {p["part"]: p for p in doc["run"].get("parts", [])}
     parts = [Part(name, said.get(name, "unknown"), list(how.get(name, {}).get("proved_by", [])),
                   dict(how.get(name, {}).get("cpu_seconds", {})), dict(how.get(name, {}).get("seconds", {})),
                   sha256=how.get(name, {}).get("smt2_sha256", ""))
-             for name in monotone_exact.part_names()]
+             for name in method.part_names(base, k)]
     verdict = Verdict.UNSAT if all(p.verdict == "unsat" for p in parts) else Verdict.UNKNOWN
     return monotonicity_parts_document(prop, base, k, Proof(verdict, parts, []),
-                                       doc["run"].get("seconds", 0.0), command)
+                                       doc["run"].get("seconds", 0.0), command, method)
 
 
 def restate_carry_proof(arch: str, command: str, doc: dict) -> dict:

@@ -164,14 +164,16 @@ def monotonicity_document(prop, base: ModelParams, k: int, out: Outcome, command
 
 
 def monotonicity_parts_document(prop, base: ModelParams, k: int, proof, seconds: float,
-                                command: str = "") -> dict:
+                                command: str = "", method=None) -> dict:
     """Monotonicity proved in parts (``proof``: a monotone_cuts.Proof, its
-    parts those of tcsmt.search.monotone_exact): each part's verdict in the
-    question, who proved it, its formula's hash and its seconds under run."""
+    parts those of ``method``: tcsmt.search.monotone_exact by default, or
+    tcsmt.search.monotone_split): each part's verdict in the question, who
+    proved it, its formula's hash and its seconds under run."""
     from tcsmt.search import monotone_exact
+    method = method or monotone_exact
     query = {"kind": prop.name, "description": prop.description, "model": base.name, "k": k,
              "domain": dict(monotonic.DOMAIN), "monotonic_pair": None,
-             "method": monotone_exact.METHOD,
+             "method": method.METHOD,
              "parts": [{"part": p.what, "verdict": p.verdict} for p in proof.parts],
              "command": command}
     proved_by = _proved_by_all(proof) if proof.verdict == Verdict.UNSAT else []

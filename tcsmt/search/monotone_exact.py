@@ -133,8 +133,9 @@ def part_round(s: er.Setting):
 MONOTONE = ("flags", "term c", "term ab", "sum", "round")
 
 
-def part_names() -> list[str]:
-    """Every part's description, in order, without building the formulas."""
+def part_names(p: ModelParams | None = None, k: int = 0) -> list[str]:
+    """Every part's description, in order, without building the formulas
+    (the same for every model and k)."""
     return er.lemma_names() + [f"exact sum monotone: {n}" for n in MONOTONE]
 
 

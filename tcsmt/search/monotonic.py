@@ -48,8 +48,9 @@ def float_lt(I, fmt: Format, x, y):
     return I.not_(float_le(I, fmt, y, x))
 
 
-def constraints(I, p: ModelParams, k: int, x, y, dx, dy) -> list:
-    """x <= y elementwise, a and b non-negative, both finite, f(x) > f(y)."""
+def constraints(I, p: ModelParams, k: int, x, y, dx, dy, lower: bool = True) -> list:
+    """x <= y elementwise, a and b non-negative, both finite, f(x) > f(y)
+    (that last only with ``lower``)."""
     (ax, bx, cx), (ay, by, cy) = x, y
     dom = Domain()
     out = dom.constraints(I, p.fin, p.fc, ax, bx, cx, p.fb) + \
@@ -58,7 +59,8 @@ def constraints(I, p: ModelParams, k: int, x, y, dx, dy) -> list:
         for u, v in zip(xs, ys):
             out += [I.not_(bv.msb(I, u)), I.not_(bv.msb(I, v)), float_le(I, fmt, u, v)]
     out.append(float_le(I, p.fc, cx, cy))
-    out.append(float_lt(I, p.fout, dy, dx))
+    if lower:
+        out.append(float_lt(I, p.fout, dy, dx))
     return out
 
 

@@ -78,3 +78,58 @@ def free_products(build: Callable, description: str = "") -> tuple[Formula, Free
 
     f = build_formula(wrapped, description=description + " [free products]", mul_hook=hook)
     return f, hook
+
+
+@dataclass
+class SteppedProducts(FreeProducts):
+    """Free products that also keep what a step of one factor does: for
+    two products that share a factor v (the same term) with the other
+    factors u and u2,
+
+      * u <= u2 gives p <= q (unsigned, where u, u2 and v fit in h bits,
+        so that neither product wraps);
+      * u2 = u + 1 gives q = p + v;
+      * u = 2^h - 1 and u2 = 2^(h-1) (a significand's step into the next
+        binade, its exponent one more) gives 2q = p + v.
+
+    The last two hold modulo 2^(2h), as the multiplier computes. All three
+    hold for every real product, so an UNSAT answer is still a
+    proof for the real model; they let a formula that moves one input by
+    one step (tcsmt.search.monotone_split) compare the two products without
+    a multiplier."""
+
+    def __call__(self, I, x, y):
+        if (x.id, y.id) in self.made:
+            return self.made[(x.id, y.id)]
+        mine = super().__call__(I, x, y)
+        w = I.width(x)
+        h = w // 2
+        one = I.const(1, w)
+        top, low = I.const((1 << h) - 1, w), I.const(1 << (h - 1), w)
+        for (x2, y2) in list(self.factors.values()):
+            other = self.made[(x2.id, y2.id)]
+            if other is mine or I.width(x2) != w:
+                continue
+            for u, v, u2, v2 in ((x, y, x2, y2), (y, x, y2, x2)):
+                if v.id != v2.id:
+                    continue
+                fit = I.and_(*[I.ult(f, I.const(1 << h, w)) for f in (u, u2, v)])
+                for (s, ps), (t, pt) in (((u, mine), (u2, other)), ((u2, other), (u, mine))):
+                    self.constraints += [
+                        I.or_(I.not_(fit), I.not_(I.ule(s, t)), I.ule(ps, pt)),
+                        I.or_(I.not_(I.eq(t, I.add(s, one))), I.eq(pt, I.add(ps, v))),
+                        I.or_(I.not_(I.and_(I.eq(s, top), I.eq(t, low))),
+                              I.eq(I.shl(pt, one), I.add(ps, v)))]
+        return mine
+
+
+def stepped_products(build: Callable, description: str = "") -> tuple[Formula, SteppedProducts]:
+    """A formula like ``build_formula(build)`` with stepped free products."""
+    hook = SteppedProducts()
+
+    def wrapped(I):
+        out = list(build(I))
+        return out + hook.constraints
+
+    f = build_formula(wrapped, description=description + " [stepped free products]", mul_hook=hook)
+    return f, hook

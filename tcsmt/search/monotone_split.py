@@ -1,0 +1,296 @@
+"""Monotonicity of a one-block register, proved one step at a time, each
+step split by how its alignment points move and cut at the block's sum.
+
+tcsmt.search.monotone_steps reduces monotonicity to steps: one input moved
+to its next encoding (a_i, b_i, c, and c's zero), f(step(z)) >= f(z) for
+every z in the domain. The whole step formula is still too hard where the
+terms are truncated at an alignment point that the step may move (rdna4,
+the block-scaled Blackwell units: no answer in 300 s), so each step is cut
+in two at the block's sum and split by the alignment points.
+
+A model applies when its dot product at k is one block of the block
+register: block normalisation, c placed globally, k <= block_size, no scale
+windows or sparsity, an alignment that is not exact, floating-point
+formats. Such a block aligns its terms at alignment points
+(tcsmt.datapath.register.block_sum: one for each pair of products with
+pair_sums, one for the block) and adds them into one signed register word,
+the block's sum T, in units of 2^(E - rl) for its alignment point E (rl is
+fixed by the terms' shapes: the same at x and at y); the rest of the
+datapath rounds it.
+
+For a step from x to y, the formula runs the datapath as written on both
+through ``Splitting``, an interpretation that is handed every call of
+block_sum (the ``@stage`` mechanism) and:
+  - gives each alignment point of y whose word differs from x's (the calls
+    in order: both runs take one path) a case, a relation of
+    d = E_y - E_x: "same" (y's call then aligns at x's very word, so the
+    two runs share their shifts), "+1", "-1", "up" (d >= 2) or "down"
+    (d <= -2). The five partition the integers. The cases are a tree
+    (``case_lists``): a list of cases that leaves a later point differing
+    without one is split five ways there, so the leaves cover every step;
+  - names the block's sum (the dot's last block_sum, which only the
+    rounding reads) at x and at y, or puts free words in their place.
+
+Two parts per step and case, each to be UNSAT:
+  sum   the case holds and T_y 2^d < T_x: the block's sum lost value;
+  rest  the case holds, the sums are free words with T_y 2^d >= T_x, and
+        f(y) < f(x): the rest of the datapath (the rounding, a zero's sign,
+        the flags, which read the real terms) lowered the output though
+        the sum did not.
+When both are UNSAT, every real step in that case has T_y 2^d >= T_x (sum),
+so its real sums are among those the rest part allows, and f(y) >= f(x).
+The products are free (tcsmt.smt.abstraction.SteppedProducts: facts every
+real product obeys, with what a step of one factor does to it), so an UNSAT
+is a proof for the real multipliers too. A SAT part proves nothing (its
+products or sums may be unreachable) and leaves the whole unknown.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import replace
+
+from tcsmt import datapath
+from tcsmt.datapath import bv, register
+from tcsmt.enums import Verdict
+from tcsmt.errors import BadOption
+from tcsmt.model.params import ModelParams
+from tcsmt.search import monotone_steps as ms
+from tcsmt.search import separation as sep
+from tcsmt.search.domain import Domain
+from tcsmt.search.monotone_cuts import Part, Proof
+from tcsmt.search.monotonic import constraints
+from tcsmt.smt import abstraction, service
+from tcsmt.smt.terms import SmtInterp
+
+METHOD = "steps split at the alignment points"
+CASES = ("same", "+1", "-1", "up", "down")
+LEMMAS = ("sum", "rest")
+TOTAL_PARTS = 60
+"""``tcsmt find monotonicity`` gives the whole proof this many times its
+timeout, and each part at least PART_TIMEOUT seconds (a few parts, where
+both points move two places or more, take Bitwuzla about a minute)."""
+PART_TIMEOUT = 300.0
+SUM = register.block_sum.__wrapped__
+_SIGNATURE = inspect.signature(SUM)
+
+
+def applies(p: ModelParams, k: int) -> bool:
+    """The dot product at k is one block of the block register."""
+    return (p.normalisation == "block" and p.c_placement == "global" and k <= p.block_size
+            and p.scale_window_bits is None and p.sparsity == "dense" and p.align_rounding != "exact"
+            and not any(f.is_integer for f in (p.fin, p.fb, p.fc, p.fout))
+            and p.fc.specials != "fnuz")
+
+
+class Splitting:
+    """An interpretation that runs the datapath as written (every operation
+    is the wrapped one's) and is handed every block_sum. In the "x" run it
+    records each call's alignment point and sum; in the "y" run it pairs
+    call j with x's call j, applies the case of each point that differs
+    (``cases``, in the order of the differing points) and records the
+    conditions; with ``cut`` the last call's sum (``last``) is a free word
+    T_x or T_y."""
+
+    def __init__(self, I, cases: tuple[str, ...] = (), cut: bool = False, last: int = -1) -> None:
+        self._I, self.memo = I, self
+        self.cases, self.cut, self.last = cases, cut, last
+        self.run = "x"     # or "y": the run under way
+        self.points: dict[str, list] = {"x": [], "y": []}
+        self.sums: dict[str, list] = {"x": [], "y": []}
+        self.differing: list[int] = []     # the calls whose points differ
+        self.short = False                 # a point differed beyond ``cases``
+        self.cond: list = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._I, name)
+
+    def call(self, fn, params, I, args, kw):
+        if fn is not SUM:
+            return fn(I, *args, **kw)
+        bound = _SIGNATURE.bind(I, *args, **kw)
+        bound.apply_defaults()
+        a = bound.arguments
+        e = a["point"] if a["point"] is not None else \
+            register.alignment_point(I, a["terms"], a["ew"], a["floor"])
+        j = len(self.points[self.run])
+        if self.run == "y":
+            ex = self.points["x"][j]
+            if e.id != ex.id:
+                n = len(self.differing)
+                self.differing.append(j)
+                if n < len(self.cases):
+                    self.cond += relation(self._I, self.cases[n], e, ex)
+                    if self.cases[n] == "same":
+                        e = ex
+                else:
+                    self.short = True      # this point needs a case of its own
+        self.points[self.run].append(e)
+        trace: list = []
+        theirs = a["trace"]
+        a["point"], a["trace"] = e, trace
+        out = fn(*bound.args, **bound.kwargs)
+        total = next(w for name, w, _ in trace if name == "raw sum")
+        if theirs is not None:
+            theirs.extend(trace)
+        if self.cut and j == self.last:
+            total = self._I.var(f"T{self.run}", self._I.width(total))
+            neg, mag = bv.abs_s(self._I, total)
+            out = replace(out, sign=neg, mag=mag)
+        self.sums[self.run].append(total)
+        return out
+
+
+def relation(I, case: str, ey, ex) -> list:
+    """The case's condition on d = ey - ex (alignment points: signed words
+    of one width, far from its limits, so the difference does not wrap)."""
+    w = I.width(ex)
+    d = I.sub(ey, ex)
+    if case == "same":
+        return [I.eq(ey, ex)]
+    if case in ("+1", "-1"):
+        return [I.eq(d, bv.sconst(I, int(case), w))]
+    if case == "up":
+        return [I.sle(bv.sconst(I, 2, w), d)]
+    if case == "down":
+        return [I.sle(d, bv.sconst(I, -2, w))]
+    raise ValueError(f"no case {case!r}")
+
+
+def not_less(I, tx, ty, ex, ey):
+    """T_y 2^(ey - ex) >= T_x, both signed words of one width w: the shift
+    is capped at w + 1, past which the sign of T_y alone decides, in a word
+    of 2w + 2 bits where nothing wraps."""
+    w = I.width(tx)
+    ww = 2 * w + 2
+    ew = I.width(ex)
+    d = I.sub(ey, ex)
+    cap = bv.sconst(I, w + 1, ew)
+    up = bv.smin(I, bv.smax(I, d, bv.sconst(I, 0, ew)), cap)
+    down = bv.smin(I, bv.smax(I, I.sub(bv.sconst(I, 0, ew), d), bv.sconst(I, 0, ew)), cap)
+    wide = lambda x: bv.resize_s(I, x, ww)          # noqa: E731
+    shift = lambda s: bv.resize_u(I, s, ww)          # noqa: E731   (0 <= s <= w + 1)
+    left = I.shl(wide(ty), shift(up))
+    right = I.shl(wide(tx), shift(down))
+    return I.not_(I.slt(left, right))
+
+
+def _build(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str | None,
+           last: int, seen: list):
+    """The step formula's builder; it leaves its Splitting in ``seen``."""
+    def build(I):
+        run = Splitting(I, cases, cut=lemma == "rest", last=last)
+        seen.append(run)
+        a, b, c = sep.declare_inputs(I, p, k)
+        ya, yb, yc, out = ms.step(I, p, a, b, c, move)
+        sa, sb = sep.declare_scales(I, p, k)
+        out += sep.scale_constraints(I, p, Domain(), sa, sb)
+        run.run = "x"
+        dx = datapath.dot(run, p, a, b, c, sa=sa, sb=sb)
+        run.run = "y"
+        dy = datapath.dot(run, p, ya, yb, yc, sa=sa, sb=sb)
+        out += run.cond
+        if lemma is None:
+            return out
+        base = constraints(I, p, k, (a, b, c), (ya, yb, yc), dx, dy, lower=lemma == "rest")
+        j = run.last
+        order = not_less(I, run.sums["x"][j], run.sums["y"][j], run.points["x"][j], run.points["y"][j])
+        return out + base + ([order] if lemma == "rest" else [I.not_(order)])
+    return build
+
+
+def shape(p: ModelParams, k: int, move: str, cases: tuple[str, ...] = ()) -> Splitting:
+    """The Splitting of the step formula's skeleton (no lemma), built once
+    without a solver: its calls, the points that differ, and whether
+    ``cases`` leaves one of them without a case."""
+    seen: list[Splitting] = []
+    _build(p, k, move, cases, None, -1, seen)(SmtInterp())
+    return seen[0]
+
+
+def case_lists(p: ModelParams, k: int, move: str) -> list[tuple[str, ...]]:
+    """The leaves of the case tree of ``move``: lists of cases, one per
+    differing point, that together cover every step."""
+    out: list[tuple[str, ...]] = []
+    todo: list[tuple[str, ...]] = [()]
+    while todo:
+        cases = todo.pop(0)
+        if shape(p, k, move, cases).short:
+            todo += [cases + (c,) for c in CASES]
+        else:
+            out.append(cases)
+    return out
+
+
+def formula(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str):
+    """The part: ``lemma`` ("sum" or "rest") of step ``move`` in ``cases``
+    (a leaf of ``case_lists``)."""
+    seen: list[Splitting] = []
+    last = len(shape(p, k, move, cases).points["x"]) - 1
+    f, _ = abstraction.stepped_products(_build(p, k, move, cases, lemma, last, seen),
+                                        description=f"tcsmt monotonicity {p.name} k={k}: "
+                                                    + part_name(move, cases, lemma))
+    if seen[0].short:
+        raise ValueError(f"{cases} is not a leaf of the case tree of {move}")
+    return f
+
+
+def part_name(move: str, cases: tuple[str, ...], lemma: str) -> str:
+    return f"step {move}, points {'/'.join(cases) or 'shared'}, {lemma}"
+
+
+def part_names(p: ModelParams, k: int) -> list[str]:
+    """Every part's name, in order, without asking a solver."""
+    out = []
+    for move in ms.moves(k):
+        for cases in case_lists(p, k, move):
+            out += [part_name(move, cases, lemma) for lemma in LEMMAS]
+    return out
+
+
+def ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
+    """A part asked of every solver at once (a process each, ``budget`` CPU
+    seconds each): unsat only when every one answers unsat; a sat answer
+    stops the others."""
+    runs = service.race([service.Job(f, s, what, budget) for s in solvers], budget + 30.0,
+                        unsat_votes=len(solvers), parallel=len(solvers))
+    runs.sort(key=lambda r: solvers.index(r.solver))
+    part = Part(what, "unsat", sha256=f.sha256)
+    for run in runs:
+        part.seconds[run.solver] = run.seconds
+        if run.status in (service.Status.SAT, service.Status.UNSAT):
+            part.cpu[run.solver] = run.cpu     # a run stopped at its budget reports none
+        if log:
+            log(f"{what}: {run.solver} {run.status} {run.cpu:.1f} CPU-s, {run.seconds:.1f} s")
+    failed = [r for r in runs if r.status != service.Status.UNSAT]
+    if failed:
+        first = next((r for r in failed if r.status == service.Status.SAT), failed[0])
+        part.verdict, part.values = str(first.status), first.values
+    else:
+        part.proved_by = [r.solver for r in runs]
+    return part
+
+
+def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boolector"),
+          budget: float = 600.0, log=None, total: float | None = None,
+          moves: list[str] | None = None) -> Proof:
+    """Every part (of ``moves`` only, when given: a proof of those steps),
+    each by every solver at once (``ask``: ``budget`` CPU seconds each);
+    ends at the first part not proved, or once ``total`` seconds
+    have passed (unknown)."""
+    start = time.monotonic()
+    if not applies(p, k):
+        raise BadOption(f"{p.name}: monotonicity by split steps needs one block of the block "
+                        f"register (block normalisation, c placed globally, k <= block_size)")
+    done: list[Part] = []
+    for move in moves or ms.moves(k):
+        for cases in case_lists(p, k, move):
+            for lemma in LEMMAS:
+                f = formula(p, k, move, cases, lemma)
+                part = ask(f, part_name(move, cases, lemma), solvers, budget, log)
+                done.append(part)
+                late = total is not None and time.monotonic() - start > total
+                if part.verdict != "unsat" or late:
+                    return Proof(Verdict.UNKNOWN, done, [])
+    return Proof(Verdict.UNSAT, done, [])

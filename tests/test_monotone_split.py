@@ -1,0 +1,151 @@
+"""Monotonicity one step at a time, split at the alignment points and cut
+at the block's sum (tcsmt.search.monotone_split). The value order of two
+sums at two alignment points and the cases are checked on the Python-int
+interpretation against plain arithmetic; the case tree covers every point
+that differs; stepped free products obey what real products do; a small
+truncating model is proved in parts (each part unsat by two solvers) and
+its file restates; a model that loses value when c moves up its binade
+has a part that is sat (the parts can fail)."""
+
+import random
+
+import pytest
+
+from tcsmt.enums import Verdict
+from tcsmt.errors import BadOption
+from tcsmt.interp.ints import INT, IntWord
+from tcsmt.model.choose import choose
+from tcsmt.properties.registry import get_property
+from tcsmt.regen.restate import restate_monotonicity
+from tcsmt.report.documents import monotonicity_parts_document
+from tcsmt.report.results import stable
+from tcsmt.search import monotone_split as ms
+from tcsmt.smt import abstraction, service
+from tcsmt.smt.smtlib import build_formula
+
+
+def _small(**changes):
+    """RDNA4's fp16 datapath (pairs of products, one alignment bit, floor)
+    with fp4 inputs and an fp8 c and output, k = 2."""
+    return choose("rdna4-fp16-fp32").replace(
+        **{"name": "rdna4-small", "in_format": "float4_e2m1fn", "c_format": "float8_e5m2",
+           "out_format": "float8_e5m2", "acc_format": "float8_e5m2", "block_size": 2, "nan_bits": None,
+           **changes})
+
+
+def test_the_order_of_two_sums_at_two_points_is_the_order_of_their_values():
+    rng = random.Random(7)
+    w, ew = 9, 10
+    for _ in range(3000):
+        tx, ty = rng.randrange(-(1 << (w - 1)), 1 << (w - 1)), rng.randrange(-(1 << (w - 1)), 1 << (w - 1))
+        ex = rng.randrange(-200, 200)
+        ey = ex + rng.choice([0, 1, -1, 2, -2, 3, -5, 8, -9, 12, -14, 40, -60])
+        got = ms.not_less(INT, IntWord(tx % (1 << w), w), IntWord(ty % (1 << w), w),
+                          IntWord(ex % (1 << ew), ew), IntWord(ey % (1 << ew), ew)).b
+        want = ty * 2 ** (ey - ex) >= tx if ey >= ex else ty >= tx * 2 ** (ex - ey)
+        assert bool(got) == want, (tx, ty, ex, ey)
+
+
+def test_the_five_cases_partition_the_differences():
+    ew = 10
+    for d in range(-20, 21):
+        ex = IntWord(37 % (1 << ew), ew)
+        ey = IntWord((37 + d) % (1 << ew), ew)
+        held = [c for c in ms.CASES if all(x.b for x in ms.relation(INT, c, ey, ex))]
+        assert len(held) == 1, (d, held)
+
+
+def test_the_case_tree_gives_every_differing_point_a_case():
+    p = choose("rdna4-fp16-fp32")
+    # a0 moves a pair's point and the block's; c only the block's
+    assert len(ms.case_lists(p, 4, "a0")) == 25
+    assert len(ms.case_lists(p, 4, "c-up")) == 5
+    for cases in ms.case_lists(p, 4, "a1"):
+        s = ms.shape(p, 4, "a1", cases)
+        assert not s.short and len(s.differing) == len(cases) == 2
+    assert len(ms.shape(p, 4, "a1").points["x"]) == 3      # two pairs, then the block
+    with pytest.raises(ValueError):
+        ms.formula(p, 4, "a0", ("same",), "sum")             # leaves the block's point without a case
+
+
+def test_only_one_block_of_the_block_register_applies():
+    assert ms.applies(choose("rdna4-fp16-fp32"), 4)
+    assert ms.applies(choose("blackwell-nvfp4"), 64)
+    assert not ms.applies(choose("rdna4-fp16-fp32"), 32)       # more than one block
+    assert not ms.applies(choose("cdna3-fp16-fp32"), 8)        # c added late
+    assert not ms.applies(choose("cdna1-fp16-fp32"), 4)        # exact sum
+    assert not ms.applies(choose("cdna2-fp16-fp32"), 4)        # every addition rounded
+    with pytest.raises(BadOption):
+        ms.prove(choose("cdna3-fp16-fp32"), 8)
+
+
+@pytest.mark.parametrize("u, u2, v", [(5, 6, 9), (2047, 1024, 1500), (3, 3, 0), (100, 7, 2047)])
+def test_stepped_products_are_satisfied_by_the_real_products(u, u2, v):
+    """The facts the free products get, with both products set to the real
+    ones (11-bit factors in 22 bits): satisfiable, so no real pair is cut
+    off (a fact false for them would make this UNSAT)."""
+    def build(I):
+        w = 22
+        x, x2, y = I.var("x", w), I.var("x2", w), I.var("y", w)
+        p, q = I.mul(x, y), I.mul(x2, y)
+        return [I.eq(x, I.const(u, w)), I.eq(x2, I.const(u2, w)), I.eq(y, I.const(v, w)),
+                I.eq(p, I.const(u * v, w)), I.eq(q, I.const(u2 * v, w))]
+    f, hook = abstraction.stepped_products(build)
+    assert len(hook.constraints) > 4
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
+def test_stepped_products_know_a_step_of_one_factor():
+    """Without a multiplier: x2 = x + 1 gives q = p + y, so q < p is UNSAT
+    with the stepped facts and SAT with the plain free products."""
+    def build(I):
+        w = 22
+        x, y = I.var("x", w), I.var("y", w)
+        x2 = I.add(x, I.const(1, w))
+        lim = I.const(1 << 10, w)
+        top = I.const(1 << 11, w)
+        return [I.ult(x, top), I.ult(x2, top), I.ult(y, top), I.ult(lim, x),
+                I.ult(I.mul(x2, y), I.mul(x, y))]
+    stepped, _ = abstraction.stepped_products(build)
+    plain, _ = abstraction.free_products(build)
+    assert service.solve(stepped, "bitwuzla", 60).status == "unsat"
+    assert service.solve(plain, "bitwuzla", 60).status == "sat"
+    assert build_formula(build).text.count("bvmul") == 2
+
+
+def test_a_model_that_loses_value_when_c_moves_up_has_a_sat_part():
+    """Blackwell's fp4 datapath with no alignment bit (F = 23), k = 3: c
+    stepping from 2^26 - 4 to 2^26 gains 4 and moves the alignment point
+    up, so each product of 36 loses its 4. The sum part of that case is
+    SAT, and the proof of c's steps ends unknown there."""
+    f = ms.formula(_narrow(), 3, "c-up", ("+1",), "sum")
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
+def _narrow():
+    return choose("blackwell-e2m1-fp32").replace(name="e2m1-narrow", align_bits=0)
+
+
+@pytest.mark.slow
+def test_a_proof_ends_unknown_at_its_first_part_not_proved():
+    proof = ms.prove(_narrow(), 3, budget=300, moves=["c-up"])
+    assert proof.verdict == Verdict.UNKNOWN and proof.parts[-1].verdict == "sat"
+    assert proof.parts[-1].what == ms.part_name("c-up", ("+1",), "sum")
+    assert all(x.verdict == "unsat" for x in proof.parts[:-1])
+
+
+@pytest.mark.slow
+def test_a_small_truncating_model_is_proved_monotone_in_parts_and_its_file_restates():
+    p = _small()
+    prop = get_property("monotonicity")
+    k = prop.k(p)
+    assert k == 2
+    proof = ms.prove(p, k, budget=120)
+    assert proof.verdict == Verdict.UNSAT, [x.what for x in proof.parts if x.verdict != "unsat"]
+    assert [x.what for x in proof.parts] == ms.part_names(p, k)
+    assert all(x.proved_by == ["bitwuzla", "boolector"] for x in proof.parts)
+    doc = monotonicity_parts_document(prop, p, k, proof, 1.0, "test", ms)
+    assert doc["query"]["method"] == ms.METHOD and doc["proof"]["cross_checked"]
+    assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
+    doc["query"]["parts"][5]["verdict"] = "unknown"
+    assert restate_monotonicity(prop, p, "test", doc)["verdict"] == Verdict.UNKNOWN
