@@ -149,3 +149,16 @@ def test_a_small_truncating_model_is_proved_monotone_in_parts_and_its_file_resta
     assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
     doc["query"]["parts"][5]["verdict"] = "unknown"
     assert restate_monotonicity(prop, p, "test", doc)["verdict"] == Verdict.UNKNOWN
+
+
+def test_the_committed_rdna4_file_is_the_split_proof_with_every_part_cross_checked():
+    import json
+    from pathlib import Path
+    doc = json.loads((Path(__file__).parent.parent / "results/rdna4/monotonicity.json").read_text())
+    p = choose("rdna4-fp16-fp32")
+    assert doc["verdict"] == "unsat" and doc["query"]["method"] == ms.METHOD
+    assert doc["query"]["model"] == p.name and doc["query"]["k"] == 4
+    assert [x["part"] for x in doc["query"]["parts"]] == ms.part_names(p, 4)
+    assert all(x["verdict"] == "unsat" for x in doc["query"]["parts"])
+    assert all(x["proved_by"] == ["bitwuzla", "boolector"] and x["smt2_sha256"] for x in doc["run"]["parts"])
+    assert doc["proof"]["cross_checked"]
