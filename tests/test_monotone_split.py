@@ -90,7 +90,7 @@ def test_stepped_products_are_satisfied_by_the_real_products(u, u2, v):
         p, q = I.mul(x, y), I.mul(x2, y)
         return [I.eq(x, I.const(u, w)), I.eq(x2, I.const(u2, w)), I.eq(y, I.const(v, w)),
                 I.eq(p, I.const(u * v, w)), I.eq(q, I.const(u2 * v, w))]
-    f, hook = abstraction.stepped_products(build)
+    f, hook = abstraction.free_products(build, hook=abstraction.SteppedProducts())
     assert len(hook.constraints) > 4
     assert service.solve(f, "bitwuzla", 60).status == "sat"
 
@@ -106,7 +106,7 @@ def test_stepped_products_know_a_step_of_one_factor():
         top = I.const(1 << 11, w)
         return [I.ult(x, top), I.ult(x2, top), I.ult(y, top), I.ult(lim, x),
                 I.ult(I.mul(x2, y), I.mul(x, y))]
-    stepped, _ = abstraction.stepped_products(build)
+    stepped, _ = abstraction.free_products(build, hook=abstraction.SteppedProducts())
     plain, _ = abstraction.free_products(build)
     assert service.solve(stepped, "bitwuzla", 60).status == "unsat"
     assert service.solve(plain, "bitwuzla", 60).status == "sat"

@@ -342,22 +342,33 @@ def _say(cuts: list[Cut], domains: list[str]) -> list[str]:
             f"{domains[n] if n < len(domains) else '?'}" for n, c in enumerate(cuts)]
 
 
-def ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
-    """A part: the formula asked of each solver in turn, unsat only when
-    every one answers unsat."""
+def ask(f, what: str, solvers: tuple[str, ...], budget: float, log, at_once: bool = False) -> Part:
+    """A part: the formula asked of each solver in turn (or, ``at_once``,
+    of all of them side by side, a process each), unsat only when every
+    one answers unsat; otherwise the first other answer (a sat one first)
+    is the part's."""
     part = Part(what, "unsat", sha256=f.sha256)
-    for s in solvers:
-        run = service.race([service.Job(f, s, what, budget)], budget + 30.0, parallel=1)[0]
-        part.seconds[s] = run.seconds
+
+    def runs():
+        if at_once:
+            done = service.race([service.Job(f, s, what, budget) for s in solvers], budget + 30.0,
+                                unsat_votes=len(solvers), parallel=len(solvers))
+            # a sat answer first (it stopped the others), else the solvers' order
+            yield from sorted(done, key=lambda r: (r.status != service.Status.SAT, solvers.index(r.solver)))
+        else:
+            for s in solvers:
+                yield service.race([service.Job(f, s, what, budget)], budget + 30.0, parallel=1)[0]
+    for run in runs():
+        part.seconds[run.solver] = run.seconds
         if run.status in (service.Status.SAT, service.Status.UNSAT):
-            part.cpu[s] = run.cpu     # a run stopped at its budget reports none
+            part.cpu[run.solver] = run.cpu     # a run stopped at its budget reports none
         if log:
-            log(f"{what}: {s} {run.status} {run.cpu:.1f} CPU-s, {run.seconds:.1f} s")
+            log(f"{what}: {run.solver} {run.status} {run.cpu:.1f} CPU-s, {run.seconds:.1f} s")
         if run.status != service.Status.UNSAT:
             part.verdict = str(run.status)
             part.values = run.values
             return part
-        part.proved_by.append(s)
+        part.proved_by.append(run.solver)
     return part
 
 

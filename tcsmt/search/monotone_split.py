@@ -59,9 +59,9 @@ from tcsmt.model.params import ModelParams
 from tcsmt.search import monotone_steps as ms
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
-from tcsmt.search.monotone_cuts import Part, Proof
+from tcsmt.search.monotone_cuts import Part, Proof, ask
 from tcsmt.search.monotonic import constraints
-from tcsmt.smt import abstraction, service
+from tcsmt.smt import abstraction
 from tcsmt.smt.terms import SmtInterp
 
 METHOD = "steps split at the alignment points"
@@ -228,9 +228,9 @@ def formula(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: st
     (a leaf of ``case_lists``)."""
     seen: list[Splitting] = []
     last = len(shape(p, k, move, cases).points["x"]) - 1
-    f, _ = abstraction.stepped_products(_build(p, k, move, cases, lemma, last, seen),
-                                        description=f"tcsmt monotonicity {p.name} k={k}: "
-                                                    + part_name(move, cases, lemma))
+    f, _ = abstraction.free_products(_build(p, k, move, cases, lemma, last, seen),
+                                     f"tcsmt monotonicity {p.name} k={k}: " + part_name(move, cases, lemma),
+                                     abstraction.SteppedProducts())
     if seen[0].short:
         raise ValueError(f"{cases} is not a leaf of the case tree of {move}")
     return f
@@ -249,34 +249,12 @@ def part_names(p: ModelParams, k: int) -> list[str]:
     return out
 
 
-def ask(f, what: str, solvers: tuple[str, ...], budget: float, log) -> Part:
-    """A part asked of every solver at once (a process each, ``budget`` CPU
-    seconds each): unsat only when every one answers unsat; a sat answer
-    stops the others."""
-    runs = service.race([service.Job(f, s, what, budget) for s in solvers], budget + 30.0,
-                        unsat_votes=len(solvers), parallel=len(solvers))
-    runs.sort(key=lambda r: solvers.index(r.solver))
-    part = Part(what, "unsat", sha256=f.sha256)
-    for run in runs:
-        part.seconds[run.solver] = run.seconds
-        if run.status in (service.Status.SAT, service.Status.UNSAT):
-            part.cpu[run.solver] = run.cpu     # a run stopped at its budget reports none
-        if log:
-            log(f"{what}: {run.solver} {run.status} {run.cpu:.1f} CPU-s, {run.seconds:.1f} s")
-    failed = [r for r in runs if r.status != service.Status.UNSAT]
-    if failed:
-        first = next((r for r in failed if r.status == service.Status.SAT), failed[0])
-        part.verdict, part.values = str(first.status), first.values
-    else:
-        part.proved_by = [r.solver for r in runs]
-    return part
-
-
 def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boolector"),
           budget: float = 600.0, log=None, total: float | None = None,
           moves: list[str] | None = None) -> Proof:
     """Every part (of ``moves`` only, when given: a proof of those steps),
-    each by every solver at once (``ask``: ``budget`` CPU seconds each);
+    each by every solver at once (monotone_cuts.ask: ``budget`` CPU
+    seconds each);
     ends at the first part not proved, or once ``total`` seconds
     have passed (unknown)."""
     start = time.monotonic()
@@ -288,7 +266,7 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
         for cases in case_lists(p, k, move):
             for lemma in LEMMAS:
                 f = formula(p, k, move, cases, lemma)
-                part = ask(f, part_name(move, cases, lemma), solvers, budget, log)
+                part = ask(f, part_name(move, cases, lemma), solvers, budget, log, at_once=True)
                 done.append(part)
                 late = total is not None and time.monotonic() - start > total
                 if part.verdict != "unsat" or late:

@@ -30,6 +30,7 @@ TAG = "free-products"
 @dataclass
 class FreeProducts:
     """The mul_hook: one free word per distinct multiplier, with bounds."""
+    label = "free products"
     made: dict = field(default_factory=dict)
     constraints: list = field(default_factory=list)
     factors: dict = field(default_factory=dict)      # prod name -> (x term, y term)
@@ -68,15 +69,17 @@ def bounds(I, p, x, y, h: int) -> list:
     return out
 
 
-def free_products(build: Callable, description: str = "") -> tuple[Formula, FreeProducts]:
-    """A formula like ``build_formula(build)`` but with free products."""
-    hook = FreeProducts()
+def free_products(build: Callable, description: str = "",
+                  hook: FreeProducts | None = None) -> tuple[Formula, FreeProducts]:
+    """A formula like ``build_formula(build)`` but with free products
+    (``hook``'s kind: FreeProducts by default, or SteppedProducts)."""
+    hook = hook if hook is not None else FreeProducts()
 
     def wrapped(I):
         out = list(build(I))
         return out + hook.constraints
 
-    f = build_formula(wrapped, description=description + " [free products]", mul_hook=hook)
+    f = build_formula(wrapped, description=f"{description} [{hook.label}]", mul_hook=hook)
     return f, hook
 
 
@@ -97,6 +100,8 @@ class SteppedProducts(FreeProducts):
     proof for the real model; they let a formula that moves one input by
     one step (tcsmt.search.monotone_split) compare the two products without
     a multiplier."""
+
+    label = "stepped free products"
 
     def __call__(self, I, x, y):
         if (x.id, y.id) in self.made:
@@ -122,14 +127,3 @@ class SteppedProducts(FreeProducts):
                               I.eq(I.shl(pt, one), I.add(ps, v)))]
         return mine
 
-
-def stepped_products(build: Callable, description: str = "") -> tuple[Formula, SteppedProducts]:
-    """A formula like ``build_formula(build)`` with stepped free products."""
-    hook = SteppedProducts()
-
-    def wrapped(I):
-        out = list(build(I))
-        return out + hook.constraints
-
-    f = build_formula(wrapped, description=description + " [stepped free products]", mul_hook=hook)
-    return f, hook
