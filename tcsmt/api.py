@@ -402,18 +402,19 @@ def replay(path: str | Path):
 def find(prop: str, arch: str, *, formats: str | None = None, overrides=(),
          solver: str = "portfolio", timeout: float = DEFAULT_TIMEOUT, readable: bool = True,
          pool: bool = True, cross_check: bool = False, prior: str | Path | None = None,
-         command: str | None = None) -> dict:
+         command: str | None = None, progress=None) -> dict:
     """The fewest vectors that tell a property's hypotheses apart on an
     architecture, and the verdict on every pair left (a tcsmt-result/2
     document with ``pairs``). ``prior``: an earlier result whose vectors are
-    tried first."""
+    tried first; ``progress(name, done, total)`` hears of a proof in parts
+    (monotonicity) as it goes."""
     from tcsmt.properties.registry import get_property
     from tcsmt.properties.run import resolve_base, run_property
     timeout = _seconds(timeout)
     p = get_property(prop)
     base = resolve_base(p, arch, formats, list(overrides))
     return run_property(p, base, solver, timeout, readable, cross_check, _command(command),
-                        prior, pool)
+                        prior, pool, progress)
 
 
 @_emits

@@ -123,3 +123,96 @@ def test_prove_splits_a_step_left_unknown_by_the_gap(monkeypatch):
     assert "segment 1, step cut0-up" not in names
     assert [n for n in names if n.startswith("segment 1, step cut0-up,")] == \
         [f"segment 1, step cut0-up, {mc.case_name(c)}" for c in mc.gap_cases(3)]
+
+
+def test_an_input_steps_products_are_free_words_that_keep_the_step():
+    """A segment's input step has no multiplier (stepped free products), so
+    CDNA2's first addition raised in a0 is answered (unsat) where the real
+    products left it unknown; a cut's step and a cut's domain keep the
+    datapath's products as they are."""
+    p = choose("cdna2-fp16-fp32")
+    step = mc.step_formula(p, 4, [], 0, "a0")
+    assert "bvmul" not in step.text and "stepped free products" in step.description
+    assert "bvmul" in mc.domain_formula(p, 4, [], 0, mc.FINITE).text
+    cut = mc.step_formula(p, 4, [mc.FINITE, mc.FINITE], 2, "cut0-up")
+    assert "stepped" not in cut.description
+
+
+def test_which_models_are_proved_by_cuts():
+    assert mc.applies(choose("cdna2-fp16-fp32"), 4)
+    assert not mc.applies(choose("rdna4-fp16-fp32"), 4)          # one block register
+    assert not mc.applies(choose("cdna2-fp16-fp32").replace(in_format="float8_e4m3fnuz"), 4)
+
+
+def test_the_part_names_follow_the_files_domains_and_splits():
+    """Which domain each cut has and which steps a proof split by gap are
+    its solvers' answers: the names take them from the file's verdicts;
+    the steps are the current code's."""
+    p = _small()
+    said = {"domain cut0: finite": "unsat", "domain cut1: not NaN": "unsat",
+            "domain cut2: not NaN": "unsat", "segment 1, step cut0-up, gap = 0": "unsat"}
+    names = mc.part_names(p, 2, said)
+    assert names[:3] == ["domain cut0: finite", "domain cut1: not NaN", "domain cut2: not NaN"]
+    assert "segment 1, step cut0-up" not in names
+    assert [n for n in names if n.startswith("segment 1, step cut0-up,")] == \
+        [f"segment 1, step cut0-up, {mc.case_name(c)}" for c in mc.gap_cases(mc.GAPS)]
+    assert len([n for n in names if n.startswith("segment ")]) == \
+        sum(len(mc.moves(2, j)) for j in range(4)) - 1 + len(mc.gap_cases(mc.GAPS))
+
+
+def test_a_proof_says_how_far_it_is():
+    """``progress`` hears of every segment's step, the last call with
+    everything done; a cut whose domain is not finite keeps only the part
+    that proved its domain."""
+    p = _small()
+    heard = []
+    proof = mc.prove(p, 2, ("bitwuzla",), budget=60.0, at_once=True,
+                     progress=lambda name, done, total: heard.append((name, done, total)))
+    assert proof.verdict == Verdict.UNSAT
+    total = sum(len(mc.moves(2, j)) for j in range(len(proof.cuts) + 1))
+    assert [d for _, d, _ in heard] == list(range(total + 1)) and {t for _, _, t in heard} == {total}
+    assert heard[0][0] == "segment 0, step a0" and heard[-1] == ("", total, total)
+    domains = [x.what for x in proof.parts if x.what.startswith("domain")]
+    assert len(domains) == len(proof.cuts) and all(x.verdict == "unsat" for x in proof.parts
+                                                   if x.what in domains)
+    assert mc.part_names(p, 2, {x.what: x.verdict for x in proof.parts}) == [x.what for x in proof.parts]
+
+
+def test_the_committed_cdna2_file_is_the_proof_by_cuts_with_every_part_cross_checked():
+    import json
+    from pathlib import Path
+    doc = json.loads((Path(__file__).parent.parent / "results/cdna2/monotonicity.json").read_text())
+    p = choose("cdna2-fp16-fp32")
+    assert doc["verdict"] == "unsat" and doc["query"]["method"] == mc.METHOD
+    assert doc["query"]["model"] == p.name and doc["query"]["k"] == 4
+    said = {x["part"]: x["verdict"] for x in doc["query"]["parts"]}
+    assert [x["part"] for x in doc["query"]["parts"]] == mc.part_names(p, 4, said)
+    assert all(v in ("unsat", "unread") for v in said.values())
+    asked = [x for x in doc["run"]["parts"] if x["verdict"] == "unsat"]
+    assert len(asked) >= 2 * 4 + 5       # the product steps of segments 0 and 1, a domain per cut
+    assert all(x["proved_by"] == ["bitwuzla", "boolector"] and x["smt2_sha256"] for x in asked)
+    assert doc["proof"]["cross_checked"]
+
+
+def test_a_proof_by_cuts_is_written_with_its_parts_and_restates():
+    """The document names the method and every part with its verdict;
+    restated from the file it is the same; a part the file says is
+    unknown makes the restated verdict unknown."""
+    from tcsmt.properties.registry import get_property
+    from tcsmt.regen.restate import restate_monotonicity
+    from tcsmt.report.documents import monotonicity_parts_document
+    from tcsmt.report.results import stable
+    p = _small().replace(name="cdna2-small", block_size=2)
+    prop = get_property("monotonicity")
+    assert prop.k(p) == 2
+    proof = mc.prove(p, 2, ("bitwuzla", "boolector"), budget=60.0, gaps=mc.GAPS, at_once=True)
+    assert proof.verdict == Verdict.UNSAT
+    doc = monotonicity_parts_document(prop, p, 2, proof, 1.0, "test", mc)
+    assert doc["query"]["method"] == mc.METHOD and doc["proof"]["cross_checked"]
+    assert doc["run"]["proved_by"] == ["bitwuzla", "boolector"]
+    assert {x["verdict"] for x in doc["query"]["parts"]} == {"unsat", "unread"}
+    assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
+    asked = next(i for i, x in enumerate(doc["query"]["parts"]) if x["part"].startswith("segment")
+                 and x["verdict"] == "unsat")
+    doc["query"]["parts"][asked]["verdict"] = "unknown"
+    assert restate_monotonicity(prop, p, "test", doc)["verdict"] == Verdict.UNKNOWN

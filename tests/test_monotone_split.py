@@ -140,9 +140,13 @@ def test_a_small_truncating_model_is_proved_monotone_in_parts_and_its_file_resta
     prop = get_property("monotonicity")
     k = prop.k(p)
     assert k == 2
-    proof = ms.prove(p, k, budget=120)
+    heard = []
+    proof = ms.prove(p, k, budget=120, progress=lambda *x: heard.append(x))
     assert proof.verdict == Verdict.UNSAT, [x.what for x in proof.parts if x.verdict != "unsat"]
     assert [x.what for x in proof.parts] == ms.part_names(p, k)
+    n = len(proof.parts)       # progress heard of every part, the last call with all done
+    assert [d for _, d, _ in heard] == list(range(n + 1)) and {t for _, _, t in heard} == {n}
+    assert [name for name, _, _ in heard[:-1]] == ms.part_names(p, k) and heard[-1][0] == ""
     assert all(x.proved_by == ["bitwuzla", "boolector"] for x in proof.parts)
     doc = monotonicity_parts_document(prop, p, k, proof, 1.0, "test", ms)
     assert doc["query"]["method"] == ms.METHOD and doc["proof"]["cross_checked"]

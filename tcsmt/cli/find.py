@@ -38,9 +38,12 @@ def find_cmd(prop, arch, formats, overrides, solver, timeout, cross_check, raw, 
     domain gives different bits) or left unknown. Run `tcsmt properties`
     for the list. The answer ends in sentences: which hypothesis the
     model takes, what the vectors separate, what is proved."""
+    from tcsmt.cli.progress import progress_bar
     where = api.find_path(prop, arch, formats, overrides, output=output, force=force)
-    doc = api.find(prop, arch, formats=formats, overrides=overrides, solver=solver, timeout=timeout,
-                   readable=not raw, pool=not no_pool, cross_check=cross_check, prior=where.prior)
+    with progress_bar("parts") as progress:       # drawn only for a proof in parts
+        doc = api.find(prop, arch, formats=formats, overrides=overrides, solver=solver, timeout=timeout,
+                       readable=not raw, pool=not no_pool, cross_check=cross_check, prior=where.prior,
+                       progress=progress)
     summary = (f"{len(doc['vectors'])} vector(s), verdict {doc['verdict']}, "
                f"{doc['run']['seconds']:.2f} s")
     people = show_result(doc, out_format, wide)

@@ -30,7 +30,7 @@ from tcsmt.report.documents import (
     search_document,
 )
 from tcsmt.report.results import earlier
-from tcsmt.search import find, monotone_exact, monotone_split
+from tcsmt.search import find, monotone_cuts, monotone_exact, monotone_split
 from tcsmt.search.monotonic import run_monotonicity
 from tcsmt.search.vectors import Hypothesis
 from tcsmt.smt import service
@@ -87,10 +87,12 @@ def result_path(base: ModelParams, prop: Property, root: str | Path = "results")
 def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
                  timeout: float = service.DEFAULT_TIMEOUT, readable: bool = True,
                  cross_check: bool = False, command: str | None = None,
-                 prior: str | Path | dict | None = None, use_pool: bool = True) -> dict:
+                 prior: str | Path | dict | None = None, use_pool: bool = True,
+                 progress=None) -> dict:
     """The property's result document; ``prior``: an earlier result for
     the same question (a document, or its file's path), whose vectors are
-    tried first."""
+    tried first; ``progress(name, done, total)`` hears of a proof in parts
+    as it goes."""
     command = command if command is not None else command_line()
     k = prop.k(base)
     old = prior_vectors(prior) if prior else []
@@ -106,10 +108,20 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
             # the whole formula is too hard: one step at a time, split at the alignment points
             start = time.monotonic()
             proof = monotone_split.prove(base, k, budget=max(timeout, monotone_split.PART_TIMEOUT),
-                                         total=monotone_split.TOTAL_PARTS * timeout)
+                                         total=monotone_split.TOTAL_PARTS * timeout, progress=progress)
             if proof.verdict == Verdict.UNSAT:
                 return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
                                                    command, monotone_split)
+        elif mono.verdict == Verdict.UNKNOWN and monotone_cuts.applies(base, k):
+            # every addition rounded: segment by segment, cut at those roundings
+            start = time.monotonic()
+            proof = monotone_cuts.prove(base, k, ("bitwuzla", "boolector"),
+                                        budget=max(timeout, monotone_cuts.PART_TIMEOUT),
+                                        gaps=monotone_cuts.GAPS, at_once=True,
+                                        total=monotone_cuts.TOTAL_PARTS * timeout, progress=progress)
+            if proof.verdict == Verdict.UNSAT:
+                return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
+                                                   command, monotone_cuts)
         return monotonicity_document(prop, base, k, mono, command)
     hyps = hypotheses(prop, base)
     single = prior_single(prior) if prior is not None and same_question(prior, hyps, k) else None

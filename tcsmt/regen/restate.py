@@ -80,10 +80,10 @@ class Inconsistent(ValueError):
 
 def restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
     from tcsmt.report.documents import monotonicity_document, prior_vectors
-    from tcsmt.search import monotone_exact, monotone_split, monotonic
+    from tcsmt.search import monotone_cuts, monotone_exact, monotone_split, monotonic
     from tcsmt.search.separation import Outcome
     k = prop.k(base)
-    for method in (monotone_exact, monotone_split):
+    for method in (monotone_exact, monotone_split, monotone_cuts):
         if doc["query"].get("method") == method.METHOD:
             return _restate_parts(prop, base, k, command, doc, method)
     vectors = prior_vectors(doc)
@@ -95,8 +95,8 @@ def restate_monotonicity(prop, base, command: str, doc: dict) -> dict:
 
 
 def _restate_parts(prop, base, k: int, command: str, doc: dict, method) -> dict:
-    """A monotonicity proof in parts (``method``: tcsmt.search.monotone_exact
-    or monotone_split) from the file's verdicts and runs; the parts as the
+    """A monotonicity proof in parts (``method``: tcsmt.search.monotone_exact,
+    monotone_split or monotone_cuts) from the file's verdicts and runs; the parts as the
     current code names them (one the file lacks: unknown)."""
     from tcsmt.report.documents import monotonicity_parts_document
     from tcsmt.search.monotone_cuts import Part, Proof
@@ -105,8 +105,8 @@ def _restate_parts(prop, base, k: int, command: str, doc: dict, method) -> dict:
     parts = [Part(name, said.get(name, "unknown"), list(how.get(name, {}).get("proved_by", [])),
                   dict(how.get(name, {}).get("cpu_seconds", {})), dict(how.get(name, {}).get("seconds", {})),
                   sha256=how.get(name, {}).get("smt2_sha256", ""))
-             for name in method.part_names(base, k)]
-    verdict = Verdict.UNSAT if all(p.verdict == "unsat" for p in parts) else Verdict.UNKNOWN
+             for name in method.part_names(base, k, said)]
+    verdict = Verdict.UNSAT if all(p.verdict in ("unsat", "unread") for p in parts) else Verdict.UNKNOWN
     return monotonicity_parts_document(prop, base, k, Proof(verdict, parts, []),
                                        doc["run"].get("seconds", 0.0), command, method)
 

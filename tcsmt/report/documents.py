@@ -166,8 +166,8 @@ def monotonicity_document(prop, base: ModelParams, k: int, out: Outcome, command
 def monotonicity_parts_document(prop, base: ModelParams, k: int, proof, seconds: float,
                                 command: str = "", method=None) -> dict:
     """Monotonicity proved in parts (``proof``: a monotone_cuts.Proof, its
-    parts those of ``method``: tcsmt.search.monotone_exact by default, or
-    tcsmt.search.monotone_split): each part's verdict in the question, who
+    parts those of ``method``: tcsmt.search.monotone_exact by default,
+    tcsmt.search.monotone_split or monotone_cuts): each part's verdict in the question, who
     proved it, its formula's hash and its seconds under run."""
     from tcsmt.search import monotone_exact
     method = method or monotone_exact
@@ -190,8 +190,9 @@ def monotonicity_parts_document(prop, base: ModelParams, k: int, proof, seconds:
 
 def _proved_by_all(proof) -> list[str]:
     """The solvers that proved every part."""
-    names = [s for s in (proof.parts[0].proved_by if proof.parts else [])]
-    return [s for s in names if all(s in p.proved_by for p in proof.parts)]
+    asked = [p for p in proof.parts if p.verdict != "unread"]    # unread: no solver needed
+    names = [s for s in (asked[0].proved_by if asked else [])]
+    return [s for s in names if all(s in p.proved_by for p in asked)]
 
 
 def prior_vectors(path: str | Path | dict) -> list[Vector]:

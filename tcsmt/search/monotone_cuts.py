@@ -48,6 +48,7 @@ whole part leaves the solver every shift at once.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from tcsmt import datapath
@@ -61,10 +62,19 @@ from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
 from tcsmt.search.monotonic import float_le, float_lt, in_domain
 from tcsmt.search.vectors import Vector
-from tcsmt.smt import service
+from tcsmt.smt import abstraction, service
 from tcsmt.smt.smtlib import build_formula
 from tcsmt.smt.terms import SmtInterp
 
+METHOD = "cut at the model's roundings"
+GAPS = 27
+"""A step left unknown is split by the exponent gap of its two terms: each
+gap below 27 either way, and two cases beyond (past them the smaller term
+of an FP32 addition lies below its sticky bit)."""
+PART_TIMEOUT = 300.0
+TOTAL_PARTS = 60
+"""``tcsmt find monotonicity`` gives each part at least PART_TIMEOUT
+seconds and the whole proof TOTAL_PARTS times its timeout."""
 ROUND = rounding.round_fixed.__wrapped__
 SUM = register.block_sum.__wrapped__
 FINITE, NOT_NAN = "finite", "not NaN"
@@ -226,8 +236,12 @@ def step_formula(p: ModelParams, k: int, domains: list[str], segment: int,
         cut, after = _value(p, C, d, segment), _value(p, C2, d2, segment).term
         same.append(after == cut.term)
         return out + out2 + _case(I, p, cut, case) + [float_lt(I, cut.fmt, after, cut.term)]
-    f = build_formula(build, description=f"tcsmt monotonicity {p.name} k={k}: "
-                      f"segment {segment}, step {move}" + ("" if case is None else f", {case_name(case)}"))
+    what = (f"tcsmt monotonicity {p.name} k={k}: segment {segment}, step {move}"
+            + ("" if case is None else f", {case_name(case)}"))
+    if move.startswith("cut"):
+        f = build_formula(build, description=what)
+    else:       # an input step: its products free, with what the step does to them
+        f, _ = abstraction.free_products(build, what, abstraction.SteppedProducts())
     return None if same[0] else f
 
 
@@ -258,16 +272,49 @@ def gap_cases(reach: int) -> list[tuple[int | None, int | None]]:
     return [(None, -reach)] + [(g, g) for g in range(1 - reach, reach)] + [(reach, None)]
 
 
+def applies(p: ModelParams, k: int) -> bool:
+    """Every addition rounded (the cuts are the model's own roundings into
+    a format with -0), no scale windows or sparsity."""
+    return (p.normalisation == "every_add" and p.scale_window_bits is None and p.sparsity == "dense"
+            and not any(f.is_integer or f.specials == "fnuz" for f in (p.fin, p.fb, p.fc, p.fout)))
+
+
+def part_names(p: ModelParams, k: int, said: dict[str, str] | None = None) -> list[str]:
+    """Every part's name, in order, without asking a solver: the domains
+    and the gap splits are the ones a proof's file ``said`` (part name to
+    verdict) has, since which a proof needs depends on its solvers'
+    answers; the step parts are the segments' and the moves' the current
+    code builds."""
+    said = said or {}
+    cuts = cuts_of(p, k)
+    out: list[str] = []
+    for n in range(len(cuts)):
+        finite = f"domain {cut_name(n)}: {FINITE}"
+        out.append(finite if finite in said else f"domain {cut_name(n)}: {NOT_NAN}")
+    for j in range(len(cuts) + 1):
+        for move in moves(k, j):
+            what = f"segment {j}, step {move}"
+            if any(name.startswith(what + ", gap") for name in said):
+                out += [f"{what}, {case_name(case)}" for case in gap_cases(GAPS)]
+            else:
+                out.append(what)
+    return out
+
+
 def prove(p: ModelParams, k: int = False,
           solvers: tuple[str, str] = ("bitwuzla", "cvc5"), budget: float = 120.0,
-          log=None, gaps: int | None = None) -> Proof:
-    """Every part, each by both solvers in turn (one process at a time).
+          log=None, gaps: int | None = None, at_once: bool = False,
+          total: float | None = None, progress=None) -> Proof:
+    """Every part, each by both solvers in turn (one process at a time;
+    side by side with ``at_once``).
     Ends at the first part not proved: unknown, or sat with a replayed
     witness when the part's inputs are a counterexample of the model.
     With ``gaps``, a step part left unknown whose segment adds two terms is
     split by their exponent gap (``gap_cases(gaps)``, ``case_parts``): the
     cases stand in the proof for the part (the unknown whole is kept only
-    when a case is not proved)."""
+    when a case is not proved). Unknown once ``total`` seconds have passed;
+    ``progress(name, done, total)`` hears of each segment's step done."""
+    start = time.monotonic()
     cuts = cuts_of(p, k)
     if any(c.fmt.specials == "fnuz" for c in cuts) or p.fc.specials == "fnuz":
         raise BadOption(f"{p.name}: monotonicity by parts needs formats with -0 (no fnuz)")
@@ -276,37 +323,45 @@ def prove(p: ModelParams, k: int = False,
     for n in range(len(cuts)):
         for want in (FINITE, NOT_NAN):
             part = ask(domain_formula(p, k, domains, n, want),
-                        f"domain {cut_name(n)}: {want}", solvers, budget, log)
-            parts.append(part)
+                       f"domain {cut_name(n)}: {want}", solvers, budget, log, at_once)
             if part.verdict == "unsat":
+                parts.append(part)
                 domains.append(want)
                 break
+            if want == NOT_NAN:
+                parts.append(part)
         else:
             return Proof(Verdict.UNKNOWN, parts, _say(cuts, domains))
-    for j in range(len(cuts) + 1):
-        for move in moves(k, j):
-            part, vectors = step_part(p, k, domains, j, move, solvers, budget, log)
-            if part.verdict == "unknown" and gaps is not None and j < len(cuts) \
-                    and cuts[j].shift is not None:
-                tried = [part]
-                cases, vectors = case_parts(p, k, domains, j, move, gap_cases(gaps), solvers,
-                                            budget, log)
-                parts += cases
-                if all(c.verdict == "unsat" for c in cases):
-                    continue
-                verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
-                return Proof(verdict, parts + tried, _say(cuts, domains), vectors)
-            parts.append(part)
-            if part.verdict not in ("unsat", "unread"):
-                verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
-                return Proof(verdict, parts, _say(cuts, domains), vectors)
+    steps = [(j, move) for j in range(len(cuts) + 1) for move in moves(k, j)]
+    for done, (j, move) in enumerate(steps):
+        if progress is not None:
+            progress(f"segment {j}, step {move}", done, len(steps))
+        if total is not None and time.monotonic() - start > total:
+            return Proof(Verdict.UNKNOWN, parts, _say(cuts, domains))
+        part, vectors = step_part(p, k, domains, j, move, solvers, budget, log, at_once)
+        if part.verdict == "unknown" and gaps is not None and j < len(cuts) \
+                and cuts[j].shift is not None:
+            tried = [part]
+            cases, vectors = case_parts(p, k, domains, j, move, gap_cases(gaps), solvers,
+                                        budget, log, at_once)
+            parts += cases
+            if all(c.verdict == "unsat" for c in cases):
+                continue
+            verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
+            return Proof(verdict, parts + tried, _say(cuts, domains), vectors)
+        parts.append(part)
+        if part.verdict not in ("unsat", "unread"):
+            verdict = Verdict.SAT if vectors else Verdict.UNKNOWN
+            return Proof(verdict, parts, _say(cuts, domains), vectors)
+    if progress is not None:
+        progress("", len(steps), len(steps))
     return Proof(Verdict.UNSAT, parts, _say(cuts, domains))
 
 
 def case_parts(p: ModelParams, k: int, domains: list[str], segment: int, move: str,
                cases: list[tuple[int | None, int | None]],
                solvers: tuple[str, ...] = ("bitwuzla", "cvc5"), budget: float = 120.0,
-               log=None) -> tuple[list[Part], list[Vector]]:
+               log=None, at_once: bool = False) -> tuple[list[Part], list[Vector]]:
     """A step part split by the exponent gap of the two terms its segment
     adds (at the inputs before the step): one part per case, asked in turn
     until one is not unsat. When ``cases`` partition the integers (as
@@ -317,7 +372,7 @@ def case_parts(p: ModelParams, k: int, domains: list[str], segment: int, move: s
     for case in cases:
         what = f"segment {segment}, step {move}, {case_name(case)}"
         f = step_formula(p, k, domains, segment, move, case)
-        part = Part(what, "unread") if f is None else ask(f, what, solvers, budget, log)
+        part = Part(what, "unread") if f is None else ask(f, what, solvers, budget, log, at_once)
         out.append(part)
         if part.verdict not in ("unsat", "unread"):
             sat = part.verdict == "sat" and not move.startswith("cut")
@@ -327,12 +382,12 @@ def case_parts(p: ModelParams, k: int, domains: list[str], segment: int, move: s
 
 def step_part(p: ModelParams, k: int, domains: list[str], segment: int,
               move: str, solvers: tuple[str, ...] = ("bitwuzla", "cvc5"), budget: float = 120.0,
-              log=None) -> tuple[Part, list[Vector]]:
+              log=None, at_once: bool = False) -> tuple[Part, list[Vector]]:
     """One step part: (the part, [x, y] when it is sat and its inputs,
     replayed on the concrete model, are a counterexample)."""
     what = f"segment {segment}, step {move}"
     f = step_formula(p, k, domains, segment, move)
-    part = Part(what, "unread") if f is None else ask(f, what, solvers, budget, log)
+    part = Part(what, "unread") if f is None else ask(f, what, solvers, budget, log, at_once)
     sat = part.verdict == "sat" and not move.startswith("cut")
     return part, _replay(p, k, move, part) if sat else []
 

@@ -133,9 +133,10 @@ def part_round(s: er.Setting):
 MONOTONE = ("flags", "term c", "term ab", "sum", "round")
 
 
-def part_names(p: ModelParams | None = None, k: int = 0) -> list[str]:
+def part_names(p: ModelParams | None = None, k: int = 0, said: dict | None = None) -> list[str]:
     """Every part's description, in order, without building the formulas
-    (the same for every model and k)."""
+    (the same for every model and k; ``said``, a file's verdicts, is not
+    needed)."""
     return er.lemma_names() + [f"exact sum monotone: {n}" for n in MONOTONE]
 
 

@@ -240,8 +240,9 @@ def part_name(move: str, cases: tuple[str, ...], lemma: str) -> str:
     return f"step {move}, points {'/'.join(cases) or 'shared'}, {lemma}"
 
 
-def part_names(p: ModelParams, k: int) -> list[str]:
-    """Every part's name, in order, without asking a solver."""
+def part_names(p: ModelParams, k: int, said: dict | None = None) -> list[str]:
+    """Every part's name, in order, without asking a solver (``said``, a
+    file's verdicts, is not needed)."""
     out = []
     for move in ms.moves(k):
         for cases in case_lists(p, k, move):
@@ -251,24 +252,29 @@ def part_names(p: ModelParams, k: int) -> list[str]:
 
 def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boolector"),
           budget: float = 600.0, log=None, total: float | None = None,
-          moves: list[str] | None = None) -> Proof:
+          moves: list[str] | None = None, progress=None) -> Proof:
     """Every part (of ``moves`` only, when given: a proof of those steps),
     each by every solver at once (monotone_cuts.ask: ``budget`` CPU
     seconds each);
     ends at the first part not proved, or once ``total`` seconds
-    have passed (unknown)."""
+    have passed (unknown). ``progress(name, done, total)`` hears of each
+    part done."""
     start = time.monotonic()
     if not applies(p, k):
         raise BadOption(f"{p.name}: monotonicity by split steps needs one block of the block "
                         f"register (block normalisation, c placed globally, k <= block_size)")
     done: list[Part] = []
-    for move in moves or ms.moves(k):
-        for cases in case_lists(p, k, move):
-            for lemma in LEMMAS:
-                f = formula(p, k, move, cases, lemma)
-                part = ask(f, part_name(move, cases, lemma), solvers, budget, log, at_once=True)
-                done.append(part)
-                late = total is not None and time.monotonic() - start > total
-                if part.verdict != "unsat" or late:
-                    return Proof(Verdict.UNKNOWN, done, [])
+    plan = [(move, cases, lemma) for move in moves or ms.moves(k)
+            for cases in case_lists(p, k, move) for lemma in LEMMAS]
+    for move, cases, lemma in plan:
+        what = part_name(move, cases, lemma)
+        if progress is not None:
+            progress(what, len(done), len(plan))
+        part = ask(formula(p, k, move, cases, lemma), what, solvers, budget, log, at_once=True)
+        done.append(part)
+        late = total is not None and time.monotonic() - start > total
+        if part.verdict != "unsat" or late:
+            return Proof(Verdict.UNKNOWN, done, [])
+    if progress is not None:
+        progress("", len(done), len(plan))
     return Proof(Verdict.UNSAT, done, [])
