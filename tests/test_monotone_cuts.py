@@ -126,10 +126,9 @@ def test_prove_splits_a_step_left_unknown_by_the_gap(monkeypatch):
 
 
 def test_an_input_steps_products_are_free_words_that_keep_the_step():
-    """A segment's input step has no multiplier (stepped free products), so
-    CDNA2's first addition raised in a0 is answered (unsat) where the real
-    products left it unknown; a cut's step and a cut's domain keep the
-    datapath's products as they are."""
+    """A segment's input step has no multiplier (stepped free products:
+    the committed CDNA2 proof, below, shows those steps answered); a cut's
+    step and a cut's domain keep the datapath's products as they are."""
     p = choose("cdna2-fp16-fp32")
     step = mc.step_formula(p, 4, [], 0, "a0")
     assert "bvmul" not in step.text and "stepped free products" in step.description

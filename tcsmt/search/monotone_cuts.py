@@ -301,7 +301,7 @@ def part_names(p: ModelParams, k: int, said: dict[str, str] | None = None) -> li
     return out
 
 
-def prove(p: ModelParams, k: int = False,
+def prove(p: ModelParams, k: int,
           solvers: tuple[str, str] = ("bitwuzla", "cvc5"), budget: float = 120.0,
           log=None, gaps: int | None = None, at_once: bool = False,
           total: float | None = None, progress=None) -> Proof:
