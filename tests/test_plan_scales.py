@@ -487,3 +487,65 @@ def test_committed_nvfp4_plan_proves_every_class_apart_only_in_align_bits():
     assert len(left) == 4 and all(apart(cl) == {"group_size", "c_group_size"} for cl in left)
     swept = [cl for cl in plan.classes if cl.status == "proved" and apart(cl) == {"align_bits"}]
     assert len(swept) >= 8 and all(len(cl.proved_by) >= 2 for cl in swept)
+
+
+def _window_hypotheses():
+    """sf-tensor's reading of NVFP4 in the committed plan's space (groups of
+    4 or 16 products, c's groups of 16 or the same, 33 to 37 fraction bits
+    below the largest scale pair, 38 to 40 below the largest raw product)."""
+    space = read_plan(committed_plan("e2m1:fp32", scales="ue4m3/16")).space
+    return [m for m in space.models() if m.scale_window_bits is not None]
+
+
+def test_window_grouping_is_moot_where_the_solvers_prove_no_group_is_cut():
+    """window.grouping_is_moot holds for the members with 40 bits below the
+    largest raw product (align_bits 17) and 36 or 37 below the largest
+    scale pair, and there the group lemma (a non-zero group of 4 or of 16
+    products loses a bit to the quantum while c does not dominate, on the
+    plan's block of 64) is UNSAT by Bitwuzla and by Z3; one bit short
+    (align_bits 16, or 35 bits) it is SAT, so the rule is tight there."""
+    from tcsmt.datapath.window import grouping_is_moot
+    from tcsmt.identify.lemmas import group_cut_formula
+    from tcsmt.smt import service
+    members = _window_hypotheses()
+    moot = {(m.align_bits, m.scale_window_bits) for m in members if grouping_is_moot(m)}
+    assert moot == {(17, 36), (17, 37)}
+    near = {(17, 35), (16, 36)}
+    for m in members:
+        key = (m.align_bits, m.scale_window_bits)
+        if key not in moot | near or m.group_size != 4 or m.c_group_size != 16 or m.zero_sign != "keep_c":
+            continue
+        for size in (4, 16):
+            f = group_cut_formula(m, 64, size)
+            verdicts = {str(service.solve(f, s, 120).status) for s in ("bitwuzla", "z3")}
+            assert verdicts == ({"unsat"} if key in moot else {"sat"}), (key, size, verdicts)
+        moot.discard(key)
+        near.discard(key)
+    assert not moot and not near
+
+
+def test_moot_groupings_build_one_circuit_and_sum_as_the_grouped_ones(monkeypatch):
+    """Groups of 4 with c's groups of 16, groups of 16, and groups of 16
+    with c's of 16 build one circuit where no group can be cut (so the
+    plan's class of the three is "identical", not open); groups of 4 for c
+    too still differ. With the rule switched off (each grouping as its
+    parameters say) the three give the same bits on the plan's candidate
+    rows and on pools of rows aimed at the window."""
+    import tcsmt.datapath.window as window
+    from tcsmt.identify.lemmas import same_circuit
+    from tcsmt.identify.plan import plan_candidates
+    from tcsmt.identify.simsplit import pool
+    base = choose("blackwell-nvfp4-sftensor").replace(align_bits=17, scale_window_bits=36)
+    three = [base, base.replace(group_size=16, c_group_size=None), base.replace(group_size=16)]
+    assert all(same_circuit(three[0], m, 64) for m in three[1:])
+    assert not same_circuit(three[0], base.replace(c_group_size=None), 64)
+    rows = [plan_candidates(base, 64, Domain(), 2000, 0)] + \
+        [pool(base, 64, Domain(), 2000, seed) for seed in (100, 101)]
+
+    def outputs(m):
+        return np.concatenate([dot_batch(m, a, b, c, sa_bits=sa, sb_bits=sb) for a, b, c, sa, sb in rows])
+    moot = outputs(base)
+    monkeypatch.setattr(window, "grouping_is_moot", lambda p: False)
+    assert not same_circuit(three[0], three[1], 64)
+    for m in three:
+        assert np.array_equal(outputs(m), moot), m

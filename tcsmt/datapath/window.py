@@ -21,6 +21,11 @@ them, and C the exponent of a non-zero c.
 
 The integers are added exactly and the sum is rounded once to the result
 format with final_rounding. Each truncation drops bits toward zero.
+
+Where no group can lose a bit to q when c does not dominate
+(``grouping_is_moot``: enough bits below R and S for the widest span of
+scale pairs), the block reads c_group_size for both cases, and models that
+differ only in group_size there build one circuit.
 """
 
 from __future__ import annotations
@@ -105,13 +110,45 @@ def register_fraction_bits(p: ModelParams) -> int:
     return max(Fc, Fs + max(0, p.fin.emin + p.fb.emin), min(F, Fs + E))
 
 
-def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], tb: list[Term],
-                 out: Format, ew: int, trace=None):
-    """One block of the raw-exponent window: products (unscaled, exact), c,
-    and the unpacked scales of each product, ta[k] and tb[k] -> bits of
-    ``out``."""
-    scaled = [apply_scales(I, p, t, ta[k], tb[k]) for k, t in enumerate(prods)]
-    pairs = [I.add(ta[k].exp, tb[k].exp) for k in range(len(prods))]
+def grouping_is_moot(p: ModelParams) -> bool:
+    """Whether the groups of group_size products give every block the very
+    sum that groups of c_group_size give, so that the datapath reads one of
+    them (and models that differ only there build one circuit), as
+    products.lead_is_moot does for product_alignment.
+
+    When c dominates, the block takes groups of c_group_size anyway. When it
+    does not, q = max(R - F, S - Fs, C - F) with C < R (C only for a live
+    c), and a group lies on multiples of 2^(e0 + P - f): e0 = emin of a +
+    emin of b (group_sum), P its scale pair's exponent, f the fraction bits
+    of a product and of both scales (apply_scales). With R <= S + E (E =
+    emax of a + emax of b), S <= Pmax and P >= Pmin (the scale format's
+    exponents, twice), every group's last place is at least q when
+
+        e0 - f + Pmin - Pmax >= max(E - F, -Fs);
+
+    then no group loses a bit to the window, every term is a multiple of
+    2^q and the register (carry bits without bound) adds them exactly,
+    whichever way the products were grouped. The flags agree (a NaN or an
+    infinity of a product or a scale reaches the sum in any grouping), and
+    so does the sign of a zero sum unless zero_sign = "ieee" reads the
+    terms' signs; a c_group_window or a group_floor reads the groups, so
+    neither may be set. Products must be exact (their raw exponents and
+    fraction bits are the inputs')."""
+    s = p.fscale
+    if (s is None or p.scale_window_bits is None or p.c_group_window or p.group_floor is not None
+            or p.product_rounding != "exact" or p.product_alignment != "raw"
+            or p.zero_sign == "ieee"):
+        return False
+    e0 = p.fin.emin + p.fb.emin
+    f = p.fin.frac_bits + p.fb.frac_bits + 2 * s.frac_bits
+    E = p.fin.emax + p.fb.emax
+    return e0 - f + 2 * s.emin - 2 * s.emax >= max(E - p.F, -p.scale_window_bits)
+
+
+def quantum(I, p: ModelParams, scaled: list[Term], pairs: list, c: Term, ew: int):
+    """(S, q, c_dom) of a block from its products times their scales and
+    their scale pairs' exponents: the largest pair over the non-zero
+    products, the window's quantum 2^q, and whether c dominates."""
     R = max_live(I, scaled, [t.exp for t in scaled], ew)
     S = max_live(I, scaled, pairs, ew)
     c_live = I.not_(is_dead(I, c))
@@ -123,11 +160,29 @@ def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], 
     c_dom = I.and_(c_live, I.sle(R, c.exp))
     q = bv.smax(I, I.sub(R, k(F)), I.sub(S, k(Fs)))
     q = I.ite(c_live, bv.smax(I, q, I.sub(c.exp, k(F))), q)
-    q = I.ite(c_dom, I.sub(c.exp, k(Fc)), q)
+    return S, I.ite(c_dom, I.sub(c.exp, k(Fc)), q), c_dom
+
+
+def window_block(I, p: ModelParams, prods: list[Term], c: Term, ta: list[Term], tb: list[Term],
+                 out: Format, ew: int, trace=None):
+    """One block of the raw-exponent window: products (unscaled, exact), c,
+    and the unpacked scales of each product, ta[k] and tb[k] -> bits of
+    ``out``."""
+    scaled = [apply_scales(I, p, t, ta[k], tb[k]) for k, t in enumerate(prods)]
+    pairs = [I.add(ta[k].exp, tb[k].exp) for k in range(len(prods))]
+    S, q, c_dom = quantum(I, p, scaled, pairs, c, ew)
+    c_live = I.not_(is_dead(I, c))
+    Fc = p.c_window_bits
+    assert Fc is not None     # validate_window: the window needs it
+
+    def k(v: int):
+        return I.const(v, ew)
     if trace is not None:
         trace.append(("window quantum", q, "signed"))
 
     g = p.group_size
+    if grouping_is_moot(p):
+        g = p.c_group_size or g
     G, G_pairs = groups(I, p, prods, ta, tb, g, ew)
     if p.c_group_window:
         q_c = bv.smax(I, q, I.sub(c.exp, k(Fc)))

@@ -93,6 +93,42 @@ def floor_formula(p: ModelParams, k: int, domain: Domain, c_format: Format | Non
     return f
 
 
+def group_cut_formula(p: ModelParams, k: int, size: int):
+    """SAT exactly when, in a block of the raw-exponent window
+    (tcsmt.datapath.window) with min(block_size, k) products, c does not
+    dominate and some non-zero group of ``size`` products loses a bit to
+    the window's quantum: the claim of window.grouping_is_moot, asked of
+    the datapath's own quantum and groups, over every input (a, b, c and
+    the scales: any bit patterns; free products, so UNSAT is a proof for
+    the real ones)."""
+    from tcsmt.datapath.chain import _scale_terms, products, scale_of
+    from tcsmt.datapath.scales import apply_scales
+    from tcsmt.datapath.terms import is_dead, unpack_input
+    from tcsmt.datapath.window import groups, quantum, truncate_at
+    from tcsmt.search import separation as sep
+    n = max(1, min(p.block_size, k))
+
+    def build(I):
+        ew = datapath.exp_width(p)
+        a, b, c = sep.declare_inputs(I, p, n)
+        sa, sb = sep.declare_scales(I, p, n)
+        prods = list(products(I, p, a, b, ew))
+        ta, tb = _scale_terms(I, p, [sa[scale_of(p, i)] for i in range(n)],
+                              [sb[scale_of(p, i)] for i in range(n)], ew, None, None)
+        c_term = unpack_input(I, p, p.fc, c, ew, is_c=True)
+        scaled = [apply_scales(I, p, t, ta[i], tb[i]) for i, t in enumerate(prods)]
+        pairs = [I.add(ta[i].exp, tb[i].exp) for i in range(n)]
+        _, q, c_dom = quantum(I, p, scaled, pairs, c_term, ew)
+        G, _ = groups(I, p, prods, ta, tb, size, ew)
+        cut = [I.and_(I.not_(is_dead(I, g)), I.not_(I.eq(truncate_at(I, g, q, ew).sig, g.sig)))
+               for g in G]
+        return [I.not_(c_dom), I.or_(*cut)]
+
+    f, _ = abstraction.free_products(build, description=f"tcsmt group lemma: {p.name}, block of {n}, "
+                                                        f"groups of {size} cut by the window")
+    return f
+
+
 def c_formats(p: ModelParams, k: int) -> list[Format | None]:
     """What a block's c can be: c itself (None), and for a dot product of
     more than one block the result of the block before, in its format."""

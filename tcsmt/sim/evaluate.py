@@ -71,7 +71,7 @@ in the graphs the batches run (False: the primitives only; the same bits,
 tests/test_evaluate.py compares both)."""
 OUTER_KEYS = ("in_format", "c_format", "out_format", "acc_format", "final_frac_bits",
               "align_bits", "subnormals", "align_rounding", "c_placement", "term_order",
-              "group_size", "scale_window_bits")
+              "scale_window_bits")
 SCALE_KEYS = ("in_format", "b_format", "c_format", "out_format", "scale_format", "scale_block")
 """What every model of one evaluation shares: the formats of its inputs,
 output and scales, and how many products a scale covers."""
