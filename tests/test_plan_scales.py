@@ -472,19 +472,21 @@ def test_pools_drawn_grow_as_the_open_circuits_shrink(monkeypatch):
     assert drawn[1][0] == 1 and drawn[3][0] > 1 and drawn[3][1] > drawn[1][1]
 
 
-def test_committed_nvfp4_plan_proves_every_class_apart_only_in_align_bits():
+def test_committed_nvfp4_plan_leaves_no_class_open():
     """Built with --solver-budget 4500: the sweeps prove every class of the
     sf-tensor reading whose hypotheses differ in align_bits alone (R - F
-    never sets the window's quantum there); the classes left open differ in
-    group_size and c_group_size, each with two solvers' proofs missing."""
+    never sets the window's quantum there), each with two solvers' proofs;
+    the classes apart in group_size and c_group_size alone, where no group
+    can be cut (window.grouping_is_moot), build one circuit; none is open."""
     plan = committed("e2m1:fp32", "ue4m3/16")
     models = plan.models()
 
     def apart(cl):
         keys = models[cl.members[0]].parameter_dict()
         return {k for k in keys if len({str(getattr(models[i], k)) for i in cl.members}) > 1}
-    left = [cl for cl in plan.classes if cl.status == "open"]
-    assert len(left) == 4 and all(apart(cl) == {"group_size", "c_group_size"} for cl in left)
+    assert not [cl for cl in plan.classes if cl.status == "open"]
+    grouped = [cl for cl in plan.classes if apart(cl) == {"group_size", "c_group_size"}]
+    assert len(grouped) == 4 and all(cl.status == "identical" and len(cl.members) == 3 for cl in grouped)
     swept = [cl for cl in plan.classes if cl.status == "proved" and apart(cl) == {"align_bits"}]
     assert len(swept) >= 8 and all(len(cl.proved_by) >= 2 for cl in swept)
 
