@@ -101,9 +101,9 @@ def group_cut_formula(p: ModelParams, k: int, size: int):
     the datapath's own quantum and groups, over every input (a, b, c and
     the scales: any bit patterns; free products, so UNSAT is a proof for
     the real ones)."""
-    from tcsmt.datapath.chain import _scale_terms, products, scale_of
+    from tcsmt.datapath.chain import products, scale_of
     from tcsmt.datapath.scales import apply_scales
-    from tcsmt.datapath.terms import is_dead, unpack_input
+    from tcsmt.datapath.terms import is_dead, unpack, unpack_input
     from tcsmt.datapath.window import groups, quantum, truncate_at
     from tcsmt.search import separation as sep
     n = max(1, min(p.block_size, k))
@@ -113,8 +113,9 @@ def group_cut_formula(p: ModelParams, k: int, size: int):
         a, b, c = sep.declare_inputs(I, p, n)
         sa, sb = sep.declare_scales(I, p, n)
         prods = list(products(I, p, a, b, ew))
-        ta, tb = _scale_terms(I, p, [sa[scale_of(p, i)] for i in range(n)],
-                              [sb[scale_of(p, i)] for i in range(n)], ew, None, None)
+        ua = [unpack(I, p.fscale, x, ew, False) for x in sa]     # as block_step unpacks them
+        ub = [unpack(I, p.fscale, x, ew, False) for x in sb]
+        ta, tb = [ua[scale_of(p, i)] for i in range(n)], [ub[scale_of(p, i)] for i in range(n)]
         c_term = unpack_input(I, p, p.fc, c, ew, is_c=True)
         scaled = [apply_scales(I, p, t, ta[i], tb[i]) for i, t in enumerate(prods)]
         pairs = [I.add(ta[i].exp, tb[i].exp) for i in range(n)]
