@@ -215,3 +215,30 @@ def test_a_proof_by_cuts_is_written_with_its_parts_and_restates():
                  and x["verdict"] == "unsat")
     doc["query"]["parts"][asked]["verdict"] = "unknown"
     assert restate_monotonicity(prop, p, "test", doc)["verdict"] == Verdict.UNKNOWN
+
+
+def test_a_sat_part_whose_pair_replays_makes_a_sat_result():
+    """A proof by cuts that ends at a sat step part whose inputs replay as
+    a counterexample (RDNA3 at k = 2, segment 0, c up) gives a sat result
+    with that pair, named after the part and its solver, not unknown (the
+    whole formula gave no answer in 0.01 s)."""
+    from tcsmt.model.formats import get_format
+    from tcsmt.properties.registry import get_property
+    from tcsmt.report.documents import monotonicity_document
+    from tcsmt.report.results import read_vector
+    from tcsmt.search.monotonic import run_monotonicity
+    p = choose("rdna3-fp16-fp32")
+    whole = run_monotonicity(p, 2, "bitwuzla", 0.01, pool=False)
+    assert whole.verdict == Verdict.UNKNOWN
+    part, vectors = mc.step_part(p, 2, [], 0, "c-up", ("bitwuzla",), 60.0)
+    with pytest.raises(ValueError):
+        mc.counterexample(whole, mc.Proof(Verdict.UNKNOWN, [part], []), 1.0)
+    found = mc.counterexample(whole, mc.Proof(Verdict.SAT, [part], [], vectors), 1.0)
+    doc = monotonicity_document(get_property("monotonicity"), p, 2, found, "test")
+    assert doc["verdict"] == Verdict.SAT and doc["query"]["monotonic_pair"]
+    assert doc["run"]["solver"]["formula"] == "segment 0, step c-up"
+    assert doc["run"]["solver"]["name"] == "bitwuzla"
+    fmts = {k: get_format(v) for k, v in doc["formats"].items()}
+    x, y = (read_vector(v, fmts) for v in doc["vectors"])
+    dx, dy = check_witness(p, 2, x, y)
+    assert (x.a, x.b) == (y.a, y.b) and x.c != y.c and dx != dy

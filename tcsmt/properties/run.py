@@ -122,6 +122,9 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
             if proof.verdict == Verdict.UNSAT:
                 return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
                                                    command, monotone_cuts)
+            if proof.verdict == Verdict.SAT and proof.vectors:     # a step part's pair replays
+                found = monotone_cuts.counterexample(mono, proof, mono.seconds + time.monotonic() - start)
+                return monotonicity_document(prop, base, k, found, command)
         return monotonicity_document(prop, base, k, mono, command)
     hyps = hypotheses(prop, base)
     single = prior_single(prior) if prior is not None and same_question(prior, hyps, k) else None

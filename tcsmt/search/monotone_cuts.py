@@ -138,6 +138,7 @@ class Part:
     seconds: dict[str, float] = field(default_factory=dict)   # wall seconds of every run
     values: dict[str, int] = field(default_factory=dict, repr=False)   # a sat part's model
     sha256: str = ""           # of the formula's SMT-LIB text
+    answered_by: str = ""      # the solver whose answer a part that is not unsat has
 
     def doc(self) -> dict:
         return {"part": self.what, "verdict": self.verdict, "proved_by": self.proved_by,
@@ -392,6 +393,23 @@ def step_part(p: ModelParams, k: int, domains: list[str], segment: int,
     return part, _replay(p, k, move, part) if sat else []
 
 
+def counterexample(whole: sep.Outcome, proof: Proof, seconds: float) -> sep.Outcome:
+    """The outcome of a proof in parts that ended at a sat step part whose
+    inputs, replayed on the concrete model, are a counterexample
+    (``proof.vectors``, x and y): sat with that pair, the part's solver run
+    added to the whole formula's runs (``whole``), so the result names who
+    found it. A proof without a replayed pair is no counterexample."""
+    if proof.verdict != Verdict.SAT or len(proof.vectors) != 2:
+        raise ValueError("a counterexample needs a sat proof with a replayed pair")
+    part = next(x for x in reversed(proof.parts) if x.verdict == "sat")
+    run = service.Run(part.answered_by, service.Status.SAT, seconds=part.seconds.get(part.answered_by, 0.0),
+                      tag=part.what)
+    return sep.Outcome(Verdict.SAT, whole.full, whole.runs + [run], list(proof.vectors), part.what,
+                       notes=whole.notes + [f"{METHOD}: part {part.what!r} is sat, and its inputs "
+                                            f"replay on the model as x and y"],
+                       seconds=seconds)
+
+
 def _say(cuts: list[Cut], domains: list[str]) -> list[str]:
     return [f"{cut_name(n)}: {c.fmt.name}, "
             f"{domains[n] if n < len(domains) else '?'}" for n, c in enumerate(cuts)]
@@ -422,6 +440,7 @@ def ask(f, what: str, solvers: tuple[str, ...], budget: float, log, at_once: boo
         if run.status != service.Status.UNSAT:
             part.verdict = str(run.status)
             part.values = run.values
+            part.answered_by = run.solver
             return part
         part.proved_by.append(run.solver)
     return part

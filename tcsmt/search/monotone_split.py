@@ -43,6 +43,35 @@ The products are free (tcsmt.smt.abstraction.SteppedProducts: facts every
 real product obeys, with what a step of one factor does to it), so an UNSAT
 is a proof for the real multipliers too. A SAT part proves nothing (its
 products or sums may be unreachable) and leaves the whole unknown.
+
+Symmetry (a model with exact groups of products, ``symmetries``): a
+group's products are summed exactly, so permuting them leaves f unchanged;
+and the register adds its terms exactly, so permuting the groups (each with
+its scales) does too. Each permutation is a part, so a step of any a_i or
+b_i becomes one of a_{k-1} or b_{k-1}: pi takes product i to k - 1 and
+f(step_i z) = f(pi step_i z) = f(step_{k-1} pi z), with pi z in the domain.
+Three kinds of part, each swapping two neighbours:
+  - products i and i + 1 of the last group: f(pi z) != f(z) for z in the
+    domain, to be UNSAT (the real multipliers);
+  - terms j and j + 1 of the register (the groups): the rest of the
+    datapath from the block_sum on, given free terms (every field free)
+    and the same terms with those two swapped, gives different bits: to be
+    UNSAT. Then the rest is the same for every order of the groups;
+  - scale blocks s and s + 1 (products and scales), or groups j and j + 1
+    of the last scale block: no solver is needed ("unread") when the
+    permuted inputs give the register the very terms (the same nodes) of
+    the unpermuted ones in another order, which is checked as the formula
+    is built (a check that fails leaves the part unknown). With the
+    register's symmetry, f(pi z) = f(z).
+Walking a product's scale block to the last, then its group, then its
+place, takes it to k - 1. Only a_{k-1}'s, b_{k-1}'s and c's steps are then
+split into cases: for the FP4 units at k = 64, 20 or 21 symmetry parts and
+4 steps instead of 130. The last product is the one to step: its group is
+the last term the register adds, and its product the last the group adds,
+so the two runs share every partial sum before it (the sum part of
+product 0's step, whose runs differ in the first operand of 16 and then 5
+additions, has no answer in 120 s from Bitwuzla or Boolector; product
+63's takes 2 and 39 s).
 """
 
 from __future__ import annotations
@@ -60,8 +89,9 @@ from tcsmt.search import monotone_steps as ms
 from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
 from tcsmt.search.monotone_cuts import Part, Proof, ask
-from tcsmt.search.monotonic import constraints
+from tcsmt.search.monotonic import constraints, in_domain
 from tcsmt.smt import abstraction
+from tcsmt.smt.smtlib import build_formula
 from tcsmt.smt.terms import SmtInterp
 
 METHOD = "steps split at the alignment points"
@@ -84,24 +114,13 @@ def applies(p: ModelParams, k: int) -> bool:
             and p.fc.specials != "fnuz")
 
 
-class Splitting:
+class _OnSum:
     """An interpretation that runs the datapath as written (every operation
-    is the wrapped one's) and is handed every block_sum. In the "x" run it
-    records each call's alignment point and sum; in the "y" run it pairs
-    call j with x's call j, applies the case of each point that differs
-    (``cases``, in the order of the differing points) and records the
-    conditions; with ``cut`` the last call's sum (``last``) is a free word
-    T_x or T_y."""
+    is the wrapped one's) and hands every call of block_sum, its arguments
+    bound, to ``on_sum``."""
 
-    def __init__(self, I, cases: tuple[str, ...] = (), cut: bool = False, last: int = -1) -> None:
+    def __init__(self, I) -> None:
         self._I, self.memo = I, self
-        self.cases, self.cut, self.last = cases, cut, last
-        self.run = "x"     # or "y": the run under way
-        self.points: dict[str, list] = {"x": [], "y": []}
-        self.sums: dict[str, list] = {"x": [], "y": []}
-        self.differing: list[int] = []     # the calls whose points differ
-        self.short = False                 # a point differed beyond ``cases``
-        self.cond: list = []
 
     def __getattr__(self, name: str):
         return getattr(self._I, name)
@@ -111,6 +130,32 @@ class Splitting:
             return fn(I, *args, **kw)
         bound = _SIGNATURE.bind(I, *args, **kw)
         bound.apply_defaults()
+        return self.on_sum(fn, I, bound)
+
+    def on_sum(self, fn, I, bound):
+        raise NotImplementedError
+
+
+class Splitting(_OnSum):
+    """An interpretation that runs the datapath as written (every operation
+    is the wrapped one's) and is handed every block_sum. In the "x" run it
+    records each call's alignment point and sum; in the "y" run it pairs
+    call j with x's call j, applies the case of each point that differs
+    (``cases``, in the order of the differing points) and records the
+    conditions; with ``cut`` the last call's sum (``last``) is a free word
+    T_x or T_y."""
+
+    def __init__(self, I, cases: tuple[str, ...] = (), cut: bool = False, last: int = -1) -> None:
+        super().__init__(I)
+        self.cases, self.cut, self.last = cases, cut, last
+        self.run = "x"     # or "y": the run under way
+        self.points: dict[str, list] = {"x": [], "y": []}
+        self.sums: dict[str, list] = {"x": [], "y": []}
+        self.differing: list[int] = []     # the calls whose points differ
+        self.short = False                 # a point differed beyond ``cases``
+        self.cond: list = []
+
+    def on_sum(self, fn, I, bound):
         a = bound.arguments
         e = a["point"] if a["point"] is not None else \
             register.alignment_point(I, a["terms"], a["ew"], a["floor"])
@@ -162,6 +207,8 @@ def not_less(I, tx, ty, ex, ey):
     """T_y 2^(ey - ex) >= T_x, both signed words of one width w: the shift
     is capped at w + 1, past which the sign of T_y alone decides, in a word
     of 2w + 2 bits where nothing wraps."""
+    if ey is ex:     # one point (the "same" case): d = 0, the words compare as they are
+        return I.not_(I.slt(ty, tx))
     w = I.width(tx)
     ww = 2 * w + 2
     ew = I.width(ex)
@@ -240,14 +287,140 @@ def part_name(move: str, cases: tuple[str, ...], lemma: str) -> str:
     return f"step {move}, points {'/'.join(cases) or 'shared'}, {lemma}"
 
 
+def symmetries(p: ModelParams, k: int) -> list[tuple]:
+    """The symmetry parts (see the module doc), each (kind, name, ...):
+    ("products", name, pi), ("register", name, j) or ("terms", name, pi,
+    sigma), where the permuted inputs are a'[t] = a[pi[t]] (b alike),
+    sa'[s] = sa[sigma[s]], and j counts the register's group terms (c is
+    its term 0). Empty unless the block's products are summed in exact
+    groups (group_size > 1) that lie in one block, the block register adds
+    c and the groups and nothing after it reads the groups (zero_sign is
+    not "keep_c")."""
+    g = p.group_size
+    if (g <= 1 or k % g or k > p.block_size or p.c_group_size not in (None, g) or p.pair_sums
+            or p.zero_sign == "keep_c" or p.chaining == "separate" or p.fout.is_integer):
+        return []
+    sb = p.scaling()[1] if p.scale_format is not None else k
+    if sb % g or k % sb:
+        return []
+    n = k // sb
+
+    def swap(xs: list[int], i: int, j: int, size: int) -> list[int]:
+        ys = list(xs)
+        ys[i:i + size], ys[j:j + size] = xs[j:j + size], xs[i:i + size]
+        return ys
+    ident, blocks = list(range(k)), list(range(n))
+    out: list[tuple] = [("register", f"symmetry: register terms {j + 1} and {j + 2} swapped", j)
+                        for j in range(k // g - 1)]
+    for s in range(n - 1):
+        out.append(("terms", f"symmetry: scale blocks {s} and {s + 1} swapped",
+                    swap(ident, s * sb, (s + 1) * sb, sb), swap(blocks, s, s + 1, 1)))
+    for j in range((n - 1) * sb // g, k // g - 1):
+        out.append(("terms", f"symmetry: groups {j} and {j + 1} swapped", swap(ident, j * g, (j + 1) * g, g),
+                    blocks))
+    out += [("products", f"symmetry: products {i} and {i + 1} swapped", swap(ident, i, i + 1, 1))
+            for i in range(k - g, k - 1)]
+    return out
+
+
+class _Terms(_OnSum):
+    """An interpretation handed every block_sum: records each call's terms
+    and, with ``free`` (a dict shared by two runs), gives the call free
+    terms instead, every field free, the first call's (c) kept, the ones
+    at places ``swap`` (j, j + 1 of the groups) exchanged."""
+
+    def __init__(self, I, free: dict | None = None, swap: int | None = None) -> None:
+        super().__init__(I)
+        self.free, self.swap = free, swap
+        self.terms: list[list] = []
+
+    def on_sum(self, fn, I, bound):
+        terms = list(bound.arguments["terms"])
+        self.terms.append(terms)
+        if self.free is not None:
+            V = self._I
+            for n, t in enumerate(terms[1:], 1):
+                if n not in self.free:
+                    self.free[n] = replace(t, sig=V.var(f"sig{n}", V.width(t.sig)),
+                                           exp=V.var(f"exp{n}", V.width(t.exp)),
+                                           sign=V.var(f"sign{n}", 0), nan=V.var(f"nan{n}", 0),
+                                           inf=V.var(f"inf{n}", 0), live=V.var(f"live{n}", 0))
+                terms[n] = self.free[n]
+            if self.swap is not None:
+                i = self.swap + 1
+                terms[i], terms[i + 1] = terms[i + 1], terms[i]
+            bound.arguments["terms"] = terms
+        return fn(*bound.args, **bound.kwargs)
+
+
+def _permuted(I, p: ModelParams, k: int, perm: list[int], blocks: list[int], run=None):
+    """The inputs, z and pi z, and the two outputs, in the formula's
+    interpretation (``run``: an interpretation wrapping I, or I)."""
+    run = run or I
+    a, b, c = sep.declare_inputs(I, p, k)
+    sa, sb = sep.declare_scales(I, p, k)
+    out = sep.scale_constraints(I, p, Domain(), sa, sb) + in_domain(I, p, a, b, c)
+    d = datapath.dot(run, p, a, b, c, sa=sa, sb=sb)
+    moved = (lambda xs: None if xs is None else [xs[s] for s in blocks])   # noqa: E731
+    e = datapath.dot(run, p, [a[t] for t in perm], [b[t] for t in perm], c, sa=moved(sa), sb=moved(sb))
+    return out, d, e
+
+
+def same_terms(p: ModelParams, k: int, perm: list[int], blocks: list[int]) -> bool:
+    """Whether pi z gives the register the very terms of z, its groups
+    permuted as pi moves them (node for node, c the same), built once
+    without a solver."""
+    I = SmtInterp()
+    run = _Terms(I)
+    _permuted(I, p, k, perm, blocks, run)
+    (tz, *rest_z), (tp, *rest_p) = run.terms[0], run.terms[1]
+    if len(run.terms) != 2 or tz is not tp and tz != tp:
+        return False
+    g = p.group_size
+    fields = ("sign", "exp", "sig", "nan", "inf", "live")
+    key = lambda t: tuple(getattr(getattr(t, f), "id", None) for f in fields)   # noqa: E731
+    return len(rest_z) == len(rest_p) == k // g and \
+        all(key(rest_p[t]) == key(rest_z[perm[t * g] // g]) for t in range(k // g))
+
+
+def symmetry_formula(p: ModelParams, k: int, part: tuple):
+    """A symmetry part's formula (``part`` from ``symmetries``, kind
+    "products" or "register"): the two outputs differ."""
+    kind, name = part[:2]
+
+    def build(I):
+        if kind == "products":
+            out, d, e = _permuted(I, p, k, part[2], list(range(p.scale_count(k))))
+            return out + [I.not_(I.eq(d, e))]
+        free: dict = {}
+        a, b, c = sep.declare_inputs(I, p, k)
+        sa, sb = sep.declare_scales(I, p, k)
+        d = datapath.dot(_Terms(I, free), p, a, b, c, sa=sa, sb=sb)
+        e = datapath.dot(_Terms(I, free, part[2]), p, a, b, c, sa=sa, sb=sb)
+        return [I.not_(I.eq(d, e))]
+    return build_formula(build, description=f"tcsmt monotonicity {p.name} k={k}: {name}")
+
+
+def step_moves(p: ModelParams, k: int) -> list[str]:
+    """The steps a proof splits into cases: every input's, or, where
+    ``symmetries`` gives permutations, a_{k-1}'s, b_{k-1}'s and c's."""
+    if symmetries(p, k):
+        return [f"a{k - 1}", f"b{k - 1}", "c-up", "c-zero"]
+    return ms.moves(k)
+
+
+def plan(p: ModelParams, k: int) -> list[tuple]:
+    """Every part, in order: a symmetry part (``symmetries``) or ("step",
+    move, cases, lemma)."""
+    out: list[tuple] = list(symmetries(p, k))
+    return out + [("step", move, cases, lemma) for move in step_moves(p, k)
+                  for cases in case_lists(p, k, move) for lemma in LEMMAS]
+
+
 def part_names(p: ModelParams, k: int, said: dict | None = None) -> list[str]:
     """Every part's name, in order, without asking a solver (``said``, a
     file's verdicts, is not needed)."""
-    out = []
-    for move in ms.moves(k):
-        for cases in case_lists(p, k, move):
-            out += [part_name(move, cases, lemma) for lemma in LEMMAS]
-    return out
+    return [part_name(*x[1:]) if x[0] == "step" else x[1] for x in plan(p, k)]
 
 
 def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boolector"),
@@ -264,17 +437,22 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
         raise BadOption(f"{p.name}: monotonicity by split steps needs one block of the block "
                         f"register (block normalisation, c placed globally, k <= block_size)")
     done: list[Part] = []
-    plan = [(move, cases, lemma) for move in moves or ms.moves(k)
-            for cases in case_lists(p, k, move) for lemma in LEMMAS]
-    for move, cases, lemma in plan:
-        what = part_name(move, cases, lemma)
+    todo = plan(p, k) if moves is None else \
+        [("step", move, cases, lemma) for move in moves for cases in case_lists(p, k, move)
+         for lemma in LEMMAS]
+    for x in todo:
+        what = part_name(*x[1:]) if x[0] == "step" else x[1]
         if progress is not None:
-            progress(what, len(done), len(plan))
-        part = ask(formula(p, k, move, cases, lemma), what, solvers, budget, log, at_once=True)
+            progress(what, len(done), len(todo))
+        if x[0] == "terms":
+            part = Part(what, "unread" if same_terms(p, k, *x[2:]) else "unknown")
+        else:
+            f = formula(p, k, *x[1:]) if x[0] == "step" else symmetry_formula(p, k, x)
+            part = ask(f, what, solvers, budget, log, at_once=True)
         done.append(part)
         late = total is not None and time.monotonic() - start > total
-        if part.verdict != "unsat" or late:
+        if part.verdict not in ("unsat", "unread") or late:
             return Proof(Verdict.UNKNOWN, done, [])
     if progress is not None:
-        progress("", len(done), len(plan))
+        progress("", len(done), len(todo))
     return Proof(Verdict.UNSAT, done, [])
