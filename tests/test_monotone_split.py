@@ -247,3 +247,22 @@ def test_a_grouped_model_is_proved_monotone_by_its_symmetries_and_last_steps():
     doc = monotonicity_parts_document(prop, p, k, proof, 1.0, "test", ms)
     assert doc["proof"]["cross_checked"]
     assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
+
+
+def test_the_committed_mxf4_file_is_the_split_proof_by_symmetry_with_every_part_cross_checked():
+    """Every part the current code names, each unsat by Bitwuzla and
+    Boolector with its formula's hash, but the two symmetries that hand the
+    register the same terms (no solver needed, checked again here)."""
+    import json
+    from pathlib import Path
+    doc = json.loads((Path(__file__).parent.parent / "results/blackwell-mxf4/monotonicity.json").read_text())
+    p = choose("blackwell-mxf4")
+    assert doc["verdict"] == "unsat" and doc["query"]["method"] == ms.METHOD and doc["query"]["k"] == 64
+    assert [x["part"] for x in doc["query"]["parts"]] == ms.part_names(p, 64)
+    unread = [x for x in ms.symmetries(p, 64) if x[0] == "terms"]
+    assert {x["part"] for x in doc["query"]["parts"] if x["verdict"] == "unread"} == {x[1] for x in unread}
+    assert all(ms.same_terms(p, 64, *x[2:]) for x in unread)
+    asked = [x for x in doc["run"]["parts"] if x["verdict"] != "unread"]
+    assert len(asked) == 58 and all(x["verdict"] == "unsat" for x in asked)
+    assert all(x["proved_by"] == ["bitwuzla", "boolector"] and x["smt2_sha256"] for x in asked)
+    assert doc["proof"]["cross_checked"]
