@@ -373,8 +373,10 @@ def same_terms(p: ModelParams, k: int, perm: list[int], blocks: list[int]) -> bo
     I = SmtInterp()
     run = _Terms(I)
     _permuted(I, p, k, perm, blocks, run)
-    (tz, *rest_z), (tp, *rest_p) = run.terms[0], run.terms[1]
-    if len(run.terms) != 2 or tz is not tp and tz != tp:
+    if len(run.terms) != 2 or not run.terms[0] or not run.terms[1]:
+        return False
+    (tz, *rest_z), (tp, *rest_p) = run.terms
+    if tz is not tp and tz != tp:
         return False
     g = p.group_size
     fields = ("sign", "exp", "sig", "nan", "inf", "live")
