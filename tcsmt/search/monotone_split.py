@@ -9,11 +9,12 @@ the block-scaled Blackwell units: no answer in 300 s), so each step is cut
 in two at the block's sum and split by the alignment points.
 
 A model applies when its dot product at k is one block of the block
-register: block normalisation, c placed globally, k <= block_size, no scale
-windows or sparsity, an alignment that is not exact, floating-point
-formats. Such a block aligns its terms at alignment points
+register: block normalisation, c placed globally or late, k <= block_size,
+no scale windows or sparsity, an alignment that is not exact,
+floating-point formats. Such a block aligns its terms at alignment points
 (tcsmt.datapath.register.block_sum: one for each pair of products with
-pair_sums, one for the block) and adds them into one signed register word,
+pair_sums, one for the block; with c late, one for the products and one
+for their sum and c) and adds them into one signed register word,
 the block's sum T, in units of 2^(E - rl) for its alignment point E (rl is
 fixed by the terms' shapes: the same at x and at y); the rest of the
 datapath rounds it.
@@ -64,7 +65,10 @@ Three kinds of part, each swapping two neighbours:
     is built (a check that fails leaves the part unknown). With the
     register's symmetry, f(pi z) = f(z).
 Walking a product's scale block to the last, then its group, then its
-place, takes it to k - 1. Only a_{k-1}'s, b_{k-1}'s and c's steps are then
+place, takes it to k - 1. Products that are not grouped (group_size 1, no
+pairs, one sum of the products) are walked to k - 1 by neighbour swaps of
+the first kind alone, each the whole datapath on z and pi z (CDNA3 at
+k = 8: 7 parts, 16 to 20 s each for Bitwuzla). Only a_{k-1}'s, b_{k-1}'s and c's steps are then
 split into cases: for the FP4 units at k = 64, 20 or 21 symmetry parts and
 4 steps instead of 130. The last product is the one to step: its group is
 the last term the register adds, and its product the last the group adds,
@@ -108,7 +112,7 @@ _SIGNATURE = inspect.signature(SUM)
 
 def applies(p: ModelParams, k: int) -> bool:
     """The dot product at k is one block of the block register."""
-    return (p.normalisation == "block" and p.c_placement == "global" and k <= p.block_size
+    return (p.normalisation == "block" and p.c_placement in ("global", "late") and k <= p.block_size
             and p.scale_window_bits is None and p.sparsity == "dense" and p.align_rounding != "exact"
             and not any(f.is_integer for f in (p.fin, p.fb, p.fc, p.fout))
             and p.fc.specials != "fnuz")
@@ -295,9 +299,18 @@ def symmetries(p: ModelParams, k: int) -> list[tuple]:
     its term 0). Empty unless the block's products are summed in exact
     groups (group_size > 1) that lie in one block, the block register adds
     c and the groups and nothing after it reads the groups (zero_sign is
-    not "keep_c")."""
+    not "keep_c"). Where the products are not grouped (group_size 1) and
+    nothing pairs or interleaves them, every neighbour swap of the
+    products is a "products" part instead (its formula, the whole datapath
+    on z and pi z, needs no condition on how the products are summed)."""
     g = p.group_size
-    if (g <= 1 or k % g or k > p.block_size or p.c_group_size not in (None, g) or p.pair_sums
+    if g <= 1:
+        if k < 2 or p.pair_sums or p.product_groups != 1 or p.chaining == "separate" or p.fout.is_integer:
+            return []
+        ident = list(range(k))
+        return [("products", f"symmetry: products {i} and {i + 1} swapped",
+                 ident[:i] + [i + 1, i] + ident[i + 2:]) for i in range(k - 1)]
+    if (k % g or k > p.block_size or p.c_group_size not in (None, g) or p.pair_sums
             or p.zero_sign == "keep_c" or p.chaining == "separate" or p.fout.is_integer):
         return []
     sb = p.scaling()[1] if p.scale_format is not None else k

@@ -118,7 +118,7 @@ class SteppedProducts(FreeProducts):
             for u, v, u2, v2 in ((x, y, x2, y2), (y, x, y2, x2)):
                 if v.id != v2.id:
                     continue
-                fit = I.and_(*[I.ult(f, I.const(1 << h, w)) for f in (u, u2, v)])
+                fit = _fit(I, u, u2, v, w, h)
                 for (s, ps), (t, pt) in (((u, mine), (u2, other)), ((u2, other), (u, mine))):
                     self.constraints += [
                         I.or_(I.not_(fit), I.not_(I.ule(s, t)), I.ule(ps, pt)),
@@ -127,3 +127,20 @@ class SteppedProducts(FreeProducts):
                               I.eq(I.shl(pt, one), I.add(ps, v)))]
         return mine
 
+
+
+def _bits(x) -> int:
+    """The width x's node is known to fit in: its operand's, where it is a
+    zero extension (a factor widened for its multiplier)."""
+    return x.args[0].width if getattr(x, "op", None) == "zext" else x.width
+
+
+def _fit(I, u, u2, v, w: int, h: int):
+    """Where the products u v and u2 v cannot wrap: u, u2 and v of h bits
+    each (the significands of a product), or, for factors of two widths (a
+    scale's significand times a group sum), always, when the widths their
+    zero extensions show add up to at most w."""
+    wu, wv = max(_bits(u), _bits(u2)), _bits(v)
+    if (wu > h or wv > h) and wu + wv <= w:
+        return I.bool_const(True)
+    return I.and_(*[I.ult(f, I.const(1 << h, w)) for f in (u, u2, v)])
