@@ -117,6 +117,41 @@ def test_stepped_products_know_a_step_of_one_factor():
     assert build_formula(build).text.count("bvmul") == 2
 
 
+def _scaled(I, zext: bool):
+    """A group sum of 20 bits at x and a larger one at y, each times one
+    4-bit scale significand in 24 bits (zero-extended to it, as
+    tcsmt.datapath.scales multiplies, or full-width words)."""
+    if zext:
+        g, g2, s = I.var("g", 20), I.var("g2", 20), I.var("s", 4)
+        g, g2, s = I.zext(g, 4), I.zext(g2, 4), I.zext(s, 20)
+    else:
+        g, g2, s = I.var("g", 24), I.var("g2", 24), I.var("s", 24)
+    return [I.ule(g, g2), I.ult(I.mul(g2, s), I.mul(g, s))]
+
+
+@pytest.mark.parametrize("zext, status", [(True, "unsat"), (False, "sat")])
+def test_stepped_products_keep_their_order_through_a_scale_multiplier(zext, status):
+    """A scale's significand times a group sum: factors of 4 and 20 bits in
+    24, which never wrap, so g <= g2 gives g s <= g2 s (UNSAT that it
+    falls); with full-width words nothing is known of their widths and
+    nothing is claimed (SAT, the free words unbound)."""
+    f, _ = abstraction.free_products(lambda I: _scaled(I, zext), hook=abstraction.SteppedProducts())
+    assert service.solve(f, "bitwuzla", 60).status == status
+    real = build_formula(lambda I: _scaled(I, True))
+    assert service.solve(real, "bitwuzla", 60).status == "unsat"
+
+
+@pytest.mark.parametrize("g, g2, v", [(5, 6, 9), ((1 << 20) - 1, (1 << 20) - 1, 15), (0, 1 << 19, 8)])
+def test_stepped_facts_of_a_scale_multiplier_hold_for_its_real_products(g, g2, v):
+    def build(I):
+        x, x2, y = I.var("x", 20), I.var("x2", 20), I.var("y", 4)
+        p, q = I.mul(I.zext(x, 4), I.zext(y, 20)), I.mul(I.zext(x2, 4), I.zext(y, 20))
+        return [I.eq(x, I.const(g, 20)), I.eq(x2, I.const(g2, 20)), I.eq(y, I.const(v, 4)),
+                I.eq(p, I.const(g * v, 24)), I.eq(q, I.const(g2 * v, 24))]
+    f, _ = abstraction.free_products(build, hook=abstraction.SteppedProducts())
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
 def test_a_model_that_loses_value_when_c_moves_up_has_a_sat_part():
     """Blackwell's fp4 datapath with no alignment bit (F = 23), k = 3: c
     stepping from 2^26 - 4 to 2^26 gains 4 and moves the alignment point
@@ -206,10 +241,11 @@ def test_models_that_sum_products_in_pairs_step_every_input():
 def _late(**changes):
     """CDNA3's fp16 datapath (the products summed with one alignment bit,
     c added late, rounded down to late_frac_bits, then to nearest) with
-    fp4 inputs, an fp8 c and output and late_frac_bits 5, k = 4."""
+    fp4 inputs, an fp8 c and output, F = 11 (an fp16 accumulator) and
+    late_frac_bits 5, k = 4."""
     return choose("cdna3-fp16-fp32").replace(
         **{"name": "cdna3-small", "in_format": "float4_e2m1fn", "c_format": "float8_e5m2",
-           "out_format": "float8_e5m2", "acc_format": "float8_e5m2", "block_size": 4, "late_frac_bits": 5,
+           "out_format": "float8_e5m2", "acc_format": "float16", "block_size": 4, "late_frac_bits": 5,
            **changes})
 
 
@@ -233,10 +269,26 @@ def test_a_swap_of_products_in_two_interleaved_sums_is_no_symmetry():
     exponent), swapping products 0 and 1 moves each into the other sum:
     the outputs differ for some z (SAT). In one sum they do not (UNSAT)."""
     perm = [1, 0, 2, 3]
-    f = ms.symmetry_formula(_late(product_groups=2), 4, ("products", "products 0 and 1 swapped", perm))
+    fp8 = {"acc_format": "float8_e5m2"}           # F = 3: the sums truncate
+    f = ms.symmetry_formula(_late(product_groups=2, **fp8), 4, ("products", "products 0 and 1 swapped", perm))
     assert service.solve(f, "bitwuzla", 60).status == "sat"
-    f = ms.symmetry_formula(_late(), 4, ("products", "products 0 and 1 swapped", perm))
+    f = ms.symmetry_formula(_late(**fp8), 4, ("products", "products 0 and 1 swapped", perm))
     assert service.solve(f, "bitwuzla", 60).status == "unsat"
+
+
+def test_a_late_c_model_that_truncates_to_three_bits_is_not_monotone():
+    """With F = 3 (an fp8 accumulator) the last product's step that moves
+    the products' point up one place loses more of the others than it
+    gains: that sum part is SAT, and the whole formula finds a pair that
+    replays on the model (the split proof does not hide a real fault)."""
+    from tcsmt.search.monotonic import check_witness, run_monotonicity
+    p = _late(acc_format="float8_e5m2")
+    f = ms.formula(p, 4, "a3", ("+1", "same"), "sum")
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+    out = run_monotonicity(p, 4, "bitwuzla", 60)
+    assert out.verdict == Verdict.SAT
+    dx, dy = check_witness(p, 4, *out.vectors)
+    assert dx != dy
 
 
 @pytest.mark.slow
