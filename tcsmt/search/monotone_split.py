@@ -68,9 +68,9 @@ Walking a product's scale block to the last, then its group, then its
 place, takes it to k - 1. Products that are not grouped (group_size 1, no
 pairs, one sum of the products) are walked to k - 1 by neighbour swaps of
 the first kind alone, each the whole datapath on z and pi z (CDNA3 at
-k = 8: 7 parts, 16 to 20 s each for Bitwuzla). Only a_{k-1}'s, b_{k-1}'s and c's steps are then
-split into cases: for the FP4 units at k = 64, 20 or 21 symmetry parts and
-4 steps instead of 130. The last product is the one to step: its group is
+k = 8: 7 parts, 16 to 27 s each for Bitwuzla). Only a_{k-1}'s, b_{k-1}'s
+and c's steps are then split into cases: for the FP4 units at k = 64, 20
+or 21 symmetry parts and 4 steps instead of 130. The last product is the one to step: its group is
 the last term the register adds, and its product the last the group adds,
 so the two runs share every partial sum before it (the sum part of
 product 0's step, whose runs differ in the first operand of 16 and then 5

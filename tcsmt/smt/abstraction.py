@@ -90,7 +90,9 @@ class SteppedProducts(FreeProducts):
     factors u and u2,
 
       * u <= u2 gives p <= q (unsigned, where u, u2 and v fit in h bits,
-        so that neither product wraps);
+        so that neither product wraps; for a multiplier whose factors are
+        zero extensions of two widths adding up to at most its own, as a
+        scale's significand times a group sum, always);
       * u2 = u + 1 gives q = p + v;
       * u = 2^h - 1 and u2 = 2^(h-1) (a significand's step into the next
         binade, its exponent one more) gives 2q = p + v.
