@@ -293,19 +293,25 @@ def test_a_late_c_model_that_truncates_to_three_bits_is_not_monotone():
 
 @pytest.mark.slow
 def test_a_late_c_model_is_proved_monotone_by_neighbour_swaps_and_last_steps():
-    p = _late()
-    prop = get_property("monotonicity")
-    k = prop.k(p)
-    assert k == 4
-    proof = ms.prove(p, k, budget=300)
-    assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
-    assert [x.what for x in proof.parts] == ms.part_names(p, k)
+    proof = _proved(_late(), 4)
     swaps = [f"symmetry: products {i} and {i + 1} swapped" for i in range(3)]
     assert [x.what for x in proof.parts[:3]] == swaps
     assert all(x.proved_by == ["bitwuzla", "boolector"] for x in proof.parts)
+
+
+def _proved(p, k: int):
+    """The split proof of p at the monotonicity property's k (checked to
+    be ``k``): unsat, its parts those ``part_names`` names, and its file
+    cross-checked and restated as written."""
+    prop = get_property("monotonicity")
+    assert prop.k(p) == k
+    proof = ms.prove(p, k, budget=300)
+    assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
+    assert [x.what for x in proof.parts] == ms.part_names(p, k)
     doc = monotonicity_parts_document(prop, p, k, proof, 1.0, "test", ms)
     assert doc["proof"]["cross_checked"]
     assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
+    return proof
 
 
 def test_a_swap_across_two_groups_is_no_symmetry():
@@ -327,20 +333,11 @@ def test_a_grouped_model_is_proved_monotone_by_its_symmetries_and_last_steps():
     """46 parts: three swaps of the register's groups, the scale blocks and
     groups that give it the same terms (no solver), a swap of the last
     group's products, and the last product's and c's steps in cases."""
-    p = _grouped()
-    prop = get_property("monotonicity")
-    k = prop.k(p)
-    assert k == 8
-    proof = ms.prove(p, k, budget=300)
-    assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
-    assert [x.what for x in proof.parts] == ms.part_names(p, k)
+    proof = _proved(_grouped(), 8)
     unread = {x.what for x in proof.parts if x.verdict == "unread"}
     assert unread == {"symmetry: scale blocks 0 and 1 swapped", "symmetry: groups 2 and 3 swapped"}
     assert all(x.proved_by == ["bitwuzla", "boolector"] for x in proof.parts if x.verdict == "unsat")
     assert not any(x.what.startswith("step a0") for x in proof.parts)
-    doc = monotonicity_parts_document(prop, p, k, proof, 1.0, "test", ms)
-    assert doc["proof"]["cross_checked"]
-    assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
 
 
 COMMITTED = [("rdna4", 4, 420), ("blackwell-mxf4", 64, 60)]
