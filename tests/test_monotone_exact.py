@@ -16,7 +16,7 @@ from tcsmt.regen.restate import restate_monotonicity
 from tcsmt.report.results import stable
 from tcsmt.search import exact_register as er
 from tcsmt.search import monotone_exact as me
-from tcsmt.smt import service
+from tcsmt.smt import abstraction, service
 
 
 def _small():
@@ -29,7 +29,7 @@ def _small():
 def test_the_parts_are_named_as_built():
     p = _small()
     assert [f.description for f in me.parts(p, 2)] == me.part_names()
-    assert len(me.part_names()) == 18 + 5
+    assert len(me.part_names()) == 18 + 6
 
 
 def test_only_exact_float_models_apply():
@@ -48,6 +48,20 @@ def test_a_register_too_narrow_for_the_statement_makes_a_part_sat():
     narrow = er.setting(p, 2, s.low, s.ehi + 1 - s.low + er.COUNT + 2)
     f = er.lemma_step(narrow, "split", "split")
     assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
+def test_a_product_term_grows_with_each_factor_at_cdna1_size():
+    """term a and term b at CDNA1's size (fp16 factors) are unsat with the
+    stepped products' facts; with only the plain free products' bounds
+    (nothing says a larger factor gives a larger product) term a is sat, so
+    the facts are what proves it."""
+    s = er.spec(choose("cdna1-fp16-fp32"), 4)
+    for which in ("a", "b"):
+        f = me.part_factor(s, which)
+        assert "stepped free products" in f.description
+        assert service.solve(f, "bitwuzla", 60).status == "unsat", which
+    plain = me.part_factor(s, "a", abstraction.FreeProducts())
+    assert service.solve(plain, "bitwuzla", 60).status == "sat"
 
 
 @pytest.mark.slow

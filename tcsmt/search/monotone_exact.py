@@ -11,9 +11,14 @@ non-negative and finite, c finite, x <= y elementwise):
             register takes);
   flags     inputs in the domain give no NaN and no infinite term;
   term c    c_x <= c_y, both finite: c's term value at x <= at y;
-  term ab   0 <= a <= a', 0 <= b <= b', all finite: the product term's
-            value at (a, b) <= at (a', b') (every product term is this one
+  term a    0 <= a <= a', 0 <= b, all finite: the product term's value
+            at (a, b) <= at (a', b) (every product term is this one
             function of its a_i and b_i);
+  term b    0 <= a, 0 <= b <= b', all finite: at (a, b) <= at (a, b');
+            so (a, b) <= (a', b) <= (a', b'), any two pairs in order;
+            both with free multipliers that keep u v <= u' v for u <= u'
+            (tcsmt.smt.abstraction.SteppedProducts), which every real
+            product obeys;
             (every term's value is at most 2^B: the register's norm lemmas)
   sum       for j < n terms: X <= Y, |X|, |Y| <= j 2^B, t <= t',
             |t|, |t'| <= 2^B give X + t <= Y + t' and both sums at most
@@ -21,18 +26,19 @@ non-negative and finite, c finite, x <= y elementwise):
   round     S <= S', |S|, |S'| <= n 2^B, no NaN or infinity, any zero
             flags: round(S) <= round(S') in the order of float_le.
 
-By induction over the terms (sum, with term c and term ab), S(x) <= S(y);
+By induction over the terms (sum, with term c, term a and term b), S(x) <= S(y);
 round then gives d(x) <= d(y), so no x <= y has d(x) > d(y). Each part is
 a formula to be unsat, answered by two solvers in turn; a part not proved
 leaves the whole unknown (a sat part is no counterexample of the model).
 
 At CDNA1's size (four fp16 products, an fp32 c: a wide sum of 370 bits)
 the register's norm, swap, order, start, glue and value lemmas and the
-flags, term c, sum and round parts are answered in 0 to 24 CPU-s each by
-bitwuzla; the register's step lemmas (none -> none first), its final lemma
-and term ab are not, in 60 to 300 CPU-s by bitwuzla or 150 by boolector:
-the step lemmas state the invariant in absolute units of the wide sum, and
-term ab compares two 11-bit multipliers.
+flags, term c, term a, term b, sum and round parts are answered in 0 to
+24 CPU-s each by bitwuzla (term a and term b 0.4 s each; one part that
+moved both factors, two 11-bit multipliers compared, had no answer in 300
+CPU-s); the register's step lemmas (none -> none first) and its final
+lemma are not, in 60 to 300 CPU-s by bitwuzla or 150 by boolector: they
+state the invariant in absolute units of the wide sum.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from tcsmt.search import exact_register as er
 from tcsmt.search import wide_sum as ws
 from tcsmt.search.monotone_cuts import Part, Proof, ask
 from tcsmt.search.monotonic import float_le, in_domain
+from tcsmt.smt import abstraction
 from tcsmt.smt.smtlib import build_formula
 
 METHOD = "exact sum"
@@ -86,18 +93,31 @@ def part_c(s: er.Setting):
     return build_formula(build, description="exact sum monotone: term c")
 
 
-def part_ab(s: er.Setting):
+def part_factor(s: er.Setting, which: str, hook: abstraction.FreeProducts | None = None):
+    """A product term grows with one factor, the other shared: term(a, b)
+    <= term(a2, b) for a <= a2 ("term a"), or term(a, b) <= term(a, b2)
+    for b <= b2 ("term b"), all non-negative and finite. The multipliers
+    are free words bound by what every real product obeys (``hook``;
+    SteppedProducts by default, whose facts include that u <= u2 gives
+    u v <= u2 v for a shared factor v), so an UNSAT answer is a proof for
+    the real multipliers."""
     p = s.p
 
     def build(I):
-        fmts = (p.fin, p.fb, p.fin, p.fb)
-        xs = [I.var(n, f.bits) for n, f in zip(("a", "b", "a2", "b2"), fmts)]
-        ts = [datapath.unpack(I, f, x, s.ew, False) for f, x in zip(fmts, xs)]
-        px, py = datapath.multiply(I, ts[0], ts[1], p, s.ew), datapath.multiply(I, ts[2], ts[3], p, s.ew)
+        fa, fb = p.fin, p.fb
+        a, b = I.var("a", fa.bits), I.var("b", fb.bits)
+        a2 = I.var("a2", fa.bits) if which == "a" else a
+        b2 = I.var("b2", fb.bits) if which == "b" else b
+        xs, ys = (a, b), (a2, b2)
+        tx, ty = ([datapath.unpack(I, f, v, s.ew, False) for f, v in zip((fa, fb), vs)] for vs in (xs, ys))
+        px, py = datapath.multiply(I, *tx, p, s.ew), datapath.multiply(I, *ty, p, s.ew)
         ok = _le(I, _value(I, s, px), _value(I, s, py))
-        dom = [I.not_(I.or_(t.nan, t.inf)) for t in ts] + [I.not_(bv.msb(I, x)) for x in xs]
-        return dom + [float_le(I, p.fin, xs[0], xs[2]), float_le(I, p.fb, xs[1], xs[3]), I.not_(ok)]
-    return build_formula(build, description="exact sum monotone: term ab")
+        dom = [I.not_(I.or_(t.nan, t.inf)) for t in tx + ty] + [I.not_(bv.msb(I, v)) for v in xs + ys]
+        moved = float_le(I, fa, a, a2) if which == "a" else float_le(I, fb, b, b2)
+        return dom + [moved, I.not_(ok)]
+    f, _ = abstraction.free_products(build, f"exact sum monotone: term {which}",
+                                     hook if hook is not None else abstraction.SteppedProducts())
+    return f
 
 
 def part_sum(s: er.Setting):
@@ -130,7 +150,8 @@ def part_round(s: er.Setting):
     return build_formula(build, description="exact sum monotone: round")
 
 
-MONOTONE = ("flags", "term c", "term ab", "sum", "round")
+MONOTONE = ("flags", "term c", f"term a [{abstraction.SteppedProducts.label}]",
+            f"term b [{abstraction.SteppedProducts.label}]", "sum", "round")
 
 
 def part_names(p: ModelParams | None = None, k: int = 0, said: dict | None = None) -> list[str]:
@@ -146,7 +167,8 @@ def parts(p: ModelParams, k: int) -> list:
     s = er.spec(p, k)
     if s.n >= 1 << er.COUNT or s.width <= er.bound(s) + er.COUNT + 1:
         raise BadOption(f"{p.name}: k = {k} is too large for the exact sum's parts")
-    return er.model_lemmas(s) + [part_flags(s), part_c(s), part_ab(s), part_sum(s), part_round(s)]
+    return er.model_lemmas(s) + [part_flags(s), part_c(s), part_factor(s, "a"), part_factor(s, "b"),
+                                 part_sum(s), part_round(s)]
 
 
 def prove(p: ModelParams, k: int, solvers: tuple[str, str] = ("bitwuzla", "boolector"),
