@@ -307,7 +307,7 @@ def _proved(p, k: int):
     assert prop.k(p) == k
     proof = ms.prove(p, k, budget=300)
     assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
-    assert [x.what for x in proof.parts] == ms.part_names(p, k)
+    assert [x.what for x in proof.parts] == ms.part_names(p, k, {x.what: x.verdict for x in proof.parts})
     doc = monotonicity_parts_document(prop, p, k, proof, 1.0, "test", ms)
     assert doc["proof"]["cross_checked"]
     assert stable(restate_monotonicity(prop, p, "test", doc)) == stable(doc)
@@ -355,7 +355,8 @@ def test_a_committed_file_is_the_split_proof_with_every_asked_part_cross_checked
     p = choose(arch)
     assert doc["verdict"] == "unsat" and doc["query"]["method"] == ms.METHOD
     assert doc["query"]["model"] == p.name and doc["query"]["k"] == k
-    assert [x["part"] for x in doc["query"]["parts"]] == ms.part_names(p, k)
+    said = {x["part"]: x["verdict"] for x in doc["query"]["parts"]}
+    assert [x["part"] for x in doc["query"]["parts"]] == ms.part_names(p, k, said)
     assert len(doc["query"]["parts"]) == count
     unread = [x for x in ms.symmetries(p, k) if x[0] == "terms"]
     assert {x["part"] for x in doc["query"]["parts"] if x["verdict"] == "unread"} == {x[1] for x in unread}
@@ -364,3 +365,59 @@ def test_a_committed_file_is_the_split_proof_with_every_asked_part_cross_checked
     assert len(asked) == count - len(unread) and all(x["verdict"] == "unsat" for x in asked)
     assert all(x["proved_by"] == ["bitwuzla", "boolector"] and x["smt2_sha256"] for x in asked)
     assert doc["proof"]["cross_checked"]
+
+
+def test_a_sum_part_where_the_last_point_moves_up_two_places_is_proved_in_parts():
+    """The grouped model's a7 stepping with its point up two places or
+    more: the register's 5 terms (c and 4 groups), the last one moved;
+    every part that stands for the sum part is unsat, the budgets end at
+    -1, and only such leaves have parts."""
+    p = _grouped()
+    ch = ms.chain_of(p, 8, "a7", ("up",))
+    assert ch is not None and ch.n == 5 and ch.changed == (4,)
+    assert [ch.budget(j) for j in range(5)] == [0, 1, 2, 3, -1]
+    names = ms.sum_parts(ch)
+    assert len(names) == 5 + 3 * 4 + 3
+    for lemma in names:
+        f = ms.formula(p, 8, "a7", ("up",), lemma)
+        assert service.solve(f, "bitwuzla", 60).status == "unsat", lemma
+    assert ms.chain_of(p, 8, "a7", ("+1",)) is None and ms.chain_of(p, 8, "a7", ("down",)) is None
+    assert ms.chain_of(p, 8, "c-up", ("up",)).changed == (0,)
+
+
+def test_the_parts_of_a_sum_part_can_fail():
+    """With no term that gains (every budget left at n - 1 and more) the
+    order part is sat; a term that did not move claimed to gain n units of
+    the new last place is sat too."""
+    p = _grouped()
+    ch = ms.chain_of(p, 8, "a7", ("up",))
+    still = ms.Chain(ch.n, ch.rw, ch.ew, ())
+    assert service.solve(ms.piece_formula(still, "order", "no gain"), "bitwuzla", 60).status == "sat"
+    assert service.solve(ms.piece_formula(ch, "order", "gain"), "bitwuzla", 60).status == "unsat"
+
+    class Claims(ms.Chain):
+        def slack(self, i: int) -> int:
+            return -self.n
+    real = ms.chain
+    try:
+        ms.chain = lambda run, j: Claims(**vars(real(run, j)))
+        f = ms.formula(p, 8, "a7", ("up",), "sum, term 1")
+    finally:
+        ms.chain = real
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
+def test_a_proof_puts_the_parts_in_place_of_a_sum_part_not_answered_whole(monkeypatch):
+    """With no time for the whole sum part, a7's up leaf is proved by its
+    parts; the proof names them where its verdicts do, and plain names
+    (one sum part) where they do not."""
+    p = _grouped()
+    monkeypatch.setattr(ms, "DIRECT_TRY", 0.0)
+    proof = ms.prove(p, 8, budget=120, moves=["a7"])
+    assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
+    names = [x.what for x in proof.parts]
+    whole = ms.part_name("a7", ("up",), "sum")
+    assert whole not in names and ms.part_name("a7", ("up",), "sum, order") in names
+    said = {x.what: x.verdict for x in proof.parts}
+    assert all(n in ms.part_names(p, 8, said) for n in names)
+    assert whole in ms.part_names(p, 8) and whole not in ms.part_names(p, 8, said)

@@ -40,6 +40,35 @@ Two parts per step and case, each to be UNSAT:
         the sum did not.
 When both are UNSAT, every real step in that case has T_y 2^d >= T_x (sum),
 so its real sums are among those the rest part allows, and f(y) >= f(x).
+
+A leaf whose last point moves up two places or more ("up": the moved
+input's term came alive or grew past a power of two, and every other term
+is cut at a last place 2^d times coarser) has a sum part that is hard as a
+whole (nvfp4's a63: no answer in 300 s). Where that part gets no answer in
+DIRECT_TRY seconds, parts stand for it (``sum_parts``), in units of y's
+last place, with s = min(d, rw) and x >> s the arithmetic shift (rounded
+toward minus infinity) of x's words:
+  term i       the aligned term at x and at y, X_i and Y_i, lie within L,
+               and (X_i >> s) - Y_i <= e_i: e_i = 0 for a term that did
+               not move (the same node in both runs), -n for the moved one
+               (it gains n units of the new last place: the bound in
+               docs/case-studies.md);
+  link j       with S, S' the sums of terms 0..j-1 at x and y: bounds (the
+               sums stay within (j + 1) L and do not wrap), floor ((S + X)
+               >> s <= (S >> s) + (X >> s) + 1) and budget (the two gaps
+               within c_(j-1) and e_j give c_j = c_(j-1) + e_j + 1);
+  gaps         C <= A + B + 1 gives C - (P + Q) <= (A - P) + (B - Q) + 1,
+               in two parts (monotone: C - (P + Q) <= A + B + 1 - (P + Q);
+               identity: that is (A - P) + (B - Q) + 1);
+  order        (T >> s) - T' <= c_(n-1) = -1 gives T' 2^d >= T.
+The terms are read from the formula as it is built (the trace of its last
+block_sum), and the raw sum is checked, node for node, to be those terms
+added in order. By induction over the additions (term 0, then link j,
+gaps and term j for each j), every real step in the case has
+(T_x >> s) - T_y <= c_(n-1), so T_y 2^d >= T_x (order): the sum part has
+no solution. The term parts read the datapath; the others are words alone
+(0 to 2 s each for Bitwuzla on nvfp4).
+
 The products are free (tcsmt.smt.abstraction.SteppedProducts: facts every
 real product obeys, with what a step of one factor does to it), so an UNSAT
 is a proof for the real multipliers too. A SAT part proves nothing (its
@@ -82,7 +111,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 
 from tcsmt import datapath
 from tcsmt.datapath import bv, register
@@ -155,6 +184,8 @@ class Splitting(_OnSum):
         self.run = "x"     # or "y": the run under way
         self.points: dict[str, list] = {"x": [], "y": []}
         self.sums: dict[str, list] = {"x": [], "y": []}
+        self.terms: dict[str, list] = {"x": [], "y": []}     # each call's terms
+        self.traces: dict[str, list] = {"x": [], "y": []}    # and its trace (aligned terms, raw sum)
         self.differing: list[int] = []     # the calls whose points differ
         self.short = False                 # a point differed beyond ``cases``
         self.cond: list = []
@@ -176,7 +207,9 @@ class Splitting(_OnSum):
                 else:
                     self.short = True      # this point needs a case of its own
         self.points[self.run].append(e)
+        self.terms[self.run].append(list(a["terms"]))
         trace: list = []
+        self.traces[self.run].append(trace)
         theirs = a["trace"]
         a["point"], a["trace"] = e, trace
         out = fn(*bound.args, **bound.kwargs)
@@ -227,6 +260,185 @@ def not_less(I, tx, ty, ex, ey):
     return I.not_(I.slt(left, right))
 
 
+DIRECT_TRY = 60.0
+"""CPU seconds the sum part of a leaf whose last point moves up two places
+or more is given whole before it is proved in parts (``sum_parts``)."""
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The register of a call whose point moves up two places or more, as
+    its sum part in parts reads it: n terms added in order into words of rw
+    bits, points of ew bits, and the terms that differ at x and y (the
+    moved input's; every other term is the same node in both runs)."""
+    n: int
+    rw: int
+    ew: int
+    changed: tuple[int, ...]
+
+    @property
+    def bound(self) -> int:
+        """L: every aligned term is at most L in magnitude, so n of them
+        and their differences stay far from the word's limits."""
+        return 1 << (self.rw - 3 - bv.bits_for(self.n))
+
+    @property
+    def wide(self) -> int:
+        """The width the gaps are stated in: differences and sums of a few
+        rw-bit words never wrap in it."""
+        return self.rw + 4
+
+    def slack(self, i: int) -> int:
+        """e_i: (X_i >> s) - Y_i <= e_i, 0 for a term that did not move and
+        -n for one that did (it gains n units of y's last place)."""
+        return -self.n if i in self.changed else 0
+
+    def budget(self, j: int) -> int:
+        """c_j: (S_j >> s) - S_j' <= c_j for the partial sums of terms 0..j
+        (each addition may lose one unit more)."""
+        return sum(self.slack(i) for i in range(j + 1)) + j
+
+
+def _key(t) -> tuple:
+    return tuple(getattr(getattr(t, f.name), "id", getattr(t, f.name)) for f in fields(t))
+
+
+def _aligned(run: Splitting, j: int) -> tuple[list, list]:
+    xs, ys = ([w for name, w, _ in run.traces[r][j] if name.startswith("aligned term ")] for r in ("x", "y"))
+    return xs, ys
+
+
+def chain(run: Splitting, j: int) -> Chain | None:
+    """The Chain of call ``j`` of a built step formula, or None where its
+    raw sum is not the aligned terms added in order, in both runs (checked
+    node for node as the formula is built)."""
+    I = run._I
+    xs, ys = _aligned(run, j)
+    for r, ws in (("x", xs), ("y", ys)):
+        raw = [w for name, w, _ in run.traces[r][j] if name == "raw sum"]
+        if not ws or len(raw) != 1:
+            return None
+        total = ws[0]
+        for w in ws[1:]:
+            total = I.add(total, w)
+        if total.id != raw[0].id:
+            return None
+    tx, ty = run.terms["x"][j], run.terms["y"][j]
+    if len(tx) != len(ty) or len(tx) != len(xs):
+        return None
+    changed = tuple(i for i, (u, v) in enumerate(zip(tx, ty)) if _key(u) != _key(v))
+    return Chain(len(xs), I.width(xs[0]), I.width(run.points["x"][j]), changed)
+
+
+def chain_of(p: ModelParams, k: int, move: str, cases: tuple[str, ...]) -> Chain | None:
+    """The Chain of a leaf whose sum part is proved in parts: its last call's
+    point differs from x's with case "up"; None for every other leaf."""
+    run = shape(p, k, move, cases)
+    last = len(run.points["x"]) - 1
+    if not run.differing or run.differing[-1] != last or len(cases) != len(run.differing) \
+            or cases[-1] != "up":
+        return None
+    return chain(run, last)
+
+
+def sum_parts(ch: Chain) -> list[str]:
+    """The parts that stand for such a leaf's sum part, in order."""
+    out = [f"sum, term {i}" for i in range(ch.n)]
+    for j in range(1, ch.n):
+        out += [f"sum, link {j}, bounds", f"sum, link {j}, floor", f"sum, link {j}, budget"]
+    return out + ["sum, gaps, monotone", "sum, gaps, identity", "sum, order"]
+
+
+def shift(I, ex, ey, rw: int):
+    """s = d = ey - ex as an rw-bit word, capped at rw (0 where d < 0)."""
+    d = I.sub(ey, ex)
+    ew = I.width(d)
+    cap = min(rw, (1 << (ew - 1)) - 1)
+    return bv.resize_u(I, bv.smin(I, bv.smax(I, d, bv.sconst(I, 0, ew)), bv.sconst(I, cap, ew)), rw)
+
+
+def _within(I, x, limit: int):
+    """|x| <= limit, x a signed word."""
+    _, mag = bv.abs_s(I, x)
+    return I.ule(mag, I.const(limit, I.width(x)))
+
+
+def _sh(I, ch: Chain, x, s):
+    """x >> s (arithmetic: rounded toward minus infinity), widened."""
+    return bv.resize_s(I, I.ashr(x, s), ch.wide)
+
+
+def _gap(I, ch: Chain, x, y, s):
+    """(x >> s) - y in the wide words: how far x, cut to y's last place,
+    lies above y."""
+    return I.sub(_sh(I, ch, x, s), bv.resize_s(I, y, ch.wide))
+
+
+def _le_c(I, ch: Chain, g, c: int):
+    return I.sle(g, bv.sconst(I, c, ch.wide))
+
+
+def term_lemma(I, run: Splitting, j: int, i: int):
+    """Term i of call j (a built step formula's): at most L in magnitude at
+    x and at y, and (X_i >> s) - Y_i <= e_i."""
+    ch = chain(run, j)
+    if ch is None:
+        raise ValueError(f"call {j}'s raw sum is not its aligned terms added in order")
+    xs, ys = _aligned(run, j)
+    s = shift(I, run.points["x"][j], run.points["y"][j], ch.rw)
+    return I.and_(_within(I, xs[i], ch.bound), _within(I, ys[i], ch.bound),
+                  _le_c(I, ch, _gap(I, ch, xs[i], ys[i], s), ch.slack(i)))
+
+
+def piece_formula(ch: Chain, piece: str, description: str):
+    """A part of free words (``sum_parts`` past the terms), to be UNSAT:
+
+    link j, bounds  |S| <= j L, |X| <= L give |S + X| <= (j + 1) L, and
+                    S + X widened is S widened plus X widened;
+    link j, floor   with those bounds and any shift 0 <= s <= rw,
+                    (S + X) >> s <= (S >> s) + (X >> s) + 1;
+    link j, budget  G1 <= c_(j-1), G2 <= e_j give G1 + G2 + 1 <= c_j;
+    gaps, monotone  C <= A + B + 1 gives C - (P + Q) <= A + B + 1 - (P + Q);
+    gaps, identity  A + B + 1 - (P + Q) = (A - P) + (B - Q) + 1
+                    (A, B, C, P, Q rw-bit words, widened);
+    order           sums T, T' within n L, points with d = ey - ex >= 2
+                    ("up") and (T >> s) - T' <= c_(n-1) give T' 2^d >= T
+                    (``not_less``, what the sum part denies).
+    """
+    def build(I):
+        w, L, ww = ch.rw, ch.bound, ch.wide
+        wide = lambda x: bv.resize_s(I, x, ww)      # noqa: E731
+        if piece == "order":
+            tx, ty = I.var("Tx", w), I.var("Ty", w)
+            ex, ey = I.var("ex", ch.ew), I.var("ey", ch.ew)
+            s = shift(I, ex, ey, w)
+            hyp = relation(I, "up", ey, ex) + [_within(I, tx, ch.n * L), _within(I, ty, ch.n * L),
+                                               _le_c(I, ch, _gap(I, ch, tx, ty, s), ch.budget(ch.n - 1))]
+            return hyp + [I.not_(not_less(I, tx, ty, ex, ey))]
+        if piece.startswith("gaps"):
+            A, B, C, P, Q = (wide(I.var(n, w)) for n in ("A", "B", "C", "P", "Q"))
+            one = bv.sconst(I, 1, ww)
+            top, pq = I.add(I.add(A, B), one), I.add(P, Q)
+            if piece == "gaps, monotone":
+                return [I.sle(C, top), I.not_(I.sle(I.sub(C, pq), I.sub(top, pq)))]
+            return [I.not_(I.eq(I.sub(top, pq), I.add(I.add(I.sub(A, P), I.sub(B, Q)), one)))]
+        j = int(piece.split(",")[0].split()[-1])
+        if piece.endswith("budget"):
+            G1, G2 = (bv.resize_s(I, I.var(n, w + 1), ww) for n in ("G1", "G2"))
+            hyp = [_le_c(I, ch, G1, ch.budget(j - 1)), _le_c(I, ch, G2, ch.slack(j))]
+            return hyp + [I.not_(_le_c(I, ch, I.add(I.add(G1, G2), bv.sconst(I, 1, ww)), ch.budget(j)))]
+        S, X, s = I.var("S", w), I.var("X", w), I.var("s", w)
+        hyp = [_within(I, S, j * L), _within(I, X, L)]
+        if piece.endswith("bounds"):
+            total = I.add(S, X)
+            ok = I.and_(_within(I, total, (j + 1) * L), I.eq(wide(total), I.add(wide(S), wide(X))))
+            return hyp + [I.not_(ok)]
+        ok = I.sle(_sh(I, ch, I.add(S, X), s), I.add(I.add(_sh(I, ch, S, s), _sh(I, ch, X, s)),
+                                                      bv.sconst(I, 1, ww)))
+        return hyp + [I.ule(s, I.const(w, w)), I.not_(ok)]
+    return build_formula(build, description=description)
+
+
 def _build(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str | None,
            last: int, seen: list):
     """The step formula's builder; it leaves its Splitting in ``seen``."""
@@ -246,6 +458,8 @@ def _build(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str
             return out
         base = constraints(I, p, k, (a, b, c), (ya, yb, yc), dx, dy, lower=lemma == "rest")
         j = run.last
+        if lemma.startswith("sum, term "):
+            return out + base + [I.not_(term_lemma(I, run, j, int(lemma.split()[-1])))]
         order = not_less(I, run.sums["x"][j], run.sums["y"][j], run.points["x"][j], run.points["y"][j])
         return out + base + ([order] if lemma == "rest" else [I.not_(order)])
     return build
@@ -275,12 +489,17 @@ def case_lists(p: ModelParams, k: int, move: str) -> list[tuple[str, ...]]:
 
 
 def formula(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str):
-    """The part: ``lemma`` ("sum" or "rest") of step ``move`` in ``cases``
-    (a leaf of ``case_lists``)."""
+    """The part: ``lemma`` ("sum" or "rest", or one of ``sum_parts``) of
+    step ``move`` in ``cases`` (a leaf of ``case_lists``)."""
     seen: list[Splitting] = []
+    name = f"tcsmt monotonicity {p.name} k={k}: " + part_name(move, cases, lemma)
+    if lemma.startswith(("sum, link ", "sum, gaps")) or lemma == "sum, order":
+        ch = chain_of(p, k, move, cases)
+        if ch is None:
+            raise ValueError(f"{cases} of {move}: its sum part is not one to prove in parts")
+        return piece_formula(ch, lemma.removeprefix("sum, "), name)
     last = len(shape(p, k, move, cases).points["x"]) - 1
-    f, _ = abstraction.free_products(_build(p, k, move, cases, lemma, last, seen),
-                                     f"tcsmt monotonicity {p.name} k={k}: " + part_name(move, cases, lemma),
+    f, _ = abstraction.free_products(_build(p, k, move, cases, lemma, last, seen), name,
                                      abstraction.SteppedProducts())
     if seen[0].short:
         raise ValueError(f"{cases} is not a leaf of the case tree of {move}")
@@ -433,9 +652,23 @@ def plan(p: ModelParams, k: int) -> list[tuple]:
 
 
 def part_names(p: ModelParams, k: int, said: dict | None = None) -> list[str]:
-    """Every part's name, in order, without asking a solver (``said``, a
-    file's verdicts, is not needed)."""
-    return [part_name(*x[1:]) if x[0] == "step" else x[1] for x in plan(p, k)]
+    """Every part's name, in order, without asking a solver. A leaf's sum
+    part proved in parts (``sum_parts``) is named by its parts where the
+    file's verdicts ``said`` (part name to verdict) have them, since whether
+    a proof needs them depends on its solvers' answers."""
+    said = said or {}
+    out: list[str] = []
+    for x in plan(p, k):
+        if x[0] != "step":
+            out.append(x[1])
+            continue
+        name = part_name(*x[1:])
+        ch = chain_of(p, k, x[1], x[2]) if x[3] == "sum" else None
+        if ch is not None and any(n.startswith(name + ", ") for n in said):
+            out += [part_name(x[1], x[2], lemma) for lemma in sum_parts(ch)]
+        else:
+            out.append(name)
+    return out
 
 
 def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boolector"),
@@ -459,8 +692,23 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
         what = part_name(*x[1:]) if x[0] == "step" else x[1]
         if progress is not None:
             progress(what, len(done), len(todo))
+        ch = chain_of(p, k, x[1], x[2]) if x[0] == "step" and x[3] == "sum" else None
         if x[0] == "terms":
             part = Part(what, "unread" if same_terms(p, k, *x[2:]) else "unknown")
+        elif ch is not None:
+            part = ask(formula(p, k, *x[1:]), what, solvers, min(budget, DIRECT_TRY), log, at_once=True)
+            if part.verdict != "unsat":          # in parts: they stand for it when all are proved
+                pieces: list[Part] = []
+                for lemma in sum_parts(ch):
+                    pieces.append(ask(formula(p, k, x[1], x[2], lemma), part_name(x[1], x[2], lemma),
+                                      solvers, budget, log, at_once=True))
+                    if pieces[-1].verdict != "unsat":
+                        break
+                if all(q.verdict == "unsat" for q in pieces):
+                    done += pieces[:-1]
+                    part = pieces[-1]
+                else:
+                    done += pieces
         else:
             f = formula(p, k, *x[1:]) if x[0] == "step" else symmetry_formula(p, k, x)
             part = ask(f, what, solvers, budget, log, at_once=True)
