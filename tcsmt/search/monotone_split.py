@@ -663,8 +663,9 @@ def part_names(p: ModelParams, k: int, said: dict | None = None) -> list[str]:
             out.append(x[1])
             continue
         name = part_name(*x[1:])
-        ch = chain_of(p, k, x[1], x[2]) if x[3] == "sum" else None
-        if ch is not None and any(n.startswith(name + ", ") for n in said):
+        split = x[3] == "sum" and any(n.startswith(name + ", ") for n in said)
+        ch = chain_of(p, k, x[1], x[2]) if split else None
+        if ch is not None:
             out += [part_name(x[1], x[2], lemma) for lemma in sum_parts(ch)]
         else:
             out.append(name)
