@@ -413,9 +413,12 @@ def test_a_proof_puts_the_parts_in_place_of_a_sum_part_not_answered_whole(monkey
     (one sum part) where they do not."""
     p = _grouped()
     monkeypatch.setattr(ms, "DIRECT_TRY", 0.0)
-    proof = ms.prove(p, 8, budget=120, moves=["a7"])
+    heard: list = []
+    proof = ms.prove(p, 8, budget=120, moves=["a7"], progress=lambda *x: heard.append(x))
     assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
     names = [x.what for x in proof.parts]
+    plan = 2 * len(ms.case_lists(p, 8, "a7"))        # the bar counts the plan's parts: one sum part is one
+    assert [d for _, d, _ in heard] == list(range(plan + 1)) and len(names) > plan
     whole = ms.part_name("a7", ("up",), "sum")
     assert whole not in names and ms.part_name("a7", ("up",), "sum, order") in names
     said = {x.what: x.verdict for x in proof.parts}

@@ -680,7 +680,7 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
     seconds each);
     ends at the first part not proved, or once ``total`` seconds
     have passed (unknown). ``progress(name, done, total)`` hears of each
-    part done."""
+    part of the plan done (a sum part proved in parts counts once)."""
     start = time.monotonic()
     if not applies(p, k):
         raise BadOption(f"{p.name}: monotonicity by split steps needs one block of the block "
@@ -689,10 +689,10 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
     todo = plan(p, k) if moves is None else \
         [("step", move, cases, lemma) for move in moves for cases in case_lists(p, k, move)
          for lemma in LEMMAS]
-    for x in todo:
+    for n, x in enumerate(todo):
         what = part_name(*x[1:]) if x[0] == "step" else x[1]
-        if progress is not None:
-            progress(what, len(done), len(todo))
+        if progress is not None:          # counted in the plan's parts (a sum part in parts is one)
+            progress(what, n, len(todo))
         ch = chain_of(p, k, x[1], x[2]) if x[0] == "step" and x[3] == "sum" else None
         if x[0] == "terms":
             part = Part(what, "unread" if same_terms(p, k, *x[2:]) else "unknown")
@@ -718,5 +718,5 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
         if part.verdict not in ("unsat", "unread") or late:
             return Proof(Verdict.UNKNOWN, done, [])
     if progress is not None:
-        progress("", len(done), len(todo))
+        progress("", len(todo), len(todo))
     return Proof(Verdict.UNSAT, done, [])
