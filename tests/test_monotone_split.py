@@ -385,6 +385,27 @@ def test_a_sum_part_where_the_last_point_moves_up_two_places_is_proved_in_parts(
     assert ms.chain_of(p, 8, "c-up", ("up",)).changed == (0,)
 
 
+def test_a_sum_part_at_the_same_point_is_proved_in_parts_that_lose_nothing():
+    """c's step with the point unmoved: c (the register's first term) moved,
+    no shift, every budget 0; every part unsat, and the floor lemma without
+    its unit is sat once a shift is allowed."""
+    p = _grouped()
+    ch = ms.chain_of(p, 8, "c-up", ("same",))
+    assert ch is not None and not ch.moved and ch.changed == (0,)
+    assert [ch.budget(j) for j in range(ch.n)] == [0] * ch.n
+    for lemma in ms.sum_parts(ch):
+        f = ms.formula(p, 8, "c-up", ("same",), lemma)
+        assert service.solve(f, "bitwuzla", 60).status == "unsat", lemma
+
+    class Exact(ms.Chain):
+        @property
+        def lost(self):
+            return 0
+    exact = Exact(ch.n, ch.rw, ch.ew, ch.changed, moved=True)
+    f = ms.piece_formula(exact, "link 1, floor", "a shift, no unit")
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+
+
 def test_the_parts_of_a_sum_part_can_fail():
     """With no term that gains (every budget left at n - 1 and more) the
     order part is sat; a term that did not move claimed to gain n units of
@@ -400,7 +421,7 @@ def test_the_parts_of_a_sum_part_can_fail():
             return -self.n
     real = ms.chain
     try:
-        ms.chain = lambda run, j: Claims(**vars(real(run, j)))
+        ms.chain = lambda run, j, moved=True: Claims(**vars(real(run, j, moved)))
         f = ms.formula(p, 8, "a7", ("up",), "sum, term 1")
     finally:
         ms.chain = real
