@@ -127,6 +127,7 @@ from tcsmt.search import separation as sep
 from tcsmt.search.domain import Domain
 from tcsmt.search.monotone_cuts import Part, Proof, ask
 from tcsmt.search.monotonic import constraints, in_domain
+from tcsmt.search.wide_sum import abs_le
 from tcsmt.smt import abstraction
 from tcsmt.smt.smtlib import build_formula
 from tcsmt.smt.terms import SmtInterp
@@ -266,15 +267,17 @@ def not_less(I, tx, ty, ex, ey):
 
 DIRECT_TRY = 60.0
 """CPU seconds the sum part of a leaf whose last point moves up two places
-or more is given whole before it is proved in parts (``sum_parts``)."""
+or more, or stays the same, is given whole before it is proved in parts
+(``sum_parts``)."""
 
 
 @dataclass(frozen=True)
 class Chain:
-    """The register of a call whose point moves up two places or more, as
-    its sum part in parts reads it: n terms added in order into words of rw
-    bits, points of ew bits, and the terms that differ at x and y (the
-    moved input's; every other term is the same node in both runs)."""
+    """The register of a call whose point moves up two places or more (or,
+    with ``moved`` false, stays the same), as its sum part in parts reads
+    it: n terms added in order into words of rw bits, points of ew bits,
+    and the terms that differ at x and y (the moved input's; every other
+    term is the same node in both runs)."""
     n: int
     rw: int
     ew: int
@@ -371,9 +374,8 @@ def shift(I, ex, ey, rw: int):
 
 
 def _within(I, x, limit: int):
-    """|x| <= limit, x a signed word."""
-    _, mag = bv.abs_s(I, x)
-    return I.ule(mag, I.const(limit, I.width(x)))
+    """|x| <= limit, x a signed word, limit a constant."""
+    return abs_le(I, x, I.const(limit, I.width(x)))
 
 
 def _sh(I, ch: Chain, x, s):
