@@ -421,7 +421,7 @@ def test_the_parts_of_a_sum_part_can_fail():
             return -self.n
     real = ms.chain
     try:
-        ms.chain = lambda run, j, moved=True: Claims(**vars(real(run, j, moved)))
+        ms.chain = lambda run, j, moved=True, margin=0: Claims(**vars(real(run, j, moved, margin)))
         f = ms.formula(p, 8, "a7", ("up",), "sum, term 1")
     finally:
         ms.chain = real
@@ -445,3 +445,71 @@ def test_a_proof_puts_the_parts_in_place_of_a_sum_part_not_answered_whole(monkey
     said = {x.what: x.verdict for x in proof.parts}
     assert all(n in ms.part_names(p, 8, said) for n in names)
     assert whole in ms.part_names(p, 8) and whole not in ms.part_names(p, 8, said)
+
+
+def test_a_sum_part_is_cut_at_an_earlier_point_that_moves_up():
+    """The late-c model's a3 stepping with the products' point up two places
+    or more: cut at the products' sum (call 0), whose Chain (margin 33:
+    the sum with c keeps 6 bits of it below the point where it has 11, so
+    it may lose 2^5 units and c one) gives y's sum more than 33 units
+    above x's, and the sum with c from sums so far apart, whether its own
+    point stays or moves up; every part unsat. Only such leaves are cut."""
+    p = _late()
+    for leaf in [("up", "same"), ("up", "+1"), ("up", "up")]:
+        assert ms.stage_of(p, 4, "a3", leaf) == 0
+        assert ms.sub_lemmas(p, 4, "a3", leaf, "sum") == ["sum, call 0", "sum, past call 0"]
+        ch = ms.chain_of(p, 4, "a3", leaf, 0)
+        assert ch is not None and ch.n == 4 and ch.changed == (3,) and ch.moved and ch.margin == 33
+        assert ch.budget(3) == -34
+        subs = ms.sub_lemmas(p, 4, "a3", leaf, "sum, call 0")
+        assert subs == ms.sum_parts(ch, "sum, call 0") and len(subs) == 4 + 3 * 3 + 2
+        for lemma in subs + ["sum, past call 0"]:
+            f = ms.formula(p, 4, "a3", leaf, lemma)
+            assert service.solve(f, "bitwuzla", 60).status == "unsat", (leaf, lemma)
+    assert ms.stage_of(p, 4, "a3", ("+1", "same")) is None and ms.stage_of(p, 4, "a3", ("same", "up")) is None
+
+
+def test_a_cut_at_an_earlier_point_can_fail():
+    """Without the margin, y's products' sum may exceed x's by less than
+    the sum with c loses when its point moves up: that part is sat. With
+    F = 3 no product that comes alive gains the margin's 2 + 4 units (the
+    stage is sat) though the whole sum part is unsat, and a proof that
+    cannot wait for the whole part asks it again after the stage fails."""
+    p = _late()
+    real = ms.stage_margin
+    try:
+        ms.stage_margin = lambda run, j: 0
+        f = ms.formula(p, 4, "a3", ("up", "+1"), "sum, past call 0")
+    finally:
+        ms.stage_margin = real
+    assert service.solve(f, "bitwuzla", 60).status == "sat"
+    p = _late(acc_format="float8_e5m2")
+    leaf = ("up", "same")
+    assert service.solve(ms.formula(p, 4, "a3", leaf, "sum, call 0"), "bitwuzla", 60).status == "sat"
+    assert service.solve(ms.formula(p, 4, "a3", leaf, "sum"), "bitwuzla", 60).status == "unsat"
+    plain = ms.case_lists
+    try:
+        ms.case_lists = lambda p, k, move: [leaf]
+        ms.DIRECT_TRY, direct = 0.0, ms.DIRECT_TRY
+        proof = ms.prove(p, 4, budget=60, moves=["a3"])
+    finally:
+        ms.case_lists, ms.DIRECT_TRY = plain, direct
+    assert proof.verdict == Verdict.UNSAT
+    assert [x.what for x in proof.parts] == [ms.part_name("a3", leaf, "sum"), ms.part_name("a3", leaf, "rest")]
+
+
+def test_a_proof_cuts_a_sum_part_at_an_earlier_point_when_not_answered_whole(monkeypatch):
+    """With no time for whole sum parts, the late-c model's a3 step is proved
+    with every leaf whose products' point moves up cut at the products'
+    sum; the names follow the verdicts."""
+    p = _late()
+    monkeypatch.setattr(ms, "DIRECT_TRY", 0.0)
+    proof = ms.prove(p, 4, budget=120, moves=["a3"])
+    assert proof.verdict == Verdict.UNSAT, [(x.what, x.verdict) for x in proof.parts if x.verdict != "unsat"]
+    names = [x.what for x in proof.parts]
+    for leaf in [("up", "same"), ("up", "+1"), ("up", "up")]:
+        assert ms.part_name("a3", leaf, "sum, call 0, gaps, identity") in names
+        assert ms.part_name("a3", leaf, "sum") not in names
+    assert ms.part_name("a3", ("up", "same"), "sum, past call 0, order") in names
+    assert names == [n for n in ms.part_names(p, 4, {x.what: x.verdict for x in proof.parts})
+                     if n.startswith("step a3")]

@@ -73,6 +73,22 @@ addition (every e_i and c_j 0): nvfp4's c step at the same point, whose
 sum part Boolector does not answer in 300 CPU-s whole (c is the first term
 of every addition), takes 0.0 to 0.7 s a part.
 
+A leaf where an earlier call's point differs and every later one keeps
+its point ("same": CDNA3's products' sum, then the sum with c) is cut at
+that call j instead (``stage_of``) where its sum part gets no answer
+whole in DIRECT_TRY: "sum, call j" denies call j's order (T_y 2^d >= T_x
+for its sums), the later calls as written, and is proved whole or in call
+j's Chain's parts where its point moves up or stays; "sum, past call j"
+makes call j's sums free words that keep that order and denies the last
+call's, whole or in the last call's Chain's parts. The later calls read
+call j's sum through alignments that keep the order at a point that did
+not move, so the second stage holds wherever the first does, and a fault
+in call j's sum is left to the first to find (a late-c model with F = 3:
+"sum, call 0" SAT, "sum, past call 0" UNSAT). CDNA3's a7 with the
+products' point up two places or more (product 7 comes alive above the
+others), whose sum part had no answer from Bitwuzla in 530 s: 32 parts at
+call 0 of 0.0 to 0.6 s each, and the sum with c past it in 38 s.
+
 The products are free (tcsmt.smt.abstraction.SteppedProducts: facts every
 real product obeys, with what a step of one factor does to it), so an UNSAT
 is a proof for the real multipliers too. A SAT part proves nothing (its
@@ -180,17 +196,18 @@ class Splitting(_OnSum):
     records each call's alignment point and sum; in the "y" run it pairs
     call j with x's call j, applies the case of each point that differs
     (``cases``, in the order of the differing points) and records the
-    conditions; with ``cut`` the last call's sum (``last``) is a free word
-    T_x or T_y."""
+    conditions; the sum of call ``cut`` (when given) is a free word T_x or
+    T_y."""
 
-    def __init__(self, I, cases: tuple[str, ...] = (), cut: bool = False, last: int = -1) -> None:
+    def __init__(self, I, cases: tuple[str, ...] = (), cut: int | None = None) -> None:
         super().__init__(I)
-        self.cases, self.cut, self.last = cases, cut, last
+        self.cases, self.cut = cases, cut
         self.run = "x"     # or "y": the run under way
         self.points: dict[str, list] = {"x": [], "y": []}
         self.sums: dict[str, list] = {"x": [], "y": []}
         self.terms: dict[str, list] = {"x": [], "y": []}     # each call's terms
         self.traces: dict[str, list] = {"x": [], "y": []}    # and its trace (aligned terms, raw sum)
+        self.keeps: dict[str, list] = {"x": [], "y": []}     # each call's (rl, the terms' kept bits)
         self.differing: list[int] = []     # the calls whose points differ
         self.short = False                 # a point differed beyond ``cases``
         self.cond: list = []
@@ -219,9 +236,11 @@ class Splitting(_OnSum):
         a["point"], a["trace"] = e, trace
         out = fn(*bound.args, **bound.kwargs)
         total = next(w for name, w, _ in trace if name == "raw sum")
+        rl = next(w for name, w, _ in trace if name == "register")[0]
+        self.keeps[self.run].append((rl, list(a["keeps"] or [rl] * len(a["terms"]))))
         if theirs is not None:
             theirs.extend(trace)
-        if self.cut and j == self.last:
+        if j == self.cut:
             total = self._I.var(f"T{self.run}", self._I.width(total))
             neg, mag = bv.abs_s(self._I, total)
             out = replace(out, sign=neg, mag=mag)
@@ -283,6 +302,8 @@ class Chain:
     ew: int
     changed: tuple[int, ...]
     moved: bool = True     # the point moved up two places or more; False: the same point
+    margin: int = 0        # the moved terms gain this many units more (a stage's: stage_margin)
+    grains: tuple[int, ...] = ()   # term i is kept to 2^grains[i] units of the register (none: 1)
 
     @property
     def lost(self) -> int:
@@ -303,10 +324,21 @@ class Chain:
         rw-bit words never wrap in it."""
         return self.rw + 4
 
+    def grain(self, i: int) -> int:
+        return self.grains[i] if self.grains else 0
+
     def slack(self, i: int) -> int:
-        """e_i: (X_i >> s) - Y_i <= e_i, 0 for a term that did not move and
-        -n for one that did (it gains n units of y's last place)."""
-        return -self.n if i in self.changed and self.moved else 0
+        """e_i: (X_i >> s) - Y_i <= e_i. Where the point moved, a term that
+        did not move may lose up to its grain less one (2^g - 1: it is kept
+        to 2^g units, at y's coarser place as at x's), and one that did
+        gains n + margin units and every such loss; at the same point
+        every e_i is 0."""
+        if not self.moved:
+            return 0
+        if i not in self.changed:
+            return (1 << self.grain(i)) - 1
+        return -(self.n + self.margin
+                 + sum((1 << self.grain(t)) - 1 for t in range(self.n) if t not in self.changed))
 
     def budget(self, j: int) -> int:
         """c_j: (S_j >> s) - S_j' <= c_j for the partial sums of terms 0..j
@@ -323,7 +355,7 @@ def _aligned(run: Splitting, j: int) -> tuple[list, list]:
     return xs, ys
 
 
-def chain(run: Splitting, j: int, moved: bool = True) -> Chain | None:
+def chain(run: Splitting, j: int, moved: bool = True, margin: int = 0) -> Chain | None:
     """The Chain of call ``j`` of a built step formula, or None where its
     raw sum is not the aligned terms added in order, in both runs (checked
     node for node as the formula is built)."""
@@ -342,27 +374,90 @@ def chain(run: Splitting, j: int, moved: bool = True) -> Chain | None:
     if len(tx) != len(ty) or len(tx) != len(xs):
         return None
     changed = tuple(i for i, (u, v) in enumerate(zip(tx, ty)) if _key(u) != _key(v))
-    return Chain(len(xs), I.width(xs[0]), I.width(run.points["x"][j]), changed, moved)
+    rl, keeps = run.keeps["y"][j]
+    grains = tuple(max(0, rl - q) for q in keeps)
+    return Chain(len(xs), I.width(xs[0]), I.width(run.points["x"][j]), changed, moved, margin,
+                 grains if any(grains) else ())
 
 
-def chain_of(p: ModelParams, k: int, move: str, cases: tuple[str, ...]) -> Chain | None:
-    """The Chain of a leaf whose sum part is proved in parts: its last call's
-    point differs from x's with case "up" or "same"; None for every other
-    leaf."""
+def _case(run: Splitting, cases: tuple[str, ...], j: int) -> str | None:
+    """The case of call j's point (None where it is not a differing one)."""
+    if j not in run.differing or len(cases) != len(run.differing):
+        return None
+    return cases[run.differing.index(j)]
+
+
+def chain_of(p: ModelParams, k: int, move: str, cases: tuple[str, ...],
+             at: int | None = None) -> Chain | None:
+    """The Chain of call ``at`` of a leaf, whose order is then proved in
+    parts: the last call (``at`` not given) where its point differs from
+    x's with case "up" or "same"; a stage (``stage_of``) where its point
+    moves up two places or more, with margin 1. None for every other call."""
+    run = shape(p, k, move, cases)
+    j = len(run.points["x"]) - 1 if at is None else at
+    case = _case(run, cases, j)
+    if case not in (("up", "same") if at is None else ("up",)):
+        return None
+    return chain(run, j, case == "up", 0 if at is None else stage_margin(run, j))
+
+
+def stage_of(p: ModelParams, k: int, move: str, cases: tuple[str, ...]) -> int | None:
+    """The call a leaf's sum part is cut at when it is proved in two stages
+    (``sub_lemmas``): the last differing call before the last, where its
+    point moves up two places or more; None for a leaf with no such call."""
     run = shape(p, k, move, cases)
     last = len(run.points["x"]) - 1
-    if not run.differing or run.differing[-1] != last or len(cases) != len(run.differing) \
-            or cases[-1] not in ("up", "same"):
+    early = [j for j in run.differing if j < last]
+    if not early or _case(run, cases, early[-1]) != "up":
         return None
-    return chain(run, last, cases[-1] == "up")
+    return early[-1]
 
 
-def sum_parts(ch: Chain) -> list[str]:
-    """The parts that stand for such a leaf's sum part, in order."""
-    out = [f"sum, term {i}" for i in range(ch.n)]
+def sum_parts(ch: Chain, head: str = "sum") -> list[str]:
+    """The parts that stand for the order of a Chain's call, in order
+    (``head`` names it: "sum" or "sum, past call j" the last call's,
+    "sum, call j" a stage's, whose statement is the chain's last budget
+    itself, so it has no order part)."""
+    out = [f"{head}, term {i}" for i in range(ch.n)]
     for j in range(1, ch.n):
-        out += [f"sum, link {j}, bounds", f"sum, link {j}, floor", f"sum, link {j}, budget"]
-    return out + ["sum, gaps, monotone", "sum, gaps, identity", "sum, order"]
+        out += [f"{head}, link {j}, bounds", f"{head}, link {j}, floor", f"{head}, link {j}, budget"]
+    return out + [f"{head}, gaps, monotone", f"{head}, gaps, identity"] + \
+        ([] if ch.margin else [f"{head}, order"])
+
+
+def read_lemma(lemma: str) -> tuple[str, int | None, int | None, str]:
+    """A lemma's name read: ("sum" or "rest", the call whose order it is
+    about (None: the last), the call cut before it with its order assumed
+    (None: none), the Chain part or "")."""
+    head, *more = lemma.split(", ")
+    at = cut = None
+    if more and more[0].startswith("call "):
+        at = int(more.pop(0).split()[-1])
+    elif more and more[0].startswith("past call "):
+        cut = int(more.pop(0).split()[-1])
+    return head, at, cut, ", ".join(more)
+
+
+def sub_lemmas(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str) -> list[str]:
+    """The parts that stand for ``lemma`` of a leaf when it gets no answer
+    whole in DIRECT_TRY (none: it has no parts):
+      sum                 cut at call j (``stage_of``): "sum, call j" (call
+                          j's order) and "sum, past call j" (call j's sums
+                          free words that keep that order, the last call's
+                          order denied); with no such call, the last call's
+                          Chain's parts (``sum_parts``);
+      sum, call j         call j's Chain's parts, where it has one;
+      sum, past call j    the last call's Chain's parts, where it has one,
+                          with call j cut as above."""
+    head, at, cut, piece = read_lemma(lemma)
+    if head != "sum" or piece:
+        return []
+    if at is None and cut is None:
+        j = stage_of(p, k, move, cases)
+        if j is not None:
+            return [f"sum, call {j}", f"sum, past call {j}"]
+    ch = chain_of(p, k, move, cases, at)
+    return [] if ch is None else sum_parts(ch, lemma)
 
 
 def shift(I, ex, ey, rw: int):
@@ -393,10 +488,34 @@ def _le_c(I, ch: Chain, g, c: int):
     return I.sle(g, bv.sconst(I, c, ch.wide))
 
 
-def term_lemma(I, run: Splitting, j: int, i: int):
+def stage_margin(run: Splitting, j: int) -> int:
+    """The units of call j's last place at y that a later call may lose
+    where its point is call j's (the sum with c at the products' point):
+    each of its terms, kept to q bits below the point where call j keeps
+    r, loses less than 2^(r - q) of them, and less than one where q >= r."""
+    r = run.keeps["y"][j][0]
+    return max([sum(1 << max(0, r - q) for q in keeps) for _, keeps in run.keeps["y"][j + 1:]], default=1)
+
+
+def stage_statement(I, run: Splitting, j: int):
+    """What a stage at call j (``stage_of``) proves and the calls after it
+    assume: its sums T, T' lie within n L, and (T >> s) - T' <= -1 - m,
+    m = ``stage_margin``: call j's Chain's last budget, so y's sum exceeds
+    x's by more than m units of y's last place, more than a later sum at
+    the same point loses."""
+    ch = chain(run, j, True, stage_margin(run, j))
+    if ch is None:
+        raise ValueError(f"call {j}'s raw sum is not its aligned terms added in order")
+    tx, ty = run.sums["x"][j], run.sums["y"][j]
+    s = shift(I, run.points["x"][j], run.points["y"][j], ch.rw)
+    return I.and_(_within(I, tx, ch.n * ch.bound), _within(I, ty, ch.n * ch.bound),
+                  _le_c(I, ch, _gap(I, ch, tx, ty, s), ch.budget(ch.n - 1)))
+
+
+def term_lemma(I, run: Splitting, j: int, i: int, margin: int = 0):
     """Term i of call j (a built step formula's): at most L in magnitude at
     x and at y, and (X_i >> s) - Y_i <= e_i."""
-    ch = chain(run, j, run.points["y"][j] is not run.points["x"][j])
+    ch = chain(run, j, run.points["y"][j] is not run.points["x"][j], margin)
     if ch is None:
         raise ValueError(f"call {j}'s raw sum is not its aligned terms added in order")
     xs, ys = _aligned(run, j)
@@ -462,8 +581,10 @@ def piece_formula(ch: Chain, piece: str, description: str):
 def _build(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str | None,
            last: int, seen: list):
     """The step formula's builder; it leaves its Splitting in ``seen``."""
+    head, at, cut, piece = read_lemma(lemma or "")
+    j = last if at is None else at
     def build(I):
-        run = Splitting(I, cases, cut=lemma == "rest", last=last)
+        run = Splitting(I, cases, cut=last if head == "rest" else cut)
         seen.append(run)
         a, b, c = sep.declare_inputs(I, p, k)
         ya, yb, yc, out = ms.step(I, p, a, b, c, move)
@@ -476,12 +597,18 @@ def _build(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: str
         out += run.cond
         if lemma is None:
             return out
-        base = constraints(I, p, k, (a, b, c), (ya, yb, yc), dx, dy, lower=lemma == "rest")
-        j = run.last
-        if lemma.startswith("sum, term "):
-            return out + base + [I.not_(term_lemma(I, run, j, int(lemma.split()[-1])))]
-        order = not_less(I, run.sums["x"][j], run.sums["y"][j], run.points["x"][j], run.points["y"][j])
-        return out + base + ([order] if lemma == "rest" else [I.not_(order)])
+        base = constraints(I, p, k, (a, b, c), (ya, yb, yc), dx, dy, lower=head == "rest")
+        order = lambda i: not_less(I, run.sums["x"][i], run.sums["y"][i],   # noqa: E731
+                                   run.points["x"][i], run.points["y"][i])
+        if head == "rest":
+            return out + base + [order(j)]
+        assume = [] if cut is None else [stage_statement(I, run, cut)]
+        if piece.startswith("term "):
+            margin = 0 if at is None else stage_margin(run, at)
+            return out + base + assume + [I.not_(term_lemma(I, run, j, int(piece.split()[-1]), margin))]
+        if at is not None:
+            return out + base + [I.not_(stage_statement(I, run, at))]
+        return out + base + assume + [I.not_(order(j))]
     return build
 
 
@@ -513,11 +640,12 @@ def formula(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma: st
     step ``move`` in ``cases`` (a leaf of ``case_lists``)."""
     seen: list[Splitting] = []
     name = f"tcsmt monotonicity {p.name} k={k}: " + part_name(move, cases, lemma)
-    if lemma.startswith(("sum, link ", "sum, gaps")) or lemma == "sum, order":
-        ch = chain_of(p, k, move, cases)
+    _, at, _, piece = read_lemma(lemma)
+    if piece.startswith(("link ", "gaps")) or piece == "order":
+        ch = chain_of(p, k, move, cases, at)
         if ch is None:
             raise ValueError(f"{cases} of {move}: its sum part is not one to prove in parts")
-        return piece_formula(ch, lemma.removeprefix("sum, "), name)
+        return piece_formula(ch, piece, name)
     last = len(shape(p, k, move, cases).points["x"]) - 1
     f, _ = abstraction.free_products(_build(p, k, move, cases, lemma, last, seen), name,
                                      abstraction.SteppedProducts())
@@ -677,18 +805,14 @@ def part_names(p: ModelParams, k: int, said: dict | None = None) -> list[str]:
     file's verdicts ``said`` (part name to verdict) have them, since whether
     a proof needs them depends on its solvers' answers."""
     said = said or {}
+
+    def names(move: str, cases: tuple[str, ...], lemma: str) -> list[str]:
+        name = part_name(move, cases, lemma)
+        subs = sub_lemmas(p, k, move, cases, lemma) if any(n.startswith(name + ", ") for n in said) else []
+        return [n for sub in subs for n in names(move, cases, sub)] or [name]
     out: list[str] = []
     for x in plan(p, k):
-        if x[0] != "step":
-            out.append(x[1])
-            continue
-        name = part_name(*x[1:])
-        split = x[3] == "sum" and any(n.startswith(name + ", ") for n in said)
-        ch = chain_of(p, k, x[1], x[2]) if split else None
-        if ch is not None:
-            out += [part_name(x[1], x[2], lemma) for lemma in sum_parts(ch)]
-        else:
-            out.append(name)
+        out += names(*x[1:]) if x[0] == "step" else [x[1]]
     return out
 
 
@@ -709,31 +833,38 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, ...] = ("bitwuzla", "boole
     todo = plan(p, k) if moves is None else \
         [("step", move, cases, lemma) for move in moves for cases in case_lists(p, k, move)
          for lemma in LEMMAS]
+
+    def settle(move: str, cases: tuple[str, ...], lemma: str) -> list[Part]:
+        """The part, whole; where it has parts (``sub_lemmas``) and gets no
+        answer whole in DIRECT_TRY, its parts, which stand for it when all
+        are proved. Where one of them is not, the whole part is asked again
+        with the full budget; unproved, the parts are kept, the whole part
+        last."""
+        subs = sub_lemmas(p, k, move, cases, lemma)
+        f = formula(p, k, move, cases, lemma)
+        name = part_name(move, cases, lemma)
+        part = ask(f, name, solvers, min(budget, DIRECT_TRY) if subs else budget, log, at_once=True)
+        if part.verdict == "unsat" or not subs:
+            return [part]
+        pieces: list[Part] = []
+        for sub in subs:
+            pieces += settle(move, cases, sub)
+            if pieces[-1].verdict != "unsat":
+                again = ask(f, name, solvers, budget, log, at_once=True) if budget > DIRECT_TRY else part
+                return [again] if again.verdict == "unsat" else pieces + [again]
+        return pieces
+
     for n, x in enumerate(todo):
         what = part_name(*x[1:]) if x[0] == "step" else x[1]
         if progress is not None:          # counted in the plan's parts (a sum part in parts is one)
             progress(what, n, len(todo))
-        ch = chain_of(p, k, x[1], x[2]) if x[0] == "step" and x[3] == "sum" else None
         if x[0] == "terms":
-            part = Part(what, "unread" if same_terms(p, k, *x[2:]) else "unknown")
-        elif ch is not None:
-            part = ask(formula(p, k, *x[1:]), what, solvers, min(budget, DIRECT_TRY), log, at_once=True)
-            if part.verdict != "unsat":          # in parts: they stand for it when all are proved
-                pieces: list[Part] = []
-                for lemma in sum_parts(ch):
-                    pieces.append(ask(formula(p, k, x[1], x[2], lemma), part_name(x[1], x[2], lemma),
-                                      solvers, budget, log, at_once=True))
-                    if pieces[-1].verdict != "unsat":
-                        break
-                if all(q.verdict == "unsat" for q in pieces):
-                    done += pieces[:-1]
-                    part = pieces[-1]
-                else:
-                    done += pieces
+            done.append(Part(what, "unread" if same_terms(p, k, *x[2:]) else "unknown"))
+        elif x[0] == "step":
+            done += settle(*x[1:])
         else:
-            f = formula(p, k, *x[1:]) if x[0] == "step" else symmetry_formula(p, k, x)
-            part = ask(f, what, solvers, budget, log, at_once=True)
-        done.append(part)
+            done.append(ask(symmetry_formula(p, k, x), what, solvers, budget, log, at_once=True))
+        part = done[-1]
         late = total is not None and time.monotonic() - start > total
         if part.verdict not in ("unsat", "unread") or late:
             return Proof(Verdict.UNKNOWN, done, [])
