@@ -8,6 +8,7 @@ its file restates; a model that loses value when c moves up its binade
 has a part that is sat (the parts can fail)."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -495,7 +496,7 @@ def test_a_cut_at_an_earlier_point_can_fail():
     finally:
         ms.case_lists, ms.DIRECT_TRY = plain, direct
     assert proof.verdict == Verdict.UNSAT
-    assert [x.what for x in proof.parts] == [ms.part_name("a3", leaf, "sum"), ms.part_name("a3", leaf, "rest")]
+    assert [x.what for x in proof.parts] == [ms.part_name("a3", leaf, lemma) for lemma in ("sum", "rest")]
 
 
 def test_a_proof_cuts_a_sum_part_at_an_earlier_point_when_not_answered_whole(monkeypatch):
@@ -513,3 +514,24 @@ def test_a_proof_cuts_a_sum_part_at_an_earlier_point_when_not_answered_whole(mon
     assert ms.part_name("a3", ("up", "same"), "sum, past call 0, order") in names
     assert names == [n for n in ms.part_names(p, 4, {x.what: x.verdict for x in proof.parts})
                      if n.startswith("step a3")]
+
+
+def test_a_term_kept_coarser_than_the_register_may_lose_its_grain():
+    """CDNA3's sum with c keeps c to 24 bits below the point where the
+    register keeps 32: where that point moves up, c may lose up to 2^8 - 1
+    units of the new last place. Its term part is unsat with that slack
+    and sat when c is held to lose none; the moved term (the products'
+    sum, past the cut) gains what covers it."""
+    p = choose("cdna3")
+    leaf = ("up", "up")
+    ch = ms.chain_of(p, 8, "a7", leaf)
+    assert ch.grains == (0, 8) and [ch.slack(i) for i in range(2)] == [-257, 255] and ch.budget(1) == -1
+    for lemma in ("sum, past call 0, term 0", "sum, past call 0, term 1"):
+        assert service.solve(ms.formula(p, 8, "a7", leaf, lemma), "bitwuzla", 120).status == "unsat", lemma
+    real = ms.chain
+    try:
+        ms.chain = lambda run, j, moved=True, margin=0: replace(real(run, j, moved, margin), grains=())
+        f = ms.formula(p, 8, "a7", leaf, "sum, past call 0, term 1")
+    finally:
+        ms.chain = real
+    assert service.solve(f, "bitwuzla", 60).status == "sat"

@@ -52,7 +52,9 @@ toward minus infinity) of x's words:
                and (X_i >> s) - Y_i <= e_i: e_i = 0 for a term that did
                not move (the same node in both runs), -n for the moved one
                (it gains n units of the new last place: the bound in
-               docs/case-studies.md);
+               docs/case-studies.md); a term kept to 2^g units of the
+               register (fewer bits than the register keeps) may lose
+               2^g - 1, and the moved one gains that much more;
   link j       with S, S' the sums of terms 0..j-1 at x and y: bounds (the
                sums stay within (j + 1) L and do not wrap), floor ((S + X)
                >> s <= (S >> s) + (X >> s) + 1) and budget (the two gaps
