@@ -341,7 +341,7 @@ def test_a_grouped_model_is_proved_monotone_by_its_symmetries_and_last_steps():
     assert not any(x.what.startswith("step a0") for x in proof.parts)
 
 
-COMMITTED = [("rdna4", 4, 420), ("blackwell-mxf4", 64, 60), ("blackwell-nvfp4", 64, 118)]
+COMMITTED = [("rdna4", 4, 420), ("blackwell-mxf4", 64, 60), ("blackwell-nvfp4", 64, 118), ("cdna3", 8, 334)]
 """The committed files proved by this method: architecture, k, parts."""
 
 

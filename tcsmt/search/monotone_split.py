@@ -75,21 +75,22 @@ addition (every e_i and c_j 0): nvfp4's c step at the same point, whose
 sum part Boolector does not answer in 300 CPU-s whole (c is the first term
 of every addition), takes 0.0 to 0.7 s a part.
 
-A leaf where an earlier call's point differs and every later one keeps
-its point ("same": CDNA3's products' sum, then the sum with c) is cut at
-that call j instead (``stage_of``) where its sum part gets no answer
-whole in DIRECT_TRY: "sum, call j" denies call j's order (T_y 2^d >= T_x
-for its sums), the later calls as written, and is proved whole or in call
-j's Chain's parts where its point moves up or stays; "sum, past call j"
-makes call j's sums free words that keep that order and denies the last
-call's, whole or in the last call's Chain's parts. The later calls read
-call j's sum through alignments that keep the order at a point that did
-not move, so the second stage holds wherever the first does, and a fault
-in call j's sum is left to the first to find (a late-c model with F = 3:
-"sum, call 0" SAT, "sum, past call 0" UNSAT). CDNA3's a7 with the
-products' point up two places or more (product 7 comes alive above the
-others), whose sum part had no answer from Bitwuzla in 530 s: 32 parts at
-call 0 of 0.0 to 0.6 s each, and the sum with c past it in 38 s.
+A leaf where an earlier call's point moves up two places or more (CDNA3's
+products' sum, then the sum with c) is cut at that call j instead
+(``stage_of``) where its sum part gets no answer whole in DIRECT_TRY:
+"sum, call j" denies ``stage_statement``: y's sum at call j exceeds x's
+by more than m units of y's last place (m = ``stage_margin``, the most
+the later sum loses at that point), proved whole or in call j's Chain's
+parts with the moved term's gain raised by m (the Chain's last budget is
+the statement, so it has no order part); "sum, past call j" makes call
+j's sums free words that far apart and denies the last call's order,
+whole or in the last call's Chain's parts. Both are to be UNSAT, for any
+m; a fault in call j's sum is the first stage's to find (a late-c model
+with F = 3: "sum, call 0" SAT, "sum, past call 0" UNSAT). CDNA3's a7 and
+b7 with the products' point up (the product comes alive above the
+others; no answer from Bitwuzla in 530 s whole): 31 parts at call 0 of
+0.0 to 1.0 s each, and the sum with c past it in 4.5 to 31 s, or in 8
+parts where its point moves up too.
 
 The products are free (tcsmt.smt.abstraction.SteppedProducts: facts every
 real product obeys, with what a step of one factor does to it), so an UNSAT
