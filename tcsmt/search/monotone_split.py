@@ -395,7 +395,8 @@ def chain_of(p: ModelParams, k: int, move: str, cases: tuple[str, ...],
     """The Chain of call ``at`` of a leaf, whose order is then proved in
     parts: the last call (``at`` not given) where its point differs from
     x's with case "up" or "same"; a stage (``stage_of``) where its point
-    moves up two places or more, with margin 1. None for every other call."""
+    moves up two places or more, with its ``stage_margin``. None for every
+    other call."""
     run = shape(p, k, move, cases)
     j = len(run.points["x"]) - 1 if at is None else at
     case = _case(run, cases, j)
@@ -429,9 +430,9 @@ def sum_parts(ch: Chain, head: str = "sum") -> list[str]:
 
 
 def read_lemma(lemma: str) -> tuple[str, int | None, int | None, str]:
-    """A lemma's name read: ("sum" or "rest", the call whose order it is
-    about (None: the last), the call cut before it with its order assumed
-    (None: none), the Chain part or "")."""
+    """A lemma's name read: ("sum" or "rest", the stage call whose statement
+    it is about (None: the last call's order), the stage call cut before
+    it with its statement assumed (None: none), the Chain part or "")."""
     head, *more = lemma.split(", ")
     at = cut = None
     if more and more[0].startswith("call "):
@@ -445,10 +446,10 @@ def sub_lemmas(p: ModelParams, k: int, move: str, cases: tuple[str, ...], lemma:
     """The parts that stand for ``lemma`` of a leaf when it gets no answer
     whole in DIRECT_TRY (none: it has no parts):
       sum                 cut at call j (``stage_of``): "sum, call j" (call
-                          j's order) and "sum, past call j" (call j's sums
-                          free words that keep that order, the last call's
-                          order denied); with no such call, the last call's
-                          Chain's parts (``sum_parts``);
+                          j's ``stage_statement``) and "sum, past call j"
+                          (call j's sums free words that meet it, the last
+                          call's order denied); with no such call, the
+                          last call's Chain's parts (``sum_parts``);
       sum, call j         call j's Chain's parts, where it has one;
       sum, past call j    the last call's Chain's parts, where it has one,
                           with call j cut as above."""
