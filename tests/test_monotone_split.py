@@ -470,7 +470,7 @@ def test_a_sum_part_is_cut_at_an_earlier_point_that_moves_up():
     assert ms.stage_of(p, 4, "a3", ("+1", "same")) is None and ms.stage_of(p, 4, "a3", ("same", "up")) is None
 
 
-def test_a_cut_at_an_earlier_point_can_fail():
+def test_a_cut_at_an_earlier_point_can_fail(monkeypatch):
     """Without the margin, y's products' sum may exceed x's by less than
     the sum with c loses when its point moves up: that part is sat. With
     F = 3 no product that comes alive gains the margin's 2 + 4 units (the
@@ -488,13 +488,9 @@ def test_a_cut_at_an_earlier_point_can_fail():
     leaf = ("up", "same")
     assert service.solve(ms.formula(p, 4, "a3", leaf, "sum, call 0"), "bitwuzla", 60).status == "sat"
     assert service.solve(ms.formula(p, 4, "a3", leaf, "sum"), "bitwuzla", 60).status == "unsat"
-    plain = ms.case_lists
-    try:
-        ms.case_lists = lambda p, k, move: [leaf]
-        ms.DIRECT_TRY, direct = 0.0, ms.DIRECT_TRY
-        proof = ms.prove(p, 4, budget=60, moves=["a3"])
-    finally:
-        ms.case_lists, ms.DIRECT_TRY = plain, direct
+    monkeypatch.setattr(ms, "case_lists", lambda p, k, move: [leaf])
+    monkeypatch.setattr(ms, "DIRECT_TRY", 0.0)
+    proof = ms.prove(p, 4, budget=60, moves=["a3"])
     assert proof.verdict == Verdict.UNSAT
     assert [x.what for x in proof.parts] == [ms.part_name("a3", leaf, lemma) for lemma in ("sum", "rest")]
 
