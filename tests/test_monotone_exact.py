@@ -80,3 +80,21 @@ def test_a_small_exact_model_is_proved_monotone_in_parts_and_its_file_restates()
     assert stable(again) == stable(doc)
     doc["query"]["parts"][3]["verdict"] = "unknown"          # a part the file does not prove
     assert restate_monotonicity(prop, p, "test", doc)["verdict"] == Verdict.UNKNOWN
+
+
+def test_with_no_answer_either_way_the_file_keeps_which_parts_stand():
+    """Parts asked with a budget too small for most of them, and the whole
+    formula with no time either: the result is unknown, and the file lists
+    every part with its verdict (the parts not proved among them), not only
+    the search's runs; it restates as written."""
+    p = _small()
+    prop = get_property("monotonicity")
+    doc = run_property(prop, p, command="test", timeout=0.01)
+    assert doc["verdict"] == Verdict.UNKNOWN
+    assert doc["query"]["method"] == me.METHOD
+    said = [x["verdict"] for x in doc["query"]["parts"]]
+    assert [x["part"] for x in doc["query"]["parts"]] == me.part_names()
+    assert "unknown" in said
+    assert doc["run"]["proved_by"] == [] and doc["proof"] is None
+    again = restate_monotonicity(prop, p, "test", doc)
+    assert stable(again) == stable(doc)

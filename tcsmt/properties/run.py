@@ -97,13 +97,16 @@ def run_property(prop: Property, base: ModelParams, solver: str = "portfolio",
     k = prop.k(base)
     old = prior_vectors(prior) if prior else []
     if prop.kind == PropertyKind.MONOTONIC:
+        exact = None
         if monotone_exact.applies(base, k):          # the whole formula is too hard: in parts
             start = time.monotonic()
-            proof = monotone_exact.prove(base, k, budget=timeout)    # per part and solver
+            proof = monotone_exact.prove(base, k, budget=timeout, every_part=True)   # per part and solver
+            exact = monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start, command)
             if proof.verdict == Verdict.UNSAT:
-                return monotonicity_parts_document(prop, base, k, proof, time.monotonic() - start,
-                                                   command)
+                return exact
         mono = run_monotonicity(base, k, solver, timeout, readable, cross_check, old, use_pool)
+        if mono.verdict == Verdict.UNKNOWN and exact is not None:
+            return exact         # no answer either way: the file keeps which parts stand
         if mono.verdict == Verdict.UNKNOWN and monotone_split.applies(base, k):
             # the whole formula is too hard: one step at a time, split at the alignment points
             start = time.monotonic()
