@@ -92,9 +92,48 @@ def test_with_no_answer_either_way_the_file_keeps_which_parts_stand():
     doc = run_property(prop, p, command="test", timeout=0.01)
     assert doc["verdict"] == Verdict.UNKNOWN
     assert doc["query"]["method"] == me.METHOD
-    said = [x["verdict"] for x in doc["query"]["parts"]]
-    assert [x["part"] for x in doc["query"]["parts"]] == me.part_names()
-    assert "unknown" in said
+    said = {x["part"]: x["verdict"] for x in doc["query"]["parts"]}
+    assert [x["part"] for x in doc["query"]["parts"]] == me.part_names(p, 2, said)
+    assert "unknown" in said.values()
+    # the final lemma had no answer whole: its cases follow, up to the
+    # first not proved; those after it are listed unasked, then the whole
+    cases = [n for n in said if n.startswith(er.FINAL + ", ")]
+    assert len(cases) == len(er.final_cases(er.spec(p, 2))) and said[er.FINAL] == "unknown"
+    verdicts = [said[n] for n in cases]
+    first = verdicts.index("unknown")
+    assert set(verdicts[:first]) <= {"unsat"} and set(verdicts[first:]) == {"unknown"}
+    runs = {x["part"]: x for x in doc["run"]["parts"]}
+    assert runs[cases[first]]["seconds"] and not any(runs[n]["seconds"] for n in cases[first + 1:])
     assert doc["run"]["proved_by"] == [] and doc["proof"] is None
     again = restate_monotonicity(prop, p, "test", doc)
     assert stable(again) == stable(doc)
+
+
+def test_the_final_lemma_not_proved_whole_is_proved_in_cases(monkeypatch):
+    """With no time for the final lemma whole, its cases (one per phase
+    and value of the exponent that places the result, and the values
+    outside the range) are asked instead, each unsat by two solvers; they
+    stand for the lemma, and the file's names follow them."""
+    p = _small()
+    s = er.spec(p, 2)
+    monkeypatch.setattr(me, "WHOLE_TRY", 0.0)
+    parts = me._final(s, er.lemma_final(s), ("bitwuzla", "boolector"), 60.0, None)
+    names = [f"exact register: {er.final_case_name(c)}" for c in er.final_cases(s)]
+    assert [x.what for x in parts] == names
+    assert len(names) == 3 + (s.ehi - s.elo + 1) + 2 * (s.ehi + s.W - (s.elo + s.b + 3) + 1)
+    assert all(x.verdict == "unsat" and x.proved_by == ["bitwuzla", "boolector"] for x in parts)
+    said = {x.what: x.verdict for x in parts}
+    whole = me.part_names(p, 2)
+    at = whole.index(er.FINAL)
+    assert me.part_names(p, 2, said) == whole[:at] + names + whole[at + 1:]
+
+
+def test_a_head_too_short_for_the_output_makes_a_final_case_sat():
+    """The final lemma's cases can fail: with Inv's head two bits shorter
+    than the output needs, D's bits reach the rounding point."""
+    import dataclasses
+    s = er.spec(_small(), 2)
+    short = dataclasses.replace(s, of=s.of - 2)
+    case = next(c for c in er.final_cases(short) if c[0] == "split" and c[4] == 5)
+    assert service.solve(er.lemma_final(short, case), "bitwuzla", 60).status == "sat"
+    assert service.solve(er.lemma_final(s, case), "bitwuzla", 60).status == "unsat"

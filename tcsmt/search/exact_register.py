@@ -32,7 +32,9 @@ unsat (a list of formulas, each to be unsat):
          partial sum P, any term t in shape taken in order: when
          take(state, t) lands in a case, it meets that case of Inv_{j+1}
          with P + t (nine lemmas: three cases from, three to);
-  final  a state meeting Inv_n rounds as P does (any flags);
+  final  a state meeting Inv_n rounds as P does (any flags); asked whole,
+         or, where a solver has no answer whole, in cases, one per phase
+         and value of the exponent that places the result (``final_cases``);
   value  P = 2^q S (or a NaN or infinity) rounds as S does.
 
 Together: d = round(exact_sum) (glue) = round(result of state n) rounds as
@@ -373,13 +375,49 @@ def steps(s: Setting) -> list:
     return [lemma_step(s, ph, to) for ph in PHASES for to in PHASES]
 
 
-def lemma_final(s: Setting):
+def lemma_final(s: Setting, case: tuple | None = None):
+    """A state meeting Inv_n rounds as P does; with ``case`` (one of
+    ``final_cases``), only the states of that case."""
     def build(I):
         st, P, e_last, flags = free_state(I, s), I.var("P", s.Wd), I.var("e_last", s.ew), _flags(I)
         tot, scale = result(I, st, s.q, s.W, s.ew)
         want = _round(I, s, P, _c(I, s, s.U), flags)
-        return [inv(I, s, st, P, e_last, s.n), I.not_(I.eq(_round(I, s, tot, scale, flags), want))]
-    return build_formula(build, description="exact register: final")
+        hyp = [inv(I, s, st, P, e_last, s.n, case[0] if case else None)]
+        if case:
+            phase, name, lo, hi, at = case
+            x = st.e_cur if name == "e_cur" else st.K
+            inside = I.and_(_le(I, _c(I, s, lo), x), _le(I, x, _c(I, s, hi)))
+            hyp.append(I.eq(x, _c(I, s, at)) if at is not None else I.not_(inside))
+        return hyp + [I.not_(I.eq(_round(I, s, tot, scale, flags), want))]
+    what = "final" if case is None else final_case_name(case)
+    return build_formula(build, description=f"exact register: {what}")
+
+
+FINAL = "exact register: final"
+
+
+def final_cases(s: Setting) -> list[tuple]:
+    """The final lemma split into cases, for a solver that gets no answer
+    on it whole (a shift of the wide P by a free exponent): each phase of
+    Inv_n, and in it each value of the exponent that places the result
+    (e_cur when not split, K once split) over the range Inv_n allows, then
+    the values outside it (not split: R = 0; split: none, as K >= e_last
+    + b + 3 >= elo + b + 3 and K <= ehi + W). The phases cover Inv_n and a
+    phase's cases cover every value of the word, so the lemma holds when
+    every case does. Each case: (phase, exponent's name, lo, hi, the value
+    or None for outside [lo, hi])."""
+    out: list[tuple] = []
+    for phase, name, lo, hi in (("none", "e_cur", s.elo, s.ehi),
+                                ("split", "K", s.elo + s.b + 3, s.ehi + s.W),
+                                ("done", "K", s.elo + s.b + 3, s.ehi + s.W)):
+        out += [(phase, name, lo, hi, v) for v in range(lo, hi + 1)] + [(phase, name, lo, hi, None)]
+    return out
+
+
+def final_case_name(case: tuple) -> str:
+    phase, name, lo, hi, at = case
+    where = f"= {at}" if at is not None else f"outside [{lo}, {hi}]"
+    return f"final, {phase}, {name} {where}"
 
 
 def lemma_value(s: Setting):

@@ -41,7 +41,10 @@ flags, term c, term a, term b, sum and round parts are answered in 0 to
 moved both factors, two 11-bit multipliers compared, had no answer in 300
 CPU-s); the register's step lemmas (none -> none first) and its final
 lemma are not, in 60 to 300 CPU-s by bitwuzla or 150 by boolector: they
-state the invariant in absolute units of the wide sum.
+state the invariant in absolute units of the wide sum. The final lemma is
+then proved in cases (``_final``: one per phase and value of the exponent
+that places the result, each case under 2 CPU-s); the step lemmas stay
+open.
 """
 
 from __future__ import annotations
@@ -157,11 +160,27 @@ MONOTONE = ("flags", "term c", f"term a [{abstraction.SteppedProducts.label}]",
             f"term b [{abstraction.SteppedProducts.label}]", "sum", "round")
 
 
+WHOLE_TRY = 60.0
+"""CPU seconds the register's final lemma is asked whole before its cases."""
+
+
+def _final_names(p: ModelParams | None, k: int, said: dict | None) -> list[str]:
+    """The final lemma's part: whole, or, where the file's verdicts
+    ``said`` have its cases (``er.final_cases``), the cases, then the
+    whole lemma when the file keeps it (a case not proved)."""
+    if p is None or not said or not any(n.startswith(er.FINAL + ", ") for n in said):
+        return [er.FINAL]
+    cases = [f"exact register: {er.final_case_name(c)}" for c in er.final_cases(er.spec(p, k))]
+    return cases + ([er.FINAL] if er.FINAL in said else [])
+
+
 def part_names(p: ModelParams | None = None, k: int = 0, said: dict | None = None) -> list[str]:
-    """Every part's description, in order, without building the formulas
-    (the same for every model and k; ``said``, a file's verdicts, is not
-    needed)."""
-    return er.lemma_names() + [f"exact sum monotone: {n}" for n in MONOTONE]
+    """Every part's description, in order, without building the formulas:
+    the same for every model and k, but for the final lemma's cases, named
+    where the file's verdicts ``said`` have them (whether a proof needs
+    them depends on its solvers' answers)."""
+    names = [m for n in er.lemma_names() for m in (_final_names(p, k, said) if n == er.FINAL else [n])]
+    return names + [f"exact sum monotone: {n}" for n in MONOTONE]
 
 
 def parts(p: ModelParams, k: int) -> list:
@@ -185,9 +204,29 @@ def prove(p: ModelParams, k: int, solvers: tuple[str, str] = ("bitwuzla", "boole
                         f"one block and no scales")
     done: list[Part] = []
     for f in parts(p, k):
-        part = ask(f, f.description, solvers, budget, log)
-        done.append(part)
-        if part.verdict != "unsat" and not every_part:
+        got = _final(er.spec(p, k), f, solvers, budget, log) if f.description == er.FINAL else \
+            [ask(f, f.description, solvers, budget, log)]
+        done += got
+        if any(part.verdict != "unsat" for part in got) and not every_part:
             return Proof(Verdict.UNKNOWN, done, [])
     verdict = Verdict.UNSAT if all(x.verdict == "unsat" for x in done) else Verdict.UNKNOWN
     return Proof(verdict, done, [])
+
+
+def _final(s: er.Setting, f, solvers: tuple[str, str], budget: float, log) -> list[Part]:
+    """The register's final lemma (``f``): whole, in at most WHOLE_TRY
+    seconds a solver; unproved, its cases (``er.final_cases``), each by
+    both solvers side by side. The cases stand for the lemma when every
+    one is proved; after the first that is not, the rest are not asked
+    (unknown) and the whole lemma's part is kept, last."""
+    whole = ask(f, f.description, solvers, min(budget, WHOLE_TRY), log)
+    if whole.verdict == "unsat":
+        return [whole]
+    out: list[Part] = []
+    for case in er.final_cases(s):
+        name = f"exact register: {er.final_case_name(case)}"
+        if out and out[-1].verdict != "unsat":
+            out.append(Part(name, "unknown"))
+        else:
+            out.append(ask(er.lemma_final(s, case), name, solvers, budget, log, at_once=True))
+    return out if all(x.verdict == "unsat" for x in out) else out + [whole]
