@@ -235,7 +235,7 @@ def test_solver_proves_the_register_exact(fin, fc, fout, k, modes):
     for m in models:
         formulas += proof.rounding(proof.spec(m, k),
                                    lambda I, terms: wide_sum(I, terms, s.low, s.width, s.ew))
-    assert len(formulas) == 15 + 3 * len(modes)
+    assert len(formulas) == 19 + 3 * len(modes)
     for f in formulas:
         for solver in ("boolector", "bitwuzla"):
             answer = service.solve(f, solver, 600)

@@ -28,10 +28,18 @@ unsat (a list of formulas, each to be unsat):
          after every non-zero one; a non-zero one has M's top bit set and
          its exponent in [elo, ehi], at most the one before it);
   start  the empty register and P = 0 meet the invariant Inv_0;
+  shift fact  four facts of sc(X, a) = X 2^a in P's width, for every
+         (W+2)-bit X, Y and shifts a, b in [0, amax]: its size and sign
+         (size); a >= b and X 2^(a-b) <= Y give sc(X, a) <= sc(Y, b) (le;
+         ge the same with >=); sc(X, a) + sc(Y, a) = sc(X + Y, a) when
+         X + Y does not wrap (sum);
   step   for any j < n, any state in one case of Inv_j (below), any
          partial sum P, any term t in shape taken in order: when
          take(state, t) lands in a case, it meets that case of Inv_{j+1}
-         with P + t (nine lemmas: three cases from, three to);
+         with P + t (nine lemmas: three cases from, three to). The steps
+         in FREE_STEPS are asked with each sc a free word, bound by
+         instances of the shift facts (``FreeShifts``): the real shifts
+         meet every instance, so such a step unsat is a proof of it;
   final  a state meeting Inv_n rounds as P does (any flags); asked whole,
          or, where a solver has no answer whole, in cases, one per phase
          and value of the exponent that places the result (``final_cases``);
@@ -41,12 +49,15 @@ Together: d = round(exact_sum) (glue) = round(result of state n) rounds as
 P_n, the sum of the sorted terms (start, step 0..n-1 with order, final),
 P_n = 2^q S (swap, norm), which rounds as the wide sum S (value).
 
-Inv_j (P the sum of the j terms taken, D = P - H 2^K once split):
+Inv_j (P the sum of the j terms taken, D = P - H 2^K once split; every
+power of two a shift sc of a word of at most W + 2 bits):
   not split: P = R 2^(e_cur - q), e_cur = e_last;
-  split, not done: D = R 2^(e_cur - q), e_cur = e_last, 2^(of+2) <= |H| <= 2^(of+3),
-    e_last + b + 3 <= K, |D| <= 2^(K-1) + j 2^(K-b-2);
-  done: D != 0 with D's sign d_neg, d_nz, the same bounds on H, K and |D|,
-    and |D| >= 2^(e_last+1) (2^(of+b+4) - j), so no later term turns D.
+  split, not done: P = H 2^K + R 2^(e_cur - q), e_cur = e_last,
+    2^(of+2) <= |H| <= 2^(of+3), e_last + b + 3 <= K, and D's bound
+    |D| <= 2^(K-1) + j 2^(K-b-2) stated on R, in R's units (no wide word);
+  done: D != 0 with D's sign d_neg, d_nz, the same bounds on H and K,
+    -(2^(b+1) + j) 2^(K-b-2) <= D <= (2^(b+1) + j) 2^(K-b-2), and
+    |D| >= (2^(of+b+4) - j) 2^(e_last+1), so no later term turns D.
 (of the output's fraction bits, b = bits_for(n - 1), e_last the exponent
 of the last non-zero term taken: later terms are below 2^(e_last + 1).)
 """
@@ -57,7 +68,18 @@ from dataclasses import dataclass
 
 from tcsmt import datapath
 from tcsmt.datapath import bv
-from tcsmt.datapath.exact import Norm, State, normalise, register_bits, result, sort_steps, start, take
+from tcsmt.datapath.exact import (
+    Norm,
+    State,
+    cut,
+    dominates,
+    normalise,
+    register_bits,
+    result,
+    sort_steps,
+    start,
+    take,
+)
 from tcsmt.datapath.terms import Fixed
 from tcsmt.model.params import ModelParams
 from tcsmt.search.wide_sum import abs_le, term_value, wide_sum
@@ -90,6 +112,14 @@ class Setting:
     def Wd(self) -> int:         # P's width (signed)
         return self.width + self.q + 2
 
+    @property
+    def SW(self) -> int:         # the width of a word a shift takes
+        return self.W + 2
+
+    @property
+    def amax(self) -> int:       # the largest shift a generic fact covers
+        return self.Wd - self.SW - 3
+
 
 def setting(p, k: int, low: int, width: int) -> Setting:
     q = max(p.fc.frac_bits, 2 * p.fin.frac_bits + 1)
@@ -106,7 +136,13 @@ def spec(p, k: int) -> Setting:
     head at its highest point (|H| up to 2^(of + 3), K up to ehi + W)."""
     low = min(2 * (p.fin.emin - p.fin.frac_bits), p.fc.emin - p.fc.frac_bits)
     s = setting(p, k, low, 0)
-    return setting(p, k, low, s.ehi + 1 - low + s.W + s.of + COUNT + 6)
+    return setting(p, k, low, s.ehi + 1 - low + s.W + s.of + COUNT + 6 + SHIFT_ROOM)
+
+
+SHIFT_ROOM = 40
+"""Bits the wide sum gets beyond what any sum needs, so that every shift the
+invariant takes (H by K - U, up to ehi + W - U) is at most ``amax``: a
+generic shift fact covers it."""
 
 
 def model_lemmas(s: Setting) -> list:
@@ -135,15 +171,125 @@ def _le(I, x, y):
     return I.not_(I.slt(y, x))
 
 
-def _pow(I, s: Setting, x):
-    """2^x in P's width, x an exponent in units of P (x >= 0)."""
-    return bv.shl_by(I, I.const(1, s.Wd), x)
+class Shift:
+    """sc(X, a) = X 2^a in P's width: X a signed word of at most SW bits,
+    a an exponent word (the shift ``value``, ``reg_value`` and ``inv`` take)."""
+
+    def __init__(self, I, s: Setting):
+        self.I, self.s = I, s
+
+    def word(self, X):
+        assert self.I.width(X) <= self.s.SW
+        return bv.resize_s(self.I, X, self.s.SW)
+
+    def __call__(self, X, a):
+        I = self.I
+        return bv.shl_by(I, bv.resize_s(I, self.word(X), self.s.Wd), a)
 
 
-def value(I, s: Setting, t: Norm):
+class FreeShifts(Shift):
+    """Each sc(X, a) a free word of P's width, bound only by instances of
+    the generic shift facts (``lemma_fact``: each proved once for the
+    setting, for every X and a), the facts that equal arguments give equal
+    values and that 0 shifts to 0. A formula unsat with them is unsat with
+    the real shifts, which meet every fact."""
+
+    def __init__(self, I, s: Setting):
+        super().__init__(I, s)
+        self.apps: list[tuple] = []
+        self.extra: list = []
+
+    def app(self, X, a) -> tuple:
+        v = self.I.var(f"sc{len(self.apps)}", self.s.Wd)
+        self.apps.append((self.word(X), a, v))
+        return self.apps[-1]
+
+    def __call__(self, X, a):
+        return self.app(X, a)[2]
+
+    def sum(self, x: tuple, y: tuple) -> tuple:
+        """sc(X, a) + sc(Y, a) = sc(X + Y, a) where X + Y does not wrap."""
+        I, s = self.I, self.s
+        (X, a, vx), (Y, b, vy) = x, y
+        S = I.add(X, Y)
+        z = self.app(S, a)
+        ext = lambda w: bv.resize_s(I, w, s.SW + 1)          # noqa: E731
+        pre = _fact_range(I, s, a) + [I.eq(a, b), I.eq(ext(S), I.add(ext(X), ext(Y)))]
+        self.extra.append(I.or_(I.not_(I.and_(*pre)), I.eq(I.add(vx, vy), z[2])))
+        return z
+
+    def order(self, x: tuple, y: tuple) -> None:
+        """The le and ge facts between two applications, both ways round."""
+        I, s = self.I, self.s
+        for (X, a, v), (Y, b, w) in ((x, y), (y, x)):
+            pre, Xs, Yw = _order_terms(I, s, X, Y, a, b)
+            self.extra.append(I.or_(I.not_(I.and_(*pre, _le(I, Xs, Yw))), _le(I, v, w)))
+            self.extra.append(I.or_(I.not_(I.and_(*pre, _le(I, Yw, Xs))), _le(I, w, v)))
+
+    def facts(self) -> list:
+        I, s = self.I, self.s
+        out = list(self.extra)
+        for i, (X, a, v) in enumerate(self.apps):
+            out.append(I.or_(I.not_(bv.is_zero(I, X)), bv.is_zero(I, v)))
+            out.append(I.or_(I.not_(I.and_(*_fact_range(I, s, a))), _size_ok(I, s, X, v)))
+            for Y, b, w in self.apps[i + 1:]:
+                out.append(I.or_(I.not_(I.and_(I.eq(X, Y), I.eq(a, b))), I.eq(v, w)))
+        return out
+
+
+def _fact_range(I, s: Setting, a) -> list:
+    return [_le(I, _c(I, s, 0), a), _le(I, a, _c(I, s, s.amax))]
+
+
+def _size_ok(I, s: Setting, X, v):
+    """|v| <= 2^(Wd-4), v has X's sign, and v != 0 when X != 0."""
+    lim = I.const(1 << (s.Wd - 4), s.Wd)
+    return I.and_(_le(I, v, lim), _le(I, I.neg(lim), v), I.not_(bv.xor_b(I, bv.msb(I, v), bv.msb(I, X))),
+                  I.or_(bv.is_zero(I, X), I.not_(bv.is_zero(I, v))))
+
+
+def _order_terms(I, s: Setting, X, Y, a, b):
+    """For a >= b: the premises and X 2^min(a - b, SW), Y, in 2 SW + 2 bits."""
+    d = I.sub(a, b)
+    dc = I.ite(I.slt(d, _c(I, s, s.SW)), d, _c(I, s, s.SW))
+    wide = 2 * s.SW + 2
+    pre = _fact_range(I, s, a) + _fact_range(I, s, b) + [_le(I, b, a)]
+    return pre, bv.shl_by(I, bv.resize_s(I, X, wide), dc), bv.resize_s(I, Y, wide)
+
+
+FACTS = ("size", "le", "ge", "sum")
+
+
+def lemma_fact(s: Setting, name: str):
+    """A generic shift fact, for every SW-bit X, Y and shifts in [0, amax]:
+    size (``_size_ok``), le (a >= b, X 2^(a-b) <= Y: sc(X, a) <= sc(Y, b)),
+    ge (the same with >=), sum (sc(X, a) + sc(Y, a) = sc(X + Y, a), X + Y
+    not wrapping)."""
+    def build(I):
+        sc = Shift(I, s)
+        X, Y, a, b = I.var("X", s.SW), I.var("Y", s.SW), I.var("a", s.ew), I.var("b", s.ew)
+        if name == "size":
+            return _fact_range(I, s, a) + [I.not_(_size_ok(I, s, X, sc(X, a)))]
+        if name == "sum":
+            S = I.add(X, Y)
+            ext = lambda w: bv.resize_s(I, w, s.SW + 1)      # noqa: E731
+            return _fact_range(I, s, a) + [I.eq(ext(S), I.add(ext(X), ext(Y))),
+                                           I.not_(I.eq(I.add(sc(X, a), sc(Y, a)), sc(S, a)))]
+        pre, Xs, Yw = _order_terms(I, s, X, Y, a, b)
+        if name == "le":
+            return pre + [_le(I, Xs, Yw), I.slt(sc(Y, b), sc(X, a))]
+        return pre + [_le(I, Yw, Xs), I.slt(sc(X, a), sc(Y, b))]
+    return build_formula(build, description=f"exact register: shift fact, {name}")
+
+
+def value(I, s: Setting, t: Norm, sc: Shift | None = None):
     """A normalised term in units of 2^(low - q)."""
-    v = bv.neg_if(I, t.neg, bv.shl_by(I, bv.resize_u(I, t.M, s.Wd), I.sub(t.e, _c(I, s, s.low))))
-    return I.ite(t.zero, I.const(0, s.Wd), v)
+    return I.ite(t.zero, I.const(0, s.Wd), (sc or Shift(I, s))(*term_shift(I, s, t)))
+
+
+def term_shift(I, s: Setting, t: Norm) -> tuple:
+    """(X, a): a non-zero term's value is sc(X, a)."""
+    return bv.neg_if(I, t.neg, bv.resize_u(I, t.M, s.SW)), I.sub(t.e, _c(I, s, s.low))
 
 
 def total(I, s: Setting, ns: list[Norm]):
@@ -153,8 +299,8 @@ def total(I, s: Setting, ns: list[Norm]):
     return out
 
 
-def reg_value(I, s: Setting, R, e):
-    return bv.shl_by(I, bv.resize_s(I, R, s.Wd), I.sub(e, _c(I, s, s.low)))
+def reg_value(I, s: Setting, R, e, sc: Shift | None = None):
+    return (sc or Shift(I, s))(R, I.sub(e, _c(I, s, s.low)))
 
 
 def shape(I, s: Setting, t: Norm) -> list:
@@ -174,30 +320,54 @@ COUNT = 4
 PHASES = ("none", "split", "done")
 
 
-def inv(I, s: Setting, st: State, P, e_last, j: int, phase: str | None = None):
-    """Inv_j as one Bool (only the given phase's case when ``phase``)."""
-    Wd, of, b = s.Wd, s.of, s.b
+def _r_bound(I, s: Setting, R, gap, j):
+    """|R| <= 2^(gap+q-1) + j 2^(gap+q-b-2) (gap = K - e_cur >= b + 3),
+    in W + 8 bits, true once the bound passes 2^(W-1): the split case's
+    bound on D = R 2^(e_cur - low), in R's units."""
+    RW = s.W + 8
+    sh = I.add(gap, _c(I, s, s.q - 1))
+    vacuous = _le(I, _c(I, s, s.W - 1), sh)
+    jw = bv.resize_u(I, _count(I, s, j), RW)
+    bound = I.add(bv.shl_by(I, I.const(1, RW), sh), bv.shl_by(I, jw, I.sub(sh, _c(I, s, s.b + 1))))
+    _, mag = bv.abs_s(I, bv.resize_s(I, R, RW))
+    return I.or_(vacuous, I.not_(I.ult(bound, mag)))
+
+
+def _head(I, s: Setting, st: State, sc: Shift):
+    return sc(st.H, I.sub(st.K, _c(I, s, s.U)))
+
+
+def inv(I, s: Setting, st: State, P, e_last, j, phase: str | None = None, sc: Shift | None = None):
+    """Inv_j as one Bool (only the given phase's case when ``phase``); its
+    shifts of wide words by ``sc`` (the real shifts by default)."""
+    sc = sc or Shift(I, s)
+    W, of, b = s.W, s.of, s.b
     U = _c(I, s, s.U)
-    D = I.sub(P, bv.shl_by(I, bv.resize_s(I, st.H, Wd), I.sub(st.K, U)))
-    _, dmag = bv.abs_s(I, D)
-    _, hmag = bv.abs_s(I, bv.resize_s(I, st.H, Wd))
-    h_ok = I.and_(_le(I, I.const(1 << (of + 2), Wd), hmag), _le(I, hmag, I.const(1 << (of + 3), Wd)))
-    k_ok = I.and_(_le(I, I.add(e_last, _c(I, s, b + 3)), st.K), _le(I, st.K, _c(I, s, s.ehi + s.W)))
+    _, hmag = bv.abs_s(I, st.H)
+    h_ok = I.and_(_le(I, I.const(1 << (of + 2), W), hmag), _le(I, hmag, I.const(1 << (of + 3), W)))
+    k_ok = I.and_(_le(I, I.add(e_last, _c(I, s, b + 3)), st.K), _le(I, st.K, _c(I, s, s.ehi + W)))
     e_ok = I.and_(_le(I, _c(I, s, s.elo), e_last), _le(I, e_last, _c(I, s, s.ehi)))
-    d_hi = I.add(_pow(I, s, I.sub(I.sub(st.K, U), _c(I, s, 1))),
-                 bv.shl_by(I, bv.resize_u(I, _count(I, s, j), Wd), I.sub(I.sub(st.K, U), _c(I, s, b + 2))))
-    unit = I.sub(I.add(e_last, _c(I, s, 1)), U)
-    d_lo = I.sub(_pow(I, s, I.add(unit, _c(I, s, of + b + 4))),
-                 bv.shl_by(I, bv.resize_u(I, _count(I, s, j), Wd), unit))
-    none = I.and_(I.not_(st.split), I.not_(st.done), I.eq(P, reg_value(I, s, st.R, st.e_cur)),
-                  I.eq(st.e_cur, e_last), I.or_(bv.is_zero(I, st.R), e_ok))
-    split = I.and_(st.split, I.not_(st.done), I.eq(D, reg_value(I, s, st.R, st.e_cur)),
-                   I.eq(st.e_cur, e_last), e_ok, h_ok, k_ok, _le(I, dmag, d_hi))
-    d_sign = I.not_(bv.xor_b(I, bv.msb(I, D), st.d_neg))
-    done = I.and_(st.split, st.done, I.not_(bv.is_zero(I, D)), d_sign, st.d_nz, e_ok,
-                  _le(I, e_last, st.e_cur), h_ok, k_ok, _le(I, dmag, d_hi), _le(I, d_lo, dmag))
-    cases = {"none": none, "split": split, "done": done}
-    return cases[phase] if phase else I.or_(none, split, done)
+    cases = {}
+    if phase in (None, "none"):
+        cases["none"] = I.and_(I.not_(st.split), I.not_(st.done),
+                               I.eq(P, reg_value(I, s, st.R, st.e_cur, sc)),
+                               I.eq(st.e_cur, e_last), I.or_(bv.is_zero(I, st.R), e_ok))
+    if phase in (None, "split"):
+        cases["split"] = I.and_(st.split, I.not_(st.done),
+                                I.eq(P, I.add(_head(I, s, st, sc), reg_value(I, s, st.R, st.e_cur, sc))),
+                                I.eq(st.e_cur, e_last), e_ok, h_ok, k_ok,
+                                _r_bound(I, s, st.R, I.sub(st.K, st.e_cur), j))
+    if phase in (None, "done"):
+        D = I.sub(P, _head(I, s, st, sc))
+        jw = bv.resize_u(I, _count(I, s, j), s.SW)
+        d_hi = sc(I.add(I.const(1 << (b + 1), s.SW), jw), I.sub(st.K, I.add(U, _c(I, s, b + 2))))
+        d_lo = sc(I.sub(I.const(1 << (of + b + 4), s.SW), jw), I.sub(I.add(e_last, _c(I, s, 1)), U))
+        sign = I.ite(st.d_neg, _le(I, D, I.neg(d_lo)), _le(I, d_lo, D))
+        cases["done"] = I.and_(st.split, st.done, I.not_(bv.is_zero(I, D)),
+                               I.not_(bv.xor_b(I, bv.msb(I, D), st.d_neg)), st.d_nz, e_ok,
+                               _le(I, e_last, st.e_cur), h_ok, k_ok, _le(I, D, d_hi),
+                               _le(I, I.neg(d_hi), D), sign)
+    return cases[phase] if phase else I.or_(*cases.values())
 
 
 def free_state(I, s: Setting) -> State:
@@ -353,22 +523,63 @@ def lemma_start(s: Setting):
     return build_formula(build, description="exact register: start")
 
 
-def lemma_step(s: Setting, phase: str, after: str):
+FREE_STEPS = (("none", "none"), ("none", "split"), ("split", "split"))
+"""The step lemmas asked with the wide shifts free (``FreeShifts``): their
+statements with the real shifts get no answer in 60 s at CDNA1's size."""
+
+
+def lemma_step(s: Setting, phase: str, after: str, helpers: bool = True):
     """From a state in ``phase``'s case of Inv_j (any 0 <= j < n), the
     next term in shape and in order takes it to ``after``'s case of
-    Inv_{j+1}."""
+    Inv_{j+1}. In FREE_STEPS, with the shifts free and the facts that tie
+    them (``_helpers``; not with ``helpers`` false, to show they carry the
+    proof)."""
+    free = (phase, after) in FREE_STEPS
+
     def build(I):
+        sc = FreeShifts(I, s) if free else Shift(I, s)
         st, t, P, e_last = free_state(I, s), free_norm(I, s), I.var("P", s.Wd), I.var("e_last", s.ew)
         j = I.var("j", COUNT)
-        hyp = [I.ult(j, I.const(s.n, COUNT)), inv(I, s, st, P, e_last, j, phase)] + shape(I, s, t)
+        hyp = [I.ult(j, I.const(s.n, COUNT)), inv(I, s, st, P, e_last, j, phase, sc)] + shape(I, s, t)
         hyp.append(I.or_(t.zero, _le(I, t.e, e_last)))
         st2 = take(I, st, t, s.q, s.of, s.W, s.ew)
         e2 = I.ite(t.zero, e_last, t.e)
         lands = {"none": I.not_(st2.split), "split": I.and_(st2.split, I.not_(st2.done)),
                  "done": st2.done}[after]
         j2 = I.add(j, I.const(1, COUNT))
-        return hyp + [lands, I.not_(inv(I, s, st2, I.add(P, value(I, s, t)), e2, j2, after))]
+        goal = I.not_(inv(I, s, st2, I.add(P, value(I, s, t, sc)), e2, j2, after, sc))
+        if isinstance(sc, FreeShifts):
+            if helpers:
+                _helpers(I, s, sc, st, t, phase, after)
+            hyp += sc.facts()
+        return hyp + [lands, goal]
     return build_formula(build, description=f"exact register: step, {phase} -> {after}")
+
+
+def _helpers(I, s: Setting, sc: FreeShifts, st: State, t: Norm, phase: str, after: str) -> None:
+    """The applications and fact instances a free step needs: the term's
+    value sc(T) and the register after it, B = sc(R1 2^delta at t's unit),
+    with B + T one application (sum) and B ordered against the register's
+    value before the step (R at e_cur, or, split now, its low part, with
+    the cut's head ordered against R - low)."""
+    at = I.sub(t.e, _c(I, s, s.low))
+    ecl = I.sub(st.e_cur, _c(I, s, s.low))
+    delta = I.sub(st.e_cur, t.e)
+    live = I.and_(I.not_(t.zero), I.not_(st.done))
+    split_now = I.and_(live, I.not_(st.split), dominates(I, st.R, delta, s.W, s.ew))
+    Hc, Kc, low = cut(I, st.R, st.e_cur, s.q, s.of, s.W, s.ew)
+    T = sc.app(*term_shift(I, s, t))
+    before = sc.app(st.R, ecl)
+    if phase == "none" and after != "none":
+        ext = lambda w: bv.resize_s(I, w, s.SW)              # noqa: E731
+        lo = sc.app(low, ecl)
+        rest = sc.app(I.sub(ext(st.R), ext(low)), ecl)
+        sc.sum(rest, lo)
+        sc.order(rest, sc.app(Hc, I.sub(Kc, _c(I, s, s.U))))
+        before = lo
+    B = sc.app(bv.shl_by(I, I.ite(split_now, low, st.R), delta), at)
+    sc.order(before, B)
+    sc.sum(B, T)
 
 
 def steps(s: Setting) -> list:
@@ -433,6 +644,7 @@ def lemma_value(s: Setting):
 def lemma_names() -> list[str]:
     """The lemmas' descriptions, in the order of ``lemmas``, without building them."""
     shared_ = ["norm, term c", "norm, term ab", "norm, sum", "swap", "order", "start"]
+    shared_ += [f"shift fact, {n}" for n in FACTS]
     shared_ += [f"step, {ph} -> {to}" for ph in PHASES for to in PHASES]
     return [f"exact register: {n}" for n in shared_ + ["glue", "final", "value"]]
 
@@ -445,7 +657,7 @@ def shared(s: Setting) -> list:
     """The lemmas that do not read the rounding mode (the same formulas
     for every mode)."""
     return [lemma_norm_c(s), lemma_norm_ab(s), lemma_norm_sum(s), lemma_swap(s), lemma_order(s),
-            lemma_start(s), *steps(s)]
+            lemma_start(s), *[lemma_fact(s, n) for n in FACTS], *steps(s)]
 
 
 def rounding(s: Setting, wide) -> list:

@@ -41,10 +41,13 @@ flags, term c, term a, term b, sum and round parts are answered in 0 to
 moved both factors, two 11-bit multipliers compared, had no answer in 300
 CPU-s); the register's step lemmas (none -> none first) and its final
 lemma are not, in 60 to 300 CPU-s by bitwuzla or 150 by boolector: they
-state the invariant in absolute units of the wide sum. The final lemma is
-then proved in cases (``_final``: one per phase and value of the exponent
-that places the result, each case under 2 CPU-s); the step lemmas stay
-open.
+shift words of the wide sum's width by free exponents. The final lemma is
+proved in cases (``_final``: one per phase and value of the exponent that
+places the result, each case a few CPU-s); the steps in er.FREE_STEPS
+with the shifts free and instances of the generic shift facts (LONG_PARTS:
+up to a few minutes each); the steps that end with D dominating (none,
+split or done -> done) stay open: they need linear reasoning on wide
+words that neither solver does in minutes.
 """
 
 from __future__ import annotations
@@ -160,6 +163,14 @@ MONOTONE = ("flags", "term c", f"term a [{abstraction.SteppedProducts.label}]",
             f"term b [{abstraction.SteppedProducts.label}]", "sum", "round")
 
 
+LONG_PARTS = {f"exact register: shift fact, {n}" for n in ("le", "ge", "sum")} | \
+    {f"exact register: step, {a} -> {b}" for a, b in er.FREE_STEPS}
+"""Parts that take a solver more than a minute at CDNA1's size (le and ge
+about 65 CPU-s, none -> split about 100 to 160)."""
+
+LONG_BUDGET = 400.0
+"""CPU seconds each solver gets on a long part at least."""
+
 WHOLE_TRY = 60.0
 """CPU seconds the register's final lemma is asked whole before its cases."""
 
@@ -195,17 +206,18 @@ def parts(p: ModelParams, k: int) -> list:
 
 def prove(p: ModelParams, k: int, solvers: tuple[str, str] = ("bitwuzla", "boolector"),
           budget: float = 600.0, log=None, every_part: bool = False) -> Proof:
-    """Every part, each by both solvers in turn (one process at a time);
-    ends at the first part not proved (unknown), or with ``every_part``
-    asks the rest too, so the proof says which parts stand and which do
-    not (a part not proved is asked of its first solver only)."""
+    """Every part, each by both solvers side by side (``budget`` CPU
+    seconds each, LONG_BUDGET at least on LONG_PARTS); ends at the first
+    part not proved (unknown), or with ``every_part`` asks the rest too,
+    so the proof says which parts stand and which do not."""
     if not applies(p, k):
         raise BadOption(f"{p.name}: monotonicity by the exact sum needs align_rounding = exact, "
                         f"one block and no scales")
     done: list[Part] = []
     for f in parts(p, k):
+        long = f.description in LONG_PARTS
         got = _final(er.spec(p, k), f, solvers, budget, log) if f.description == er.FINAL else \
-            [ask(f, f.description, solvers, budget, log)]
+            [ask(f, f.description, solvers, max(budget, LONG_BUDGET) if long else budget, log, at_once=True)]
         done += got
         if any(part.verdict != "unsat" for part in got) and not every_part:
             return Proof(Verdict.UNKNOWN, done, [])
