@@ -213,8 +213,7 @@ class FreeShifts(Shift):
         (X, a, vx), (Y, b, vy) = x, y
         S = I.add(X, Y)
         z = self.app(S, a)
-        ext = lambda w: bv.resize_s(I, w, s.SW + 1)          # noqa: E731
-        pre = _fact_range(I, s, a) + [I.eq(a, b), I.eq(ext(S), I.add(ext(X), ext(Y)))]
+        pre = _fact_range(I, s, a) + [I.eq(a, b), _no_wrap(I, s, X, Y)]
         self.extra.append(I.or_(I.not_(I.and_(*pre)), I.eq(I.add(vx, vy), z[2])))
         return z
 
@@ -248,6 +247,12 @@ def _size_ok(I, s: Setting, X, v):
                   I.or_(bv.is_zero(I, X), I.not_(bv.is_zero(I, v))))
 
 
+def _no_wrap(I, s: Setting, X, Y):
+    """X + Y (SW-bit words) does not wrap."""
+    ext = lambda w: bv.resize_s(I, w, s.SW + 1)              # noqa: E731
+    return I.eq(ext(I.add(X, Y)), I.add(ext(X), ext(Y)))
+
+
 def _order_terms(I, s: Setting, X, Y, a, b):
     """For a >= b: the premises and X 2^min(a - b, SW), Y, in 2 SW + 2 bits."""
     d = I.sub(a, b)
@@ -271,10 +276,8 @@ def lemma_fact(s: Setting, name: str):
         if name == "size":
             return _fact_range(I, s, a) + [I.not_(_size_ok(I, s, X, sc(X, a)))]
         if name == "sum":
-            S = I.add(X, Y)
-            ext = lambda w: bv.resize_s(I, w, s.SW + 1)      # noqa: E731
-            return _fact_range(I, s, a) + [I.eq(ext(S), I.add(ext(X), ext(Y))),
-                                           I.not_(I.eq(I.add(sc(X, a), sc(Y, a)), sc(S, a)))]
+            ok = _no_wrap(I, s, X, Y)
+            return _fact_range(I, s, a) + [ok, I.not_(I.eq(I.add(sc(X, a), sc(Y, a)), sc(I.add(X, Y), a)))]
         pre, Xs, Yw = _order_terms(I, s, X, Y, a, b)
         if name == "le":
             return pre + [_le(I, Xs, Yw), I.slt(sc(Y, b), sc(X, a))]
